@@ -1,0 +1,48 @@
+/**
+ * The closed catalog of stable error codes (SPEC §3 Errors), shared by state machine, server and
+ * client. The HTTP status for each code lives here so server and client agree.
+ */
+export const ERROR_HTTP_STATUS = {
+  invalid_argument: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  held: 409,
+  not_holder: 409,
+  lease_expired: 409,
+  stale_token: 409,
+  revision_mismatch: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_key_reused: 422,
+  resource_exhausted: 429,
+  no_leader: 503,
+  timeout: 504,
+} as const;
+
+/** One of the stable error codes of SPEC §3. */
+export type ErrorCode = keyof typeof ERROR_HTTP_STATUS;
+
+/** Codes the replicated state machine itself can produce as command results. */
+export type StateErrorCode =
+  | 'invalid_argument'
+  | 'not_found'
+  | 'held'
+  | 'not_holder'
+  | 'lease_expired'
+  | 'stale_token'
+  | 'revision_mismatch'
+  | 'payload_too_large'
+  | 'idempotency_key_reused'
+  | 'resource_exhausted';
+
+/**
+ * An error as a value (never thrown by `apply`). `details` are extra JSON fields of the SPEC §3
+ * error body, e.g. `{holder}` for `held`, `{lockDelayRemainingMs}` during lock-delay,
+ * `{current}` for `stale_token`, `{revision}` for `revision_mismatch`.
+ */
+export interface StateError {
+  readonly code: StateErrorCode;
+  readonly message: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+}

@@ -1,0 +1,67 @@
+/**
+ * Public API of a running Raft node, as the server uses it (CONTRACT; implemented by raft-node.ts).
+ */
+import type { LogIndex, NodeId, Role, Term } from './core/types.js';
+
+/** Peer address book entry: Raft traffic goes to `raftAddress` (`host:port`). */
+export interface PeerInfo {
+  readonly id: NodeId;
+  readonly raftAddress: string;
+}
+
+export interface MemberStatus {
+  readonly id: NodeId;
+  readonly role: Role | 'unknown';
+  /** Leader only: highest index known replicated on that member. */
+  readonly matchIndex?: LogIndex;
+  /** Leader only: ms since the leader last heard from that member. */
+  readonly lastContactMs?: number;
+}
+
+export interface RaftStatus {
+  readonly id: NodeId;
+  readonly role: Role;
+  readonly term: Term;
+  readonly leaderId: NodeId | null;
+  readonly commitIndex: LogIndex;
+  readonly appliedIndex: LogIndex;
+  readonly lastLogIndex: LogIndex;
+  /** Leader: current cluster time; follower: highest seen plus local elapsed (estimate, SPEC §2). */
+  readonly clusterTimeMs: number;
+  readonly members: readonly MemberStatus[];
+}
+
+/** Options for one proposal or read. */
+export interface RequestOptions {
+  /** Give up (reject with TimeoutError) after this long; the outcome of a proposal is then unknown. */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** A committed proposal's result: the state machine's return value and where it landed. */
+export interface Applied<R> {
+  readonly index: LogIndex;
+  readonly clusterTimeMs: number;
+  readonly result: R;
+}
+
+/**
+ * A running node. Errors: proposals and reads reject with `NotLeaderError` (carries `leaderHint`)
+ * or `TimeoutError` (outcome unknown); see errors.ts.
+ */
+export interface RaftNodeApi<R> {
+  readonly id: NodeId;
+  /** Leader only: replicate `data`, resolve once applied locally with the state machine's result. */
+  propose(data: Uint8Array, opts?: RequestOptions): Promise<Applied<R>>;
+  /** Linearizable read barrier (ReadIndex, §6.4): resolves once this node has applied ≥ the read index. */
+  readBarrier(opts?: RequestOptions): Promise<LogIndex>;
+  /** Leader only: hand leadership to `to` (or the most up-to-date follower); resolves when done. */
+  transferLeadership(to?: NodeId, opts?: RequestOptions): Promise<void>;
+  status(): RaftStatus;
+  /** Called after each batch of applied entries (for long-poll wake-ups); returns an unsubscribe. */
+  onApplied(listener: (lastApplied: LogIndex) => void): () => void;
+  /** Called when the known leader or this node's role changes. */
+  onLeaderChange(listener: (leaderId: NodeId | null, term: Term) => void): () => void;
+  /** Stop timers and transport, flush and close storage. Idempotent. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,215 @@
+/**
+ * Protocol types of the pure Raft core: branded numbers, log entries, messages, the Ready batch.
+ *
+ * Everything here is plain data (msgpackr-encodable, no classes) so the same values travel over the
+ * TCP transport, sit in level storage and flow through the deterministic simulator.
+ * Sources: Raft paper (Ongaro & Ousterhout 2014) and dissertation (Ongaro 2014); etcd-io/raft's Ready.
+ */
+
+/** Raft term (§5.1). Never decreases on a node. Only Raft's term is called `term`. */
+export type Term = number & { readonly __brand: 'Term' };
+/** Position in the replicated log, 1-based (§5.3). 0 means "before the first entry". */
+export type LogIndex = number & { readonly __brand: 'LogIndex' };
+/** Node identifier, e.g. `n1`. */
+export type NodeId = string;
+
+export const asTerm = (n: number): Term => n as Term;
+export const asIndex = (n: number): LogIndex => n as LogIndex;
+
+/** Kind of a log entry: a client command, or the no-op a new leader appends (§8, dissertation §6.4). */
+export type EntryType = 'command' | 'noop';
+
+/**
+ * One log entry. `clusterTimeMs` is SPEC §2 cluster time stamped by the leader that created the
+ * entry; it never decreases along the log. `data` is the opaque command (empty for `noop`).
+ */
+export interface Entry {
+  readonly term: Term;
+  readonly index: LogIndex;
+  readonly type: EntryType;
+  readonly clusterTimeMs: number;
+  readonly data: Uint8Array;
+}
+
+/** State that must be on disk before any message that depends on it is sent (Figure 2). */
+export interface HardState {
+  readonly term: Term;
+  readonly votedFor: NodeId | null;
+  readonly commitIndex: LogIndex;
+}
+
+/** Where the log begins after compaction: the last index/term covered by a snapshot (§7). */
+export interface SnapshotMeta {
+  readonly index: LogIndex;
+  readonly term: Term;
+  readonly clusterTimeMs: number;
+}
+
+export type Role = 'follower' | 'precandidate' | 'candidate' | 'leader';
+
+/** Fields common to every message. `term` is the sender's term (for PreVote: the term it would use). */
+interface MessageBase {
+  readonly from: NodeId;
+  readonly to: NodeId;
+  readonly term: Term;
+}
+
+/** Pre-vote request (dissertation §9.6): asks whether a real election could succeed, changes no term. */
+export interface PreVoteMsg extends MessageBase {
+  readonly type: 'PreVote';
+  readonly lastLogIndex: LogIndex;
+  readonly lastLogTerm: Term;
+}
+export interface PreVoteResponseMsg extends MessageBase {
+  readonly type: 'PreVoteResponse';
+  readonly granted: boolean;
+}
+/** RequestVote (§5.2). `transfer` marks a campaign started by TimeoutNow (§3.10): bypasses stickiness. */
+export interface RequestVoteMsg extends MessageBase {
+  readonly type: 'RequestVote';
+  readonly lastLogIndex: LogIndex;
+  readonly lastLogTerm: Term;
+  readonly transfer: boolean;
+}
+export interface RequestVoteResponseMsg extends MessageBase {
+  readonly type: 'RequestVoteResponse';
+  readonly granted: boolean;
+}
+/**
+ * AppendEntries (§5.3), also the heartbeat when `entries` is empty. `clusterTimeMs` is the leader's
+ * current cluster time (SPEC §2), so followers keep the highest cluster time seen. `heartbeatSeq`
+ * increases with every AppendEntries a leader sends in its term; the response echoes it, and a
+ * majority of echoes ≥ s confirms leadership for ReadIndex requests issued at seq s (§6.4).
+ */
+export interface AppendEntriesMsg extends MessageBase {
+  readonly type: 'AppendEntries';
+  readonly prevLogIndex: LogIndex;
+  readonly prevLogTerm: Term;
+  readonly entries: readonly Entry[];
+  readonly leaderCommit: LogIndex;
+  readonly clusterTimeMs: number;
+  readonly heartbeatSeq: number;
+}
+/**
+ * Reply to AppendEntries. On success `matchIndex` is the last index known to match the leader.
+ * On rejection `conflictIndex`/`conflictTerm` are the §5.3 fast-backtracking hints:
+ * conflictTerm is the follower's term at prevLogIndex (0 if it has no entry there) and
+ * conflictIndex the first index of that term in its log (or its lastIndex+1).
+ */
+export interface AppendEntriesResponseMsg extends MessageBase {
+  readonly type: 'AppendEntriesResponse';
+  readonly success: boolean;
+  readonly matchIndex: LogIndex;
+  readonly conflictIndex: LogIndex;
+  readonly conflictTerm: Term;
+  readonly heartbeatSeq: number;
+}
+/** Leadership transfer (§3.10): tells the target to start an election at once. */
+export interface TimeoutNowMsg extends MessageBase {
+  readonly type: 'TimeoutNow';
+}
+
+/** Every message of the protocol, discriminated by `type`. */
+export type Message =
+  | PreVoteMsg
+  | PreVoteResponseMsg
+  | RequestVoteMsg
+  | RequestVoteResponseMsg
+  | AppendEntriesMsg
+  | AppendEntriesResponseMsg
+  | TimeoutNowMsg;
+
+/** A ReadIndex answer: reads tagged `requestId` are linearizable once appliedIndex ≥ `index` (§6.4). */
+export interface ReadState {
+  readonly requestId: number;
+  readonly index: LogIndex;
+}
+
+/** A ReadIndex request the core could not serve (not leader, or leadership lost before confirmation). */
+export interface ReadFailure {
+  readonly requestId: number;
+  readonly leaderHint: NodeId | null;
+}
+
+/** Volatile state worth reporting to the runtime when it changes. */
+export interface SoftState {
+  readonly role: Role;
+  readonly leaderId: NodeId | null;
+  readonly term: Term;
+}
+
+/**
+ * The output batch of the core (etcd-io/raft's Ready). The runtime must, in order:
+ * 1. persist `hardState` (if set) and `entries` (appending; an entry at an existing index replaces
+ *    that index and everything after it) durably (fsync);
+ * 2. then send `messages`;
+ * 3. apply `committedEntries` in order (all are ≤ the persisted commit index);
+ * 4. serve `readStates` once applied ≥ index, fail `readFailures`;
+ * 5. call `advance(ready)`.
+ */
+export interface Ready {
+  readonly softState: SoftState | null;
+  readonly hardState: HardState | null;
+  readonly entries: readonly Entry[];
+  readonly messages: readonly Message[];
+  readonly committedEntries: readonly Entry[];
+  readonly readStates: readonly ReadState[];
+  readonly readFailures: readonly ReadFailure[];
+}
+
+/** Result of `propose`: where the entry will sit if it commits, or why it was not accepted. */
+export type ProposeResult =
+  | { readonly ok: true; readonly index: LogIndex; readonly term: Term; readonly clusterTimeMs: number }
+  | { readonly ok: false; readonly reason: 'not_leader' | 'transferring'; readonly leaderHint: NodeId | null };
+
+/** Monotonic clock in milliseconds (never decreases; arbitrary origin). Injected; sim clocks may drift. */
+export interface Clock {
+  nowMs(): number;
+}
+
+/** Seeded source of randomness: an integer in [0, n). Injected so the simulator can replay runs. */
+export interface Random {
+  intBelow(n: number): number;
+}
+
+/**
+ * Deliberately broken behaviours, used only by tests to prove the simulator's checkers can fail.
+ * Never set in production.
+ */
+export interface UnsafeVariants {
+  /** Commit entries of earlier terms by counting replicas (violates §5.4.2, Figure 8). */
+  readonly commitPreviousTermByCounting?: boolean;
+  /** Grant votes without the §5.4.1 "candidate's log is at least as up-to-date" check. */
+  readonly skipLogUpToDateCheck?: boolean;
+  /** Leave votedFor out of the persisted hard state (so a crash forgets the vote). */
+  readonly dontPersistVotedFor?: boolean;
+  /** A follower truncates its log after prevLogIndex even when the incoming entries match (§5.3). */
+  readonly truncateMatchingEntries?: boolean;
+}
+
+/** Static configuration of one core. Tick-based: the runtime decides the tick length in ms. */
+export interface CoreConfig {
+  readonly id: NodeId;
+  /** Every voter of the cluster, including `id`. */
+  readonly voters: readonly NodeId[];
+  /** Base election timeout; each timeout is drawn uniformly from [base, 2 × base). */
+  readonly electionTimeoutTicks: number;
+  /** Leader heartbeat interval; must be < electionTimeoutTicks. */
+  readonly heartbeatTicks: number;
+  readonly preVote: boolean;
+  readonly checkQuorum: boolean;
+  /** Bounds on one AppendEntries message. */
+  readonly entriesPerMessageMax: number;
+  readonly bytesPerMessageMax: number;
+  /** AppendEntries messages with entries in flight per follower (pipelining window). */
+  readonly inflightMessagesMax: number;
+  readonly unsafe?: UnsafeVariants;
+}
+
+/** What a core starts from: what storage recovered (all empty for a fresh node). */
+export interface CoreInitialState {
+  readonly hardState: HardState;
+  readonly snapshot: SnapshotMeta | null;
+  /** Persisted entries, contiguous, starting at snapshot.index + 1 (or 1). */
+  readonly entries: readonly Entry[];
+}

@@ -1,0 +1,26 @@
+/**
+ * The contract between the Raft runtime and the replicated application (hashicorp/raft's FSM).
+ */
+import type { LogIndex, Term } from './core/types.js';
+
+/** A committed entry as the state machine sees it. `data` is empty for leader no-ops. */
+export interface AppliedEntry {
+  readonly index: LogIndex;
+  readonly term: Term;
+  /** SPEC §2 cluster time stamped by the leader; never decreases along the log. */
+  readonly clusterTimeMs: number;
+  readonly type: 'command' | 'noop';
+  readonly data: Uint8Array;
+}
+
+/**
+ * A deterministic state machine. `apply` is called exactly once per committed entry, in log order,
+ * on every node, and must depend only on (state, entry). Its return value resolves the proposal's
+ * promise on the node that proposed it. `snapshot`/`restore` must round-trip exactly, and equal
+ * states must give identical snapshot bytes.
+ */
+export interface StateMachine<R = unknown> {
+  apply(entry: AppliedEntry): R;
+  snapshot(): Uint8Array;
+  restore(snapshot: Uint8Array): void;
+}
