@@ -1,1 +1,38 @@
-export {};
+/**
+ * @tenure/client — TypeScript client of Tenure (SPEC §4): TenureClient, Lease and Leadership handles,
+ * FenceGuard, typed errors. The `tenure` CLI lives in ./cli (bin `tenure`).
+ */
+export { TenureClient, newIdempotencyKey } from './client.js';
+export type { TenureClientOptions, AcquireOptions, CampaignOptions, KvApi, KvWriteOptions, MutationOptions, ReadOptions, WatchOptions } from './client.js';
+export type { CallOptions } from './transport.js';
+export { normalizeEndpoint } from './transport.js';
+export { Lease } from './lease.js';
+export { Leadership } from './leadership.js';
+export type { HeldGrant, HeldGrantEvents, RenewedEvent, EndReason } from './held-grant.js';
+export { FenceGuard } from './fence-guard.js';
+export type { FenceGuardOptions } from './fence-guard.js';
+export { TenureError, StaleTokenError, isLossCode } from './errors.js';
+export type { TenureErrorCode, ClientErrorCode, TenureErrorInit } from './errors.js';
+export { systemClock } from './clock.js';
+export type { Clock, TimerHandle } from './clock.js';
+export type { RetryPolicy } from './backoff.js';
+export { DEFAULT_RETRY_POLICY } from './backoff.js';
+export type { Logger } from './logger.js';
+export { parseDurationMs, formatDurationMs } from './duration.js';
+export { processIncarnationId } from './identity.js';
+export type {
+  ClusterMember,
+  ClusterView,
+  CampaignAnswer,
+  ElectionObserveView,
+  FenceCheckResult,
+  FenceSpec,
+  LeaseWatchView,
+  ElectionView,
+  ElectionLeader,
+  JsonValue,
+  KvView,
+  LeaseGrant,
+  LeaseView,
+  ErrorCode,
+} from './contract.js';

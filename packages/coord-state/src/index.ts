@@ -1,1 +1,14 @@
-export {};
+/**
+ * @tenure/coord-state — the deterministic coordination state machine Raft replicates
+ * (leases, elections, fencing tokens, fenced KV). See README.md for the time model and fencing scheme.
+ */
+export * from './api.js';
+export * from './errors.js';
+export * from './results.js';
+export { CoordStateMachine } from './state-machine.js';
+export { encodeEnvelope, decodeEnvelope, EnvelopeDecodeError } from './codec.js';
+export { DEFAULT_LIMITS, resolveLimits, type CoordLimitsFull } from './limits.js';
+export { TOKENS_PER_ENTRY, nextFencingToken, tokenIndex } from './fencing.js';
+export { SnapshotFormatError } from './snapshot.js';
+export type { EndedGrant, GrantEndReason } from './history.js';
+export { checkEnvelopeShape, checkCommandRanges, isJsonValue, jsonSizeBytes, IDEMPOTENCY_KEY_CHARS_MAX } from './validate.js';

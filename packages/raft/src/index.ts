@@ -1,1 +1,34 @@
-export {};
+/**
+ * @tenure/raft — public entry: the runtime (RaftNode), its plug points (storage, transport) with
+ * in-memory and real implementations, typed errors, protocol types and the API contract.
+ * The simulator pieces live in the `./testing` entry.
+ */
+export { RaftNode } from './raft-node.js';
+export type { RaftNodeOptions } from './raft-node-options.js';
+export {
+  RaftError,
+  NotLeaderError,
+  TimeoutError,
+  StoppedError,
+  StorageIdentityError,
+  ResourceExhaustedError,
+  InvalidArgumentError,
+  type RaftErrorCode,
+} from './errors.js';
+
+export type { LogStorage } from './storage/log-storage.js';
+export { MemoryLogStorage } from './storage/log-storage.js';
+export type { StableStorage } from './storage/stable-storage.js';
+export { MemoryStableStorage, EMPTY_HARD_STATE } from './storage/stable-storage.js';
+export type { RaftStorage, PersistBatch } from './storage/raft-storage.js';
+export { MemoryRaftStorage } from './storage/raft-storage.js';
+export { LevelRaftStorage, type LevelStorageOptions } from './storage/level-storage.js';
+
+export type { Transport } from './transport/transport.js';
+export { MemoryNetwork, MemoryTransport } from './transport/memory-transport.js';
+export { TcpTransport, type TcpTransportOptions, type TcpTransportStats } from './transport/tcp-transport.js';
+
+export { SeededRandom } from './random.js';
+export * from './core/types.js';
+export type { StateMachine, AppliedEntry } from './state-machine.js';
+export type { RaftNodeApi, RaftStatus, MemberStatus, PeerInfo, RequestOptions, Applied } from './api.js';

@@ -1,54 +1,852 @@
 /**
- * RaftCore: the pure, deterministic Raft state machine (CONTRACT STUB — implementation pending).
+ * RaftCore: the pure, deterministic Raft state machine (Raft paper §5, dissertation §3, §6, §9.6).
  *
  * Driven only by its inputs: `tick()`, `step(msg)`, `propose(data)`, `readIndex(id)`,
  * `transferLeadership(to)`; time for cluster-time stamps comes from the injected `Clock`,
  * randomness from the injected `Random`. No timers, sockets, disk or Date.now() here.
- * Output is collected into a `Ready` batch (see types.ts for the order the runtime must follow).
+ * Output is collected into a `Ready` batch (see types.ts for the order the runtime must follow):
+ * `ready()` hands the batch out, `advance(ready)` confirms it was persisted, sent and applied.
+ * At most one Ready may be outstanding; tick/step/propose/readIndex may be called while it is.
+ *
+ * Roles change only in the `#becomeX` methods. Peers are always iterated in config order.
  */
+import assert from 'node:assert/strict';
+import { ClusterTime } from './cluster-time.js';
+import { committedEntriesPerReadyMax, validateCoreConfig } from './config.js';
+import { Progress } from './progress.js';
+import { quorumSize, quorumValue, tallyVotes } from './quorum.js';
+import { RaftLog } from './raft-log.js';
+import { ReadOnlyQueue } from './read-only.js';
 import type {
+  AppendEntriesMsg,
+  AppendEntriesResponseMsg,
   Clock,
   CoreConfig,
   CoreInitialState,
-  Message,
-  NodeId,
-  ProposeResult,
-  Random,
-  Ready,
-  SoftState,
+  Entry,
   HardState,
   LogIndex,
+  Message,
+  NodeId,
+  PreVoteMsg,
+  PreVoteResponseMsg,
+  ProposeResult,
+  Random,
+  ReadFailure,
+  ReadState,
+  Ready,
+  RequestVoteMsg,
+  RequestVoteResponseMsg,
+  Role,
+  SoftState,
+  Term,
 } from './types.js';
+import { asIndex, asTerm } from './types.js';
+
+/** A follower's replication progress as the leader sees it (see progress.ts for the states). */
+export interface ProgressView {
+  readonly matchIndex: LogIndex;
+  readonly nextIndex: LogIndex;
+  /** Core tick count of the last response from that follower; -1 if none in this term. */
+  readonly lastAckTick: number;
+  readonly state: 'probe' | 'replicate';
+  readonly inflightMessages: number;
+}
+
+const emptyData = new Uint8Array(0);
 
 export class RaftCore {
+  readonly #config: CoreConfig;
+  readonly #id: NodeId;
+  /** Voters other than this node, in config order. */
+  readonly #peers: readonly NodeId[];
+  readonly #peerSet: ReadonlySet<NodeId>;
+  readonly #random: Random;
+  readonly #log: RaftLog;
+  readonly #time: ClusterTime;
+
+  /** Current term (§5.1). Only increases; changed in #setTerm. */
+  #term: Term;
+  /** Candidate voted for in #term (§5.2), null if none; set at most once per term. */
+  #votedFor: NodeId | null;
+  #role: Role = 'follower';
+  /** Leader of #term if known (self when leading). */
+  #leaderId: NodeId | null = null;
+
+  /** Ticks since the last reset: election timer (non-leaders), check-quorum/transfer timer (leader). */
+  #electionElapsed = 0;
+  /** Leader: ticks since the last heartbeat broadcast. */
+  #heartbeatElapsed = 0;
+  /** This round's election timeout, uniform in [electionTimeoutTicks, 2 × electionTimeoutTicks). */
+  #randomizedElectionTimeoutTicks = 0;
+  /** Total ticks since construction (for Progress.lastAckTick). */
+  #tickCount = 0;
+
+  /** Pre-vote or vote responses of the current campaign (voter → granted), self included. */
+  readonly #votes = new Map<NodeId, boolean>();
+  /** Leader only: one Progress per peer. */
+  readonly #progress = new Map<NodeId, Progress>();
+  /** Leader only: heartbeatSeq of the last AppendEntries sent in this term (§6.4). */
+  #heartbeatSeq = 0;
+  readonly #reads = new ReadOnlyQueue();
+  /** Leader only: target of an ongoing leadership transfer (§3.10), or null. */
+  #transferTarget: NodeId | null = null;
+
+  // Work deferred to the next ready() so one message per follower serves many inputs (batching).
+  #appendPending = false;
+  #commitBroadcastPending = false;
+  #readBroadcastPending = false;
+
+  // Output not yet handed out.
+  #messages: Message[] = [];
+  #readStates: ReadState[] = [];
+  #readFailures: ReadFailure[] = [];
+  /** Last hard/soft state handed out (or recovered), to emit only changes. */
+  #handedHardState: HardState;
+  #handedSoftState: SoftState;
+  #readyOutstanding = false;
+
+  // Watermarks for checkInvariants (values must never decrease).
+  #checkedTerm: Term;
+  #checkedCommitIndex: LogIndex;
+  #checkedClusterTimeMs: number;
+
+  /**
+   * Build a core from `config` (validated, throws on inconsistency) and what storage recovered.
+   * `initial.entries` count as persisted. Starts as a follower with a fresh randomized timeout.
+   */
   constructor(config: CoreConfig, initial: CoreInitialState, clock: Clock, random: Random) {
-    void config; void initial; void clock; void random;
-    throw new Error('RaftCore: not implemented yet');
+    validateCoreConfig(config);
+    this.#config = config;
+    this.#id = config.id;
+    this.#peers = config.voters.filter((v) => v !== config.id);
+    this.#peerSet = new Set(this.#peers);
+    this.#random = random;
+    const { hardState, snapshot, entries } = initial;
+    if (snapshot !== null) assert.ok(snapshot.term <= hardState.term, 'snapshot term ≤ hard state term');
+    this.#log = new RaftLog(snapshot, entries, hardState.commitIndex, initial.appliedIndex);
+    assert.ok(this.#log.lastTerm() <= hardState.term, 'log terms ≤ hard state term');
+    this.#term = hardState.term;
+    this.#votedFor = hardState.votedFor;
+    this.#time = new ClusterTime(clock, Math.max(this.#log.lastClusterTimeMs(), snapshot?.clusterTimeMs ?? 0));
+    this.#handedHardState = this.hardState();
+    this.#handedSoftState = this.softState();
+    this.#resetElectionTimer();
+    this.#checkedTerm = this.#term;
+    this.#checkedCommitIndex = this.#log.commitIndex();
+    this.#checkedClusterTimeMs = this.#time.highestSeenMs();
   }
-  /** Advance logical time by one tick (election / heartbeat / check-quorum timers). */
-  tick(): void { throw new Error('not implemented'); }
-  /** Feed one message received from a peer. Messages for other nodes or malformed ones are ignored. */
-  step(_msg: Message): void { throw new Error('not implemented'); }
-  /** Leader only: append a command entry stamped with the current cluster time. */
-  propose(_data: Uint8Array): ProposeResult { throw new Error('not implemented'); }
-  /** Request a linearizable read point; answered in Ready.readStates / readFailures by requestId. */
-  readIndex(_requestId: number): void { throw new Error('not implemented'); }
-  /** Leader only: transfer leadership to `to` (§3.10). Proposals are refused while transferring. */
-  transferLeadership(_to: NodeId): void { throw new Error('not implemented'); }
+
+  // ---------------------------------------------------------------------------------------------
+  // Inputs
+
+  /** Advance logical time by one tick (election / heartbeat / check-quorum / transfer timers). */
+  tick(): void {
+    this.#tickCount++;
+    if (this.#role === 'leader') this.#tickLeader();
+    else this.#tickElection();
+  }
+
+  /**
+   * Feed one message received from a peer. Messages not addressed to this node, from non-voters or
+   * from itself are ignored. Term rules: Raft §5.1 plus pre-vote (§9.6: PreVote and granted
+   * PreVoteResponse never change terms) and leader stickiness (§4.2.3 / §9.6: while a live leader
+   * was heard within electionTimeoutTicks, PreVote/RequestVote are ignored unless `transfer`).
+   */
+  step(msg: Message): void {
+    if (msg.to !== this.#id || msg.from === this.#id || !this.#peerSet.has(msg.from)) return;
+    if (msg.term > this.#term) {
+      if (this.#ignoresCampaign(msg)) return;
+      const keepsTerm = msg.type === 'PreVote' || (msg.type === 'PreVoteResponse' && msg.granted);
+      if (!keepsTerm) this.#becomeFollower(msg.term, msg.type === 'AppendEntries' ? msg.from : null);
+    } else if (msg.term < this.#term) {
+      this.#stepStale(msg);
+      return;
+    }
+    switch (msg.type) {
+      case 'PreVote':
+        return this.#handlePreVote(msg);
+      case 'RequestVote':
+        return this.#handleRequestVote(msg);
+      case 'PreVoteResponse':
+        return this.#handlePreVoteResponse(msg);
+      case 'RequestVoteResponse':
+        return this.#handleVoteResponse(msg);
+      case 'AppendEntries':
+        return this.#handleAppendEntries(msg);
+      case 'AppendEntriesResponse':
+        return this.#handleAppendResponse(msg);
+      case 'TimeoutNow':
+        return this.#handleTimeoutNow(msg);
+    }
+  }
+
+  /**
+   * Leader only: append a command entry stamped with the current cluster time (SPEC §2). Replication
+   * is deferred to the next ready() so concurrent proposals share one AppendEntries per follower.
+   * Returns not_leader (with leaderHint) on other roles, transferring during a transfer (§3.10).
+   */
+  propose(data: Uint8Array): ProposeResult {
+    if (this.#role !== 'leader') return { ok: false, reason: 'not_leader', leaderHint: this.#leaderId };
+    if (this.#transferTarget !== null) return { ok: false, reason: 'transferring', leaderHint: this.#id };
+    const entry = this.#appendOwn('command', data);
+    return { ok: true, index: entry.index, term: entry.term, clusterTimeMs: entry.clusterTimeMs };
+  }
+
+  /**
+   * Request a linearizable read point (dissertation §6.4); answered in Ready.readStates (with the
+   * read index) or Ready.readFailures (with a leader hint) under `requestId`.
+   */
+  readIndex(requestId: number): void {
+    if (this.#role !== 'leader' || this.#reads.isFull()) {
+      this.#readFailures.push({ requestId, leaderHint: this.#leaderId });
+      return;
+    }
+    if (!this.#committedInTerm()) {
+      this.#reads.addWaiting(requestId);
+      return;
+    }
+    this.#reads.addConfirming(requestId, this.#log.commitIndex(), this.#heartbeatSeq + 1);
+    this.#readBroadcastPending = true;
+    this.#confirmReads();
+  }
+
+  /**
+   * Leader only: transfer leadership to voter `to` (§3.10): stop accepting proposals, bring `to` up
+   * to date, then send TimeoutNow. Aborted after electionTimeoutTicks. Ignored on non-leaders, for
+   * `to` = self or a non-voter; a new target replaces an ongoing transfer.
+   */
+  transferLeadership(to: NodeId): void {
+    if (this.#role !== 'leader' || to === this.#id || !this.#peerSet.has(to)) return;
+    if (this.#transferTarget === to) return;
+    this.#transferTarget = to;
+    this.#electionElapsed = 0;
+    const pr = this.#progress.get(to)!;
+    if (pr.matchIndex === this.#log.lastIndex()) this.#sendTimeoutNow(to);
+    else this.#sendAppends(to, pr);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Queries
+
   /** Leader: current cluster time (SPEC §2); others: highest cluster time seen. Never decreases. */
-  clusterTimeMs(): number { throw new Error('not implemented'); }
-  softState(): SoftState { throw new Error('not implemented'); }
-  hardState(): HardState { throw new Error('not implemented'); }
-  /** Last index of the local log (persisted or not). */
-  lastIndex(): LogIndex { throw new Error('not implemented'); }
-  /** Leader only: per-follower replication progress; empty on others. */
-  progress(): ReadonlyMap<NodeId, { matchIndex: LogIndex; nextIndex: LogIndex; lastAckTick: number }> {
-    throw new Error('not implemented');
+  clusterTimeMs(): number {
+    return this.#time.nowMs();
   }
-  hasReady(): boolean { throw new Error('not implemented'); }
-  /** Collect pending output. Call `advance(ready)` after persisting, sending and applying it. */
-  ready(): Ready { throw new Error('not implemented'); }
-  advance(_ready: Ready): void { throw new Error('not implemented'); }
+  softState(): SoftState {
+    return { role: this.#role, leaderId: this.#leaderId, term: this.#term };
+  }
+  /** The hard state as it is now (including changes not yet handed out in a Ready). */
+  hardState(): HardState {
+    return { term: this.#term, votedFor: this.#votedFor, commitIndex: this.#log.commitIndex() };
+  }
+  /** Last index of the local log (persisted or not). */
+  lastIndex(): LogIndex {
+    return this.#log.lastIndex();
+  }
+  /** Highest index confirmed applied via advance() (starts at initial.appliedIndex or snapshot.index). */
+  appliedIndex(): LogIndex {
+    return this.#log.appliedIndex();
+  }
+  /** Target of the ongoing leadership transfer, or null. */
+  transferTarget(): NodeId | null {
+    return this.#transferTarget;
+  }
+  /** Leader only: per-follower replication progress (followers only, config order); empty on others. */
+  progress(): ReadonlyMap<NodeId, ProgressView> {
+    const out = new Map<NodeId, ProgressView>();
+    for (const [peer, pr] of this.#progress) {
+      out.set(peer, {
+        matchIndex: asIndex(pr.matchIndex),
+        nextIndex: asIndex(pr.nextIndex),
+        lastAckTick: pr.lastAckTick,
+        state: pr.state,
+        inflightMessages: pr.inflightCount(),
+      });
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Ready cycle
+
+  /** True if ready() would return a non-empty batch. */
+  hasReady(): boolean {
+    return (
+      this.#appendPending ||
+      this.#commitBroadcastPending ||
+      this.#readBroadcastPending ||
+      this.#messages.length > 0 ||
+      this.#readStates.length > 0 ||
+      this.#readFailures.length > 0 ||
+      this.#log.hasUnstable() ||
+      this.#log.hasCommittedToHandOut() ||
+      !sameHardState(this.hardState(), this.#handedHardState) ||
+      !sameSoftState(this.softState(), this.#handedSoftState)
+    );
+  }
+
+  /**
+   * Collect pending output (types.ts documents the order the runtime must follow). Hands out each
+   * entry, message, read state and failure exactly once. Throws (assertion) if the previous Ready
+   * was not advanced yet.
+   */
+  ready(): Ready {
+    assert.ok(!this.#readyOutstanding, 'ready() called before advance() of the previous Ready');
+    this.#flushDeferred();
+    const entries = this.#log.takeUnstable();
+    const committedEntries = this.#log.takeCommitted(committedEntriesPerReadyMax);
+    const hs = this.hardState();
+    let hardState: HardState | null = null;
+    if (!sameHardState(hs, this.#handedHardState)) {
+      hardState = this.#config.unsafe?.dontPersistVotedFor === true ? { ...hs, votedFor: null } : hs;
+      this.#handedHardState = hs;
+    }
+    const ss = this.softState();
+    let softState: SoftState | null = null;
+    if (!sameSoftState(ss, this.#handedSoftState)) {
+      softState = ss;
+      this.#handedSoftState = ss;
+    }
+    const rd: Ready = {
+      softState,
+      hardState,
+      entries,
+      messages: this.#messages,
+      committedEntries,
+      readStates: this.#readStates,
+      readFailures: this.#readFailures,
+    };
+    this.#messages = [];
+    this.#readStates = [];
+    this.#readFailures = [];
+    this.#readyOutstanding = true;
+    return rd;
+  }
+
+  /**
+   * Confirm `rd` (the last Ready) was persisted, sent and applied. The leader counts its own log in
+   * the commit quorum only up to what was persisted this way.
+   */
+  advance(rd: Ready): void {
+    assert.ok(this.#readyOutstanding, 'advance() without an outstanding Ready');
+    this.#readyOutstanding = false;
+    const lastEntry = rd.entries[rd.entries.length - 1];
+    if (lastEntry !== undefined) this.#log.stableTo(lastEntry.index, lastEntry.term);
+    const lastApplied = rd.committedEntries[rd.committedEntries.length - 1];
+    if (lastApplied !== undefined) this.#log.appliedTo(lastApplied.index);
+    if (this.#role === 'leader') this.#maybeCommit();
+  }
+
   /** Throws (assertion) if an internal invariant is broken; tests and the simulator call it every step. */
-  checkInvariants(): void { throw new Error('not implemented'); }
+  checkInvariants(): void {
+    assert.ok(this.#term >= this.#checkedTerm, 'term never decreases');
+    this.#checkedTerm = this.#term;
+    const commitIndex = this.#log.commitIndex();
+    assert.ok(commitIndex >= this.#checkedCommitIndex, 'commitIndex never decreases');
+    this.#checkedCommitIndex = commitIndex;
+    const clusterTimeMs = this.#time.highestSeenMs();
+    assert.ok(clusterTimeMs >= this.#checkedClusterTimeMs, 'cluster time never decreases');
+    assert.ok(clusterTimeMs >= this.#log.lastClusterTimeMs(), 'cluster time ≥ last entry stamp');
+    this.#checkedClusterTimeMs = clusterTimeMs;
+    this.#log.checkInvariants();
+    assert.ok(this.#log.lastTerm() <= this.#term, 'log terms ≤ current term');
+    if (this.#role === 'leader') {
+      assert.equal(this.#leaderId, this.#id, 'leader knows itself');
+      assert.equal(this.#progress.size, this.#peers.length, 'leader tracks every peer');
+      for (const pr of this.#progress.values()) pr.checkInvariants(this.#log.lastIndex());
+    } else {
+      assert.equal(this.#progress.size, 0, 'only the leader tracks progress');
+      assert.equal(this.#reads.size(), 0, 'only the leader holds reads');
+      assert.equal(this.#transferTarget, null, 'only the leader transfers');
+    }
+    if (this.#role === 'candidate') assert.equal(this.#votedFor, this.#id, 'candidate voted for itself');
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Timers
+
+  #tickElection(): void {
+    this.#electionElapsed++;
+    if (this.#electionElapsed >= this.#randomizedElectionTimeoutTicks) this.#campaign(false);
+  }
+
+  #tickLeader(): void {
+    this.#heartbeatElapsed++;
+    this.#electionElapsed++;
+    if (this.#electionElapsed >= this.#config.electionTimeoutTicks) {
+      this.#electionElapsed = 0;
+      if (this.#config.checkQuorum && !this.#quorumRecentlyActive()) {
+        this.#becomeFollower(this.#term, null);
+        return;
+      }
+      this.#transferTarget = null;
+    }
+    if (this.#heartbeatElapsed >= this.#config.heartbeatTicks) {
+      this.#heartbeatElapsed = 0;
+      for (const peer of this.#peers) this.#sendHeartbeat(peer, this.#progress.get(peer)!);
+    }
+  }
+
+  /** Check-quorum (dissertation §6.2): was a majority (self included) heard from? Resets the flags. */
+  #quorumRecentlyActive(): boolean {
+    let active = 1;
+    for (const pr of this.#progress.values()) {
+      if (pr.recentActive) active++;
+      pr.recentActive = false;
+    }
+    return active >= quorumSize(this.#peers.length + 1);
+  }
+
+  #resetElectionTimer(): void {
+    this.#electionElapsed = 0;
+    this.#heartbeatElapsed = 0;
+    const base = this.#config.electionTimeoutTicks;
+    this.#randomizedElectionTimeoutTicks = base + this.#random.intBelow(base);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Role changes
+
+  #setTerm(term: Term): void {
+    assert.ok(term >= this.#term, 'term never decreases');
+    if (term > this.#term) {
+      this.#term = term;
+      this.#votedFor = null;
+    }
+  }
+
+  #becomeFollower(term: Term, leaderId: NodeId | null): void {
+    const wasLeader = this.#role === 'leader';
+    this.#setTerm(term);
+    this.#role = 'follower';
+    this.#leaderId = leaderId;
+    if (wasLeader) this.#stopLeading();
+    this.#votes.clear();
+    this.#resetElectionTimer();
+  }
+
+  #stopLeading(): void {
+    for (const requestId of this.#reads.drainAll()) this.#readFailures.push({ requestId, leaderHint: this.#leaderId });
+    this.#progress.clear();
+    this.#transferTarget = null;
+    this.#appendPending = false;
+    this.#commitBroadcastPending = false;
+    this.#readBroadcastPending = false;
+    this.#time.stopLeading();
+  }
+
+  /** Start an election: a pre-vote round first when configured, unless forced by TimeoutNow. */
+  #campaign(transfer: boolean): void {
+    if (this.#config.preVote && !transfer) this.#becomePreCandidate();
+    else this.#becomeCandidate(transfer);
+  }
+
+  /** Pre-vote (§9.6): ask for votes at term + 1 without changing any term. */
+  #becomePreCandidate(): void {
+    assert.notEqual(this.#role, 'leader');
+    this.#role = 'precandidate';
+    this.#leaderId = null;
+    this.#votes.clear();
+    this.#resetElectionTimer();
+    this.#votes.set(this.#id, true);
+    const term = asTerm(this.#term + 1);
+    for (const peer of this.#peers) {
+      this.#send({ type: 'PreVote', from: this.#id, to: peer, term, ...this.#lastLogPosition() });
+    }
+    this.#checkPreVotes();
+  }
+
+  /** Candidate (§5.2): increment term, vote for self, request votes. */
+  #becomeCandidate(transfer: boolean): void {
+    assert.notEqual(this.#role, 'leader');
+    this.#setTerm(asTerm(this.#term + 1));
+    this.#role = 'candidate';
+    this.#leaderId = null;
+    this.#recordVote(this.#id);
+    this.#votes.clear();
+    this.#resetElectionTimer();
+    this.#votes.set(this.#id, true);
+    for (const peer of this.#peers) {
+      const msg: RequestVoteMsg = {
+        type: 'RequestVote',
+        from: this.#id,
+        to: peer,
+        term: this.#term,
+        ...this.#lastLogPosition(),
+        transfer,
+      };
+      this.#send(msg);
+    }
+    this.#checkVotes();
+  }
+
+  /** Leader (§5.2): reset progress, start cluster time for the term, append the no-op (§8). */
+  #becomeLeader(): void {
+    assert.equal(this.#role, 'candidate');
+    this.#role = 'leader';
+    this.#leaderId = this.#id;
+    this.#votes.clear();
+    this.#resetElectionTimer();
+    this.#heartbeatSeq = 0;
+    this.#transferTarget = null;
+    const nextIndex = this.#log.lastIndex() + 1;
+    for (const peer of this.#peers) this.#progress.set(peer, new Progress(nextIndex, this.#config.inflightMessagesMax));
+    this.#time.startLeading();
+    this.#appendOwn('noop', emptyData);
+  }
+
+  #recordVote(candidate: NodeId): void {
+    assert.ok(this.#votedFor === null || this.#votedFor === candidate, 'at most one vote per term');
+    this.#votedFor = candidate;
+  }
+
+  #lastLogPosition(): { lastLogIndex: LogIndex; lastLogTerm: Term } {
+    return { lastLogIndex: this.#log.lastIndex(), lastLogTerm: this.#log.lastTerm() };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Elections
+
+  /** Leader stickiness: a campaign message at a higher term while a live leader was heard recently. */
+  #ignoresCampaign(msg: Message): boolean {
+    const campaign = msg.type === 'PreVote' || (msg.type === 'RequestVote' && !msg.transfer);
+    return campaign && this.#inLease();
+  }
+
+  /** Heard from a live leader (or is one) within the minimum election timeout. */
+  #inLease(): boolean {
+    return this.#leaderId !== null && this.#electionElapsed < this.#config.electionTimeoutTicks;
+  }
+
+  #voteLogOk(lastLogIndex: LogIndex, lastLogTerm: Term): boolean {
+    return this.#config.unsafe?.skipLogUpToDateCheck === true || this.#log.isUpToDate(lastLogIndex, lastLogTerm);
+  }
+
+  /** Grant a pre-vote iff the requested term is ahead of ours and its log is up to date (§9.6). */
+  #handlePreVote(msg: PreVoteMsg): void {
+    const granted = msg.term > this.#term && !this.#inLease() && this.#voteLogOk(msg.lastLogIndex, msg.lastLogTerm);
+    const term = granted ? msg.term : this.#term;
+    this.#send({ type: 'PreVoteResponse', from: this.#id, to: msg.from, term, granted });
+  }
+
+  /** §5.2, §5.4.1: one vote per term, only for an up-to-date log; granting resets the election timer. */
+  #handleRequestVote(msg: RequestVoteMsg): void {
+    const canVote = this.#votedFor === msg.from || (this.#votedFor === null && this.#leaderId === null);
+    const granted = canVote && this.#voteLogOk(msg.lastLogIndex, msg.lastLogTerm);
+    if (granted) {
+      this.#recordVote(msg.from);
+      this.#electionElapsed = 0;
+    }
+    this.#send({ type: 'RequestVoteResponse', from: this.#id, to: msg.from, term: this.#term, granted });
+  }
+
+  #handlePreVoteResponse(msg: PreVoteResponseMsg): void {
+    if (this.#role !== 'precandidate') return;
+    // Grants carry the proposed term (ours + 1); rejections our own term (higher ones made us follower).
+    const forThisRound = msg.granted ? msg.term === this.#term + 1 : msg.term === this.#term;
+    if (!forThisRound) return;
+    this.#votes.set(msg.from, msg.granted);
+    this.#checkPreVotes();
+  }
+
+  #checkPreVotes(): void {
+    const result = tallyVotes(this.#votes, this.#peers.length + 1);
+    if (result === 'won') this.#becomeCandidate(false);
+    else if (result === 'lost') this.#becomeFollower(this.#term, null);
+  }
+
+  #handleVoteResponse(msg: RequestVoteResponseMsg): void {
+    if (this.#role !== 'candidate') return;
+    this.#votes.set(msg.from, msg.granted);
+    this.#checkVotes();
+  }
+
+  #checkVotes(): void {
+    const result = tallyVotes(this.#votes, this.#peers.length + 1);
+    if (result === 'won') this.#becomeLeader();
+    else if (result === 'lost') this.#becomeFollower(this.#term, null);
+  }
+
+  /** TimeoutNow (§3.10): campaign at once, bypassing pre-vote and the receivers' stickiness. */
+  #handleTimeoutNow(msg: Message): void {
+    if (this.#role !== 'follower' || msg.from !== this.#leaderId) return;
+    this.#becomeCandidate(true);
+  }
+
+  /**
+   * A message from an older term (§5.1): tell stale leaders and (pre)candidates our term so they step
+   * down; ignore the rest.
+   */
+  #stepStale(msg: Message): void {
+    switch (msg.type) {
+      case 'AppendEntries':
+        this.#send(this.#appendResponse(msg.from, false, 0, 0, 0, msg.heartbeatSeq));
+        return;
+      case 'PreVote':
+        this.#send({ type: 'PreVoteResponse', from: this.#id, to: msg.from, term: this.#term, granted: false });
+        return;
+      case 'RequestVote':
+        this.#send({ type: 'RequestVoteResponse', from: this.#id, to: msg.from, term: this.#term, granted: false });
+        return;
+      default:
+        return;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Follower side of replication
+
+  /**
+   * AppendEntries at our term (§5.3): accept the sender as leader, check the log matches at
+   * prevLogIndex, append, and commit up to min(leaderCommit, last index verified by this message).
+   */
+  #handleAppendEntries(msg: AppendEntriesMsg): void {
+    assert.notEqual(this.#role, 'leader', 'two leaders in one term');
+    if (this.#role !== 'follower') this.#becomeFollower(msg.term, msg.from);
+    this.#leaderId = msg.from;
+    this.#electionElapsed = 0;
+    this.#time.observe(msg.clusterTimeMs);
+    const commitIndex = this.#log.commitIndex();
+    let prevLogIndex: number = msg.prevLogIndex;
+    let entries = msg.entries;
+    if (prevLogIndex < commitIndex) {
+      // Entries up to our commitIndex are committed, hence identical in the leader's log (§5.4).
+      entries = entries.slice(Math.min(entries.length, commitIndex - prevLogIndex));
+      prevLogIndex = commitIndex;
+    } else if (!this.#log.matchTerm(prevLogIndex, msg.prevLogTerm)) {
+      this.#rejectAppend(msg);
+      return;
+    }
+    if (entries.length > 0) {
+      this.#log.appendFromLeader(prevLogIndex, entries, this.#config.unsafe?.truncateMatchingEntries === true);
+      this.#time.observe(this.#log.lastClusterTimeMs());
+    }
+    const lastNewIndex = prevLogIndex + entries.length;
+    this.#log.commitTo(Math.min(msg.leaderCommit, lastNewIndex));
+    this.#send(this.#appendResponse(msg.from, true, lastNewIndex, 0, 0, msg.heartbeatSeq));
+  }
+
+  /** Reject with the §5.3 fast-backtracking hints (conflictIndex stays above our commitIndex). */
+  #rejectAppend(msg: AppendEntriesMsg): void {
+    const conflictTerm = this.#log.term(msg.prevLogIndex);
+    if (conflictTerm === undefined) {
+      this.#send(this.#appendResponse(msg.from, false, 0, this.#log.lastIndex() + 1, 0, msg.heartbeatSeq));
+      return;
+    }
+    const conflictIndex = this.#log.firstIndexOfTermAt(msg.prevLogIndex, this.#log.commitIndex() + 1);
+    this.#send(this.#appendResponse(msg.from, false, 0, conflictIndex, conflictTerm, msg.heartbeatSeq));
+  }
+
+  #appendResponse(
+    to: NodeId,
+    success: boolean,
+    matchIndex: number,
+    conflictIndex: number,
+    conflictTerm: number,
+    heartbeatSeq: number,
+  ): AppendEntriesResponseMsg {
+    return {
+      type: 'AppendEntriesResponse',
+      from: this.#id,
+      to,
+      term: this.#term,
+      success,
+      matchIndex: asIndex(matchIndex),
+      conflictIndex: asIndex(conflictIndex),
+      conflictTerm: asTerm(conflictTerm),
+      heartbeatSeq,
+    };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Leader side of replication
+
+  /** Append an entry created by this leader, stamped with its cluster time (SPEC §2). */
+  #appendOwn(type: Entry['type'], data: Uint8Array): Entry {
+    const entry: Entry = {
+      term: this.#term,
+      index: asIndex(this.#log.lastIndex() + 1),
+      type,
+      clusterTimeMs: this.#time.nowMs(),
+      data,
+    };
+    this.#log.append(entry);
+    this.#appendPending = true;
+    if (this.#peers.length === 0) this.#maybeCommit();
+    return entry;
+  }
+
+  #handleAppendResponse(msg: AppendEntriesResponseMsg): void {
+    if (this.#role !== 'leader') return;
+    const pr = this.#progress.get(msg.from)!;
+    pr.recentActive = true;
+    pr.lastAckTick = this.#tickCount;
+    if (msg.heartbeatSeq > pr.ackedHeartbeatSeq) pr.ackedHeartbeatSeq = msg.heartbeatSeq;
+    if (msg.success) this.#onAppendAccepted(msg, pr);
+    else this.#onAppendRejected(msg, pr);
+    this.#confirmReads();
+  }
+
+  #onAppendAccepted(msg: AppendEntriesResponseMsg, pr: Progress): void {
+    if (pr.maybeUpdate(msg.matchIndex)) {
+      if (pr.state === 'probe') pr.becomeReplicate();
+      this.#maybeCommit();
+      if (this.#transferTarget === msg.from && pr.matchIndex === this.#log.lastIndex()) {
+        this.#sendTimeoutNow(msg.from);
+      }
+      // The follower can now learn a commit index it could not verify before: notify at next ready().
+      if (Math.min(this.#log.commitIndex(), pr.matchIndex) > pr.commitSentIndex) this.#commitBroadcastPending = true;
+    } else if (pr.state === 'probe') {
+      pr.probeSent = false;
+    } else if (msg.heartbeatSeq > pr.lastEntriesSeq && pr.matchIndex < pr.nextIndex - 1) {
+      // The follower answered a message sent after our last entries yet lacks them: they were lost.
+      pr.becomeProbe(pr.matchIndex + 1);
+    }
+    this.#sendAppends(msg.from, pr);
+  }
+
+  /** §5.3 fast backtracking from conflictIndex/conflictTerm; stale rejections are ignored. */
+  #onAppendRejected(msg: AppendEntriesResponseMsg, pr: Progress): void {
+    if (msg.heartbeatSeq < pr.rejectFloorSeq) return;
+    let nextIndex: number = msg.conflictIndex;
+    if (msg.conflictTerm > 0) {
+      const last = this.#log.lastIndexOfTerm(msg.conflictTerm, pr.nextIndex - 1, pr.matchIndex);
+      if (last !== null) nextIndex = last + 1;
+    }
+    pr.becomeProbe(Math.min(nextIndex, pr.nextIndex, this.#log.lastIndex() + 1));
+    pr.rejectFloorSeq = this.#heartbeatSeq + 1;
+    this.#sendAppends(msg.from, pr);
+  }
+
+  /** Send AppendEntries to `peer` while flow control allows and entries remain (probe: one). */
+  #sendAppends(peer: NodeId, pr: Progress): boolean {
+    let sent = false;
+    while (this.#sendAppend(peer, pr)) {
+      sent = true;
+      if (pr.state === 'probe') break;
+    }
+    return sent;
+  }
+
+  /** One AppendEntries from pr.nextIndex, bounded by entriesPerMessageMax / bytesPerMessageMax. */
+  #sendAppend(peer: NodeId, pr: Progress): boolean {
+    if (pr.isPaused()) return false;
+    const lastIndex = this.#log.lastIndex();
+    if (pr.state === 'replicate' && pr.nextIndex > lastIndex) return false;
+    const prevLogIndex = pr.nextIndex - 1;
+    const prevLogTerm = this.#log.term(prevLogIndex);
+    // Entries before our firstIndex need InstallSnapshot (a later issue): skip this follower for now.
+    if (prevLogTerm === undefined) return false;
+    const entries =
+      pr.nextIndex > lastIndex
+        ? []
+        : this.#log.slice(pr.nextIndex, this.#config.entriesPerMessageMax, this.#config.bytesPerMessageMax);
+    const last = prevLogIndex + entries.length;
+    this.#sendAppendMsg(peer, pr, asIndex(prevLogIndex), prevLogTerm, entries);
+    if (entries.length > 0) pr.lastEntriesSeq = this.#heartbeatSeq;
+    pr.onSent(last, entries.length > 0);
+    return true;
+  }
+
+  /**
+   * Heartbeat: an empty AppendEntries at prevLogIndex = matchIndex (verified, so the follower can
+   * safely commit up to min(leaderCommit, matchIndex)). Falls back to index 0 when matchIndex's term
+   * is compacted away.
+   */
+  #sendHeartbeat(peer: NodeId, pr: Progress): void {
+    let prevLogIndex = pr.matchIndex;
+    let prevLogTerm = this.#log.term(prevLogIndex);
+    if (prevLogTerm === undefined) {
+      prevLogIndex = 0;
+      prevLogTerm = asTerm(0);
+    }
+    this.#sendAppendMsg(peer, pr, asIndex(prevLogIndex), prevLogTerm, []);
+  }
+
+  #sendAppendMsg(peer: NodeId, pr: Progress, prevLogIndex: LogIndex, prevLogTerm: Term, entries: readonly Entry[]): void {
+    const leaderCommit = this.#log.commitIndex();
+    this.#heartbeatSeq++;
+    this.#send({
+      type: 'AppendEntries',
+      from: this.#id,
+      to: peer,
+      term: this.#term,
+      prevLogIndex,
+      prevLogTerm,
+      entries,
+      leaderCommit,
+      clusterTimeMs: this.#time.nowMs(),
+      heartbeatSeq: this.#heartbeatSeq,
+    });
+    pr.lastSentSeq = this.#heartbeatSeq;
+    pr.commitSentIndex = Math.max(pr.commitSentIndex, Math.min(leaderCommit, prevLogIndex + entries.length));
+  }
+
+  #sendTimeoutNow(peer: NodeId): void {
+    this.#send({ type: 'TimeoutNow', from: this.#id, to: peer, term: this.#term });
+  }
+
+  /**
+   * §5.3/§5.4.2: commit the highest index stored on a majority (self counted up to what was
+   * persisted), but only if it is of the current term — unless the UNSAFE variant is on.
+   */
+  #maybeCommit(): void {
+    const matches = [Math.min(this.#log.persistedIndex(), this.#log.lastIndex())];
+    for (const peer of this.#peers) matches.push(this.#progress.get(peer)!.matchIndex);
+    const index = quorumValue(matches);
+    if (index <= this.#log.commitIndex()) return;
+    const currentTerm = this.#log.term(index) === this.#term;
+    if (!currentTerm && this.#config.unsafe?.commitPreviousTermByCounting !== true) return;
+    const wasCommittedInTerm = this.#committedInTerm();
+    this.#log.commitTo(index);
+    this.#commitBroadcastPending = this.#peers.length > 0;
+    if (!wasCommittedInTerm && this.#committedInTerm()) {
+      // §6.4: reads that arrived before the first commit of this term get today's commitIndex.
+      if (this.#reads.admitWaiting(this.#log.commitIndex(), this.#heartbeatSeq + 1) > 0) {
+        this.#readBroadcastPending = true;
+        this.#confirmReads();
+      }
+    }
+  }
+
+  #committedInTerm(): boolean {
+    return this.#log.term(this.#log.commitIndex()) === this.#term;
+  }
+
+  /** §6.4: release reads whose heartbeatSeq a majority (self included) has echoed. */
+  #confirmReads(): void {
+    if (this.#reads.size() === 0) return;
+    const acked = [Number.MAX_SAFE_INTEGER];
+    for (const peer of this.#peers) acked.push(this.#progress.get(peer)!.ackedHeartbeatSeq);
+    for (const rs of this.#reads.confirm(quorumValue(acked))) this.#readStates.push(rs);
+  }
+
+  /** Deferred broadcasts, run at the start of ready(): new entries, commit notices, read heartbeats. */
+  #flushDeferred(): void {
+    if (this.#role !== 'leader') return;
+    const readSeq = this.#readBroadcastPending ? this.#reads.maxPendingSeq() : 0;
+    for (const peer of this.#peers) {
+      const pr = this.#progress.get(peer)!;
+      if (this.#appendPending) this.#sendAppends(peer, pr);
+      const commitKnown = Math.min(this.#log.commitIndex(), pr.matchIndex);
+      const needsCommit = this.#commitBroadcastPending && commitKnown > pr.commitSentIndex;
+      if (needsCommit || pr.lastSentSeq < readSeq) this.#sendHeartbeat(peer, pr);
+    }
+    this.#appendPending = false;
+    this.#commitBroadcastPending = false;
+    this.#readBroadcastPending = false;
+  }
+
+  #send(msg: Message): void {
+    this.#messages.push(msg);
+  }
+}
+
+function sameHardState(a: HardState, b: HardState): boolean {
+  return a.term === b.term && a.votedFor === b.votedFor && a.commitIndex === b.commitIndex;
+}
+
+function sameSoftState(a: SoftState, b: SoftState): boolean {
+  return a.role === b.role && a.leaderId === b.leaderId && a.term === b.term;
 }

@@ -212,4 +212,10 @@ export interface CoreInitialState {
   readonly snapshot: SnapshotMeta | null;
   /** Persisted entries, contiguous, starting at snapshot.index + 1 (or 1). */
   readonly entries: readonly Entry[];
+  /**
+   * Highest index already applied to the state machine the runtime restored (default: snapshot.index,
+   * or 0). Committed entries after it are handed out again in Ready.committedEntries.
+   * Must satisfy snapshot.index ≤ appliedIndex ≤ hardState.commitIndex.
+   */
+  readonly appliedIndex?: LogIndex;
 }

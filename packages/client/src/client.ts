@@ -1,0 +1,500 @@
+/**
+ * TenureClient: the TypeScript client of SPEC §3/§4 — leases with self-renewing handles, elections,
+ * long-poll iterators, fenced KV writes and fence checks, on top of the retrying Transport.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as setTimeoutPromise } from 'node:timers/promises';
+import { backoffDelayMs, DEFAULT_RETRY_POLICY, type RetryPolicy } from './backoff.js';
+import { sleepMs, systemClock, type Clock } from './clock.js';
+import type {
+  CampaignAnswer,
+  ClusterView,
+  ElectionObserveView,
+  ElectionView,
+  FenceCheckResult,
+  FenceSpec,
+  JsonValue,
+  KvView,
+  LeaseGrant,
+  LeaseView,
+  LeaseWatchView,
+} from './contract.js';
+import { TenureError } from './errors.js';
+import type { GrantTiming } from './held-grant.js';
+import { processIncarnationId } from './identity.js';
+import { Lease, type LeaseOps } from './lease.js';
+import { Leadership, type LeadershipOps } from './leadership.js';
+import { silentLogger, type Logger } from './logger.js';
+import { longPoll, type LongPollOptions } from './long-poll.js';
+import { Transport, type CallOptions, type RequestSpec } from './transport.js';
+
+/** Options of `new TenureClient(...)`. */
+export interface TenureClientOptions {
+  /** Node base URLs `http://host:port` (at least one). */
+  readonly endpoints: readonly string[];
+  /** Default deadline of a call, retries included (ms; default 5,000 = SPEC §3 server default). */
+  readonly requestTimeoutMs?: number;
+  /** Retry policy (default 8 attempts, 50 ms → 1 s backoff with jitter). */
+  readonly retry?: Partial<RetryPolicy>;
+  /** Clock-rate drift bound ρ of SPEC §2 (default 0.01). */
+  readonly maxDriftRatio?: number;
+  /** Margin subtracted from every safe deadline (ms; default min(100, 10% of the ttl)). */
+  readonly safetyMarginMs?: number;
+  /** pino-compatible logger (default silent). */
+  readonly logger?: Logger;
+  /** Prefix of generated holder/candidate ids (default `${hostname}:${pid}:${uuid}`, unique per process incarnation). */
+  readonly clientId?: string;
+  /** Also use members' `httpAddress` from /v1/cluster that are not in `endpoints` (default false). */
+  readonly discoverMembers?: boolean;
+  /** Monotonic clock and timers for lease/leadership deadlines and renewals (tests inject a fake). */
+  readonly clock?: Clock;
+  /** fetch implementation (default global fetch). */
+  readonly fetch?: typeof fetch;
+  /** Retry-delay sleeper (default real timers). */
+  readonly sleep?: (delayMs: number, signal?: AbortSignal) => Promise<void>;
+  /** Uniform [0, 1) for jitter (default Math.random). */
+  readonly random?: () => number;
+}
+
+/** Options of a mutation: call options plus an explicit idempotency key (to retry one logical call yourself). */
+export interface MutationOptions extends CallOptions {
+  /** Reuse this key to repeat an earlier call whose outcome was unknown (SPEC §1.6); default: fresh per call. */
+  readonly idempotencyKey?: string;
+}
+
+/** Options of a default or stale read. */
+export interface ReadOptions extends CallOptions {
+  /** `stale` answers from the contacted node without a ReadIndex round (SPEC §3 Reads). */
+  readonly consistency?: 'linearizable' | 'stale';
+}
+
+/** Options of `acquire` (SPEC §3 acquire body; durations in ms). */
+export interface AcquireOptions extends MutationOptions {
+  readonly ttlMs: number;
+  /** Wait up to this long for the lease (FIFO queue on the server; ≤ 60,000). Default 0: fail with 409 `held`. */
+  readonly waitMs?: number;
+  /** After this lease *expires*, nobody may take it for this long (Chubby lock-delay). */
+  readonly lockDelayMs?: number;
+  /** Cap on the total hold time across renewals. */
+  readonly maxHoldMs?: number;
+  /** Holder id; default a fresh `${clientId}#${n}` per call so two calls in one process never share a grant. */
+  readonly holder?: string;
+  /** Renew automatically at ttl/3 (default true). */
+  readonly autoRenew?: boolean;
+}
+
+/** Options of `campaign`. */
+export interface CampaignOptions {
+  /** Candidacy ttl (ms); the leader's term of office is renewed at ttl/3. */
+  readonly ttlMs: number;
+  /** Candidate id; default a fresh `${clientId}#${n}`. */
+  readonly candidate?: string;
+  /** Initial value (JSON; default null). */
+  readonly value?: JsonValue;
+  /** Abandons the campaign (resigning the candidacy) when aborted; the promise rejects with `aborted`. */
+  readonly signal?: AbortSignal;
+}
+
+/** Options of `kv.put` / `kv.delete`. */
+export interface KvWriteOptions extends MutationOptions {
+  /** Commit only if this lease/election's current live grant carries exactly this token (SPEC §3). */
+  readonly fence?: FenceSpec;
+  /** Commit only if the key's revision is this (0: only if absent). */
+  readonly ifRevision?: number;
+}
+
+/** Long-poll options of `observe` / `watchLease`. */
+export interface WatchOptions extends LongPollOptions {
+  /** Server-side long-poll duration per request (ms, ≤ 60,000; default 30,000). */
+  readonly pollTimeoutMs?: number;
+}
+
+/** The `kv` namespace of a TenureClient (SPEC §3 fenced writes). */
+export interface KvApi {
+  /** Writes `value`; resolves `{key, revision}`. 409 `stale_token` / `revision_mismatch` → TenureError. */
+  put(key: string, value: JsonValue, options?: KvWriteOptions): Promise<{ key: string; revision: number }>;
+  /** Reads a key; null when it does not exist (404). */
+  get(key: string, options?: ReadOptions): Promise<KvView | null>;
+  /** Deletes a key; 404 → TenureError `not_found`. */
+  delete(key: string, options?: KvWriteOptions): Promise<{ key: string; deleted: true }>;
+}
+
+const LONG_POLL_MS_DEFAULT = 30_000;
+const LONG_POLL_MS_MAX = 60_000;
+
+/**
+ * Client of a Tenure cluster. All methods reject with TenureError (SPEC §3 codes, or `unavailable`,
+ * `aborted`, `internal`, `lease_lost`); failed mutations that may have committed carry
+ * `outcomeUnknown: true`.
+ */
+export class TenureClient {
+  /** Prefix of ids this client generates; unique per process incarnation. */
+  readonly clientId: string;
+  readonly kv: KvApi;
+  readonly #transport: Transport;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #sleep: (delayMs: number, signal?: AbortSignal) => Promise<void>;
+  readonly #logger: Logger;
+  readonly #maxDriftRatio: number;
+  readonly #safetyMarginMs: number | undefined;
+  #idSequence = 0;
+
+  constructor(options: TenureClientOptions) {
+    const maxDriftRatio = options.maxDriftRatio ?? 0.01;
+    if (!(maxDriftRatio >= 0 && maxDriftRatio < 0.5)) throw new RangeError('maxDriftRatio must be in [0, 0.5)');
+    if (options.safetyMarginMs !== undefined && !(options.safetyMarginMs >= 0)) throw new RangeError('safetyMarginMs must be ≥ 0');
+    this.clientId = options.clientId ?? processIncarnationId();
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? Math.random;
+    this.#logger = options.logger ?? silentLogger;
+    this.#maxDriftRatio = maxDriftRatio;
+    this.#safetyMarginMs = options.safetyMarginMs;
+    this.#sleep = options.sleep ?? ((delayMs, signal) => setTimeoutPromise(delayMs, undefined, signal === undefined ? {} : { signal }));
+    this.#transport = new Transport(
+      {
+        endpoints: options.endpoints,
+        requestTimeoutMs: options.requestTimeoutMs ?? 5000,
+        retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+        discoverMembers: options.discoverMembers ?? false,
+      },
+      { fetch: options.fetch ?? fetch, now: () => performance.now(), sleep: this.#sleep, random: this.#random, logger: this.#logger },
+    );
+    this.kv = {
+      put: (key, value, opts = {}) => this.#kvWrite('PUT', key, { value, ...fenceFields(opts) }, opts).then((r) => r as { key: string; revision: number }),
+      get: (key, opts = {}) => this.#read<KvView>(`/v1/kv/${enc(key)}`, opts, true),
+      delete: (key, opts = {}) => this.#kvWrite('DELETE', key, fenceFields(opts), opts).then((r) => r as { key: string; deleted: true }),
+    };
+  }
+
+  /** Node id of the leader as last reported by `Tenure-Leader`, or null. */
+  get leaderId(): string | null {
+    return this.#transport.leaderId;
+  }
+
+  /** A fresh holder/candidate id `${clientId}#${n}` (never repeats within this client). */
+  newOwnerId(): string {
+    return `${this.clientId}#${++this.#idSequence}`;
+  }
+
+  // ---- leases ---------------------------------------------------------------------------------
+
+  /**
+   * Acquires lease `name` (SPEC §3 acquire) and returns a self-renewing Lease handle. Rejects with
+   * TenureError: 409 `held` (details `{holder}` or `{lockDelayRemainingMs}`), 400, `unavailable`, …
+   * When the outcome is unknown (`outcomeUnknown`), the client also checks in the background whether the
+   * lease was granted to this holder and releases it; it never reports "not acquired" for that case.
+   */
+  async acquire(name: string, options: AcquireOptions): Promise<Lease> {
+    const holder = options.holder ?? this.newOwnerId();
+    const body: Record<string, unknown> = { holder, ttlMs: options.ttlMs };
+    if (options.waitMs !== undefined) body['waitMs'] = options.waitMs;
+    if (options.lockDelayMs !== undefined) body['lockDelayMs'] = options.lockDelayMs;
+    if (options.maxHoldMs !== undefined) body['maxHoldMs'] = options.maxHoldMs;
+    const sendTimeMs = this.#clock.now();
+    let grant: LeaseGrant;
+    try {
+      grant = await this.#mutate<LeaseGrant>('POST', `/v1/leases/${enc(name)}/acquire`, body, options, options.waitMs ?? 0);
+    } catch (error) {
+      if (error instanceof TenureError && error.outcomeUnknown) this.#releaseIfGranted(name, holder);
+      throw error;
+    }
+    if (grant.holder !== holder || !Number.isSafeInteger(grant.fencingToken) || !(grant.ttlMs > 0)) {
+      this.#releaseIfGranted(name, holder);
+      throw new TenureError('acquire answered a malformed grant', { code: 'internal', status: 200, details: { grant } });
+    }
+    const lease = new Lease(grant, sendTimeMs, this.#leaseOps(), this.#timing(grant.ttlMs), options.autoRenew ?? true);
+    // A long wait (or slow retries) used up part of the ttl counted from our send time: renew now.
+    if (this.#clock.now() - sendTimeMs > grant.ttlMs / 3) {
+      try {
+        await lease.renew();
+      } catch (error) {
+        if (!lease.isHeld()) {
+          lease.release().catch(() => undefined);
+          throw error;
+        }
+      }
+    }
+    return lease;
+  }
+
+  /**
+   * Acquires `name`, runs `fn(lease)`, and releases in `finally` (release errors are logged, not thrown).
+   * `fn` should stop when `lease.signal` aborts and pass `lease.fencingToken` to its writes (SPEC §5).
+   */
+  async withLease<T>(name: string, options: AcquireOptions, fn: (lease: Lease) => Promise<T>): Promise<T> {
+    const lease = await this.acquire(name, options);
+    try {
+      return await fn(lease);
+    } finally {
+      await lease.release().catch((error: unknown) => this.#logger.warn?.({ name, err: error }, 'release failed'));
+    }
+  }
+
+  /** One renewal of a grant (SPEC §3 renew) without a handle, e.g. from the CLI. 409 → TenureError. */
+  renewLease(name: string, holder: string, fencingToken: number, options: MutationOptions = {}): Promise<LeaseGrant> {
+    return this.#mutate<LeaseGrant>('POST', `/v1/leases/${enc(name)}/renew`, { holder, fencingToken }, options);
+  }
+
+  /** Releases a grant by `(holder, fencingToken)` (SPEC §3, BC-12) without a handle. 409 → TenureError. */
+  releaseLease(name: string, holder: string, fencingToken: number, options: MutationOptions = {}): Promise<{ name: string; released: true }> {
+    return this.#mutate('POST', `/v1/leases/${enc(name)}/release`, { holder, fencingToken }, options);
+  }
+
+  /** Reads a lease; null when there is no live grant (404). */
+  getLease(name: string, options: ReadOptions = {}): Promise<LeaseView | null> {
+    return this.#read<LeaseView>(`/v1/leases/${enc(name)}`, options, true);
+  }
+
+  /** Lists live leases whose names start with `prefix`, sorted by name, at most `limit`. */
+  async listLeases(query: { prefix?: string; limit?: number } = {}, options: ReadOptions = {}): Promise<LeaseView[]> {
+    const params = new URLSearchParams();
+    if (query.prefix !== undefined) params.set('prefix', query.prefix);
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    const answer = await this.#read<{ leases: LeaseView[] }>(`/v1/leases${params.size > 0 ? `?${params}` : ''}`, options, false);
+    return answer?.leases ?? [];
+  }
+
+  /**
+   * Iterates the grants of lease `name`: the current one first (holder/token null when free), then each
+   * change (SPEC §3 watch long-poll with `afterToken`). Ends when `signal` aborts or the loop breaks.
+   */
+  watchLease(name: string, options: WatchOptions = {}): AsyncIterableIterator<LeaseWatchView> {
+    const pollMs = pollTimeoutMs(options);
+    return longPoll<LeaseWatchView>(
+      {
+        initial: async (signal) => {
+          const view = await this.getLease(name, { signal });
+          return view === null ? { name, holder: null, fencingToken: null, changed: false } : { ...view, changed: false };
+        },
+        next: async (after, signal) => {
+          const path = `/v1/leases/${enc(name)}/watch?afterToken=${after.fencingToken ?? 0}&timeoutMs=${pollMs}`;
+          const view = await this.#transport.request<LeaseWatchView>({ method: 'GET', path, mutating: false, signal, extraWaitMs: pollMs });
+          const changed = view.body.changed && (view.body.fencingToken !== after.fencingToken || view.body.holder !== after.holder);
+          return changed ? view.body : null;
+        },
+      },
+      options,
+      this.#pollDeps(),
+    );
+  }
+
+  // ---- elections ------------------------------------------------------------------------------
+
+  /**
+   * Campaigns in `group` and resolves when elected (SPEC §3 campaign): long-polls campaign with
+   * `waitMs` in a loop while renewing the candidacy at ttl/3, and returns a self-renewing Leadership.
+   * Rejects with TenureError `aborted` (after resigning) when `signal` aborts, or on a 4xx answer.
+   */
+  async campaign(group: string, options: CampaignOptions): Promise<Leadership> {
+    const candidate = options.candidate ?? this.newOwnerId();
+    const value = options.value ?? null;
+    const ttlMs = options.ttlMs;
+    if (!(ttlMs > 0)) throw new TenureError('ttlMs must be > 0', { code: 'invalid_argument' });
+    const periodMs = Math.max(50, Math.floor(ttlMs / 3));
+    const waitMs = Math.min(LONG_POLL_MS_MAX, periodMs);
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort(options.signal?.reason);
+    if (options.signal?.aborted) stop.abort(options.signal.reason);
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    let elected: { answer: CampaignAnswer; sendTimeMs: number } | null = null;
+    let fatal: unknown = null;
+    const settle = (answer: CampaignAnswer, sendTimeMs: number): void => {
+      if (elected === null && answer.elected && typeof answer.fencingToken === 'number') {
+        elected = { answer, sendTimeMs };
+        stop.abort();
+      }
+    };
+    const campaignLoop = async (): Promise<void> => {
+      for (let failures = 0; !stop.signal.aborted; ) {
+        const sendTimeMs = this.#clock.now();
+        try {
+          const answer = await this.#mutate<CampaignAnswer>('POST', `/v1/elections/${enc(group)}/campaign`, { candidate, ttlMs, value, waitMs }, { signal: stop.signal }, waitMs);
+          failures = 0;
+          settle(answer, sendTimeMs);
+          // Guard against a server that does not hold the long-poll: never spin.
+          const elapsedMs = this.#clock.now() - sendTimeMs;
+          if (elected === null && elapsedMs < waitMs / 2) await this.#sleep(waitMs / 2 - elapsedMs, stop.signal);
+        } catch (error) {
+          if (stop.signal.aborted) return;
+          if (error instanceof TenureError && error.status !== null && error.status >= 400 && error.status < 500) {
+            fatal = error;
+            stop.abort();
+            return;
+          }
+          await this.#sleep(backoffDelayMs(DEFAULT_RETRY_POLICY, failures++, this.#random), stop.signal).catch(() => undefined);
+        }
+      }
+    };
+    const renewLoop = async (): Promise<void> => {
+      while (!stop.signal.aborted) {
+        try {
+          await sleepMs(this.#clock, periodMs, stop.signal);
+        } catch {
+          return;
+        }
+        const sendTimeMs = this.#clock.now();
+        try {
+          settle(await this.#campaignRenew(group, candidate, { signal: stop.signal, timeoutMs: periodMs }), sendTimeMs);
+        } catch {
+          // A lost candidacy is re-created by the next campaign call; transient errors retry next period.
+        }
+      }
+    };
+    await Promise.all([campaignLoop(), renewLoop()]);
+    options.signal?.removeEventListener('abort', onAbort);
+
+    const won = elected as { answer: CampaignAnswer; sendTimeMs: number } | null;
+    if (won === null) {
+      // Abandoned: leave the queue so this candidacy is never elected later.
+      this.#mutate('POST', `/v1/elections/${enc(group)}/resign`, { candidate }, {}).catch(() => undefined);
+      if (fatal !== null) throw fatal;
+      throw new TenureError(`campaign in ${group} aborted`, { code: 'aborted', cause: options.signal?.reason });
+    }
+    const leadership = new Leadership(group, candidate, won.answer.fencingToken!, ttlMs, won.answer.leader?.value ?? value, won.sendTimeMs, this.#leadershipOps(), this.#timing(ttlMs));
+    if (this.#clock.now() - won.sendTimeMs > ttlMs / 3) {
+      try {
+        await leadership.renew();
+      } catch (error) {
+        if (!leadership.isHeld()) {
+          leadership.resign().catch(() => undefined);
+          throw error;
+        }
+      }
+    }
+    return leadership;
+  }
+
+  /** Reads an election (SPEC §3): leader or null, candidates in order, revision (never 404). */
+  async getElection(group: string, options: ReadOptions = {}): Promise<ElectionView> {
+    return (await this.#read<ElectionView>(`/v1/elections/${enc(group)}`, options, false))!;
+  }
+
+  /**
+   * Iterates election views of `group`: the current one, then each change of leader or value
+   * (SPEC §3 observe long-poll with `afterRevision`). Ends when `signal` aborts or the loop breaks.
+   */
+  observe(group: string, options: WatchOptions = {}): AsyncIterableIterator<ElectionView> {
+    const pollMs = pollTimeoutMs(options);
+    return longPoll<ElectionView>(
+      {
+        initial: (signal) => this.getElection(group, { signal }),
+        next: async (after, signal) => {
+          const path = `/v1/elections/${enc(group)}/observe?afterRevision=${after.revision}&timeoutMs=${pollMs}`;
+          const view = await this.#transport.request<ElectionObserveView>({ method: 'GET', path, mutating: false, signal, extraWaitMs: pollMs });
+          if (!view.body.changed || view.body.revision === after.revision) return null;
+          const { changed: _changed, ...rest } = view.body;
+          return rest;
+        },
+      },
+      options,
+      this.#pollDeps(),
+    );
+  }
+
+  // ---- fencing, cluster -----------------------------------------------------------------------
+
+  /** SPEC §3 fence check: `{valid, current}`; `current` null for a resource with no live grant. */
+  async fenceCheck(fence: FenceSpec, options: CallOptions = {}): Promise<FenceCheckResult> {
+    // A read: the check changes nothing, so it is retried freely and needs no idempotency key.
+    const answer = await this.#transport.request<FenceCheckResult>({ method: 'POST', path: '/v1/fence/check', body: fence, mutating: false, ...callFields(options) });
+    return answer.body;
+  }
+
+  /** `GET /v1/cluster` from the leader if known, else any node. Also refreshes leader discovery. */
+  async cluster(options: CallOptions = {}): Promise<ClusterView> {
+    const answer = await this.#transport.request<ClusterView>({ method: 'GET', path: '/v1/cluster', mutating: false, ...callFields(options) });
+    this.#transport.learnCluster(answer.body, answer.endpoint);
+    return answer.body;
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  async #mutate<T>(method: 'POST' | 'PUT' | 'DELETE', path: string, body: unknown, options: MutationOptions, extraWaitMs = 0): Promise<T> {
+    const spec: RequestSpec = { method, path, body, mutating: true, extraWaitMs, ...callFields(options), ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }) };
+    return (await this.#transport.request<T>(spec)).body;
+  }
+
+  async #read<T>(path: string, options: ReadOptions, notFoundIsNull: boolean): Promise<T | null> {
+    const fullPath = options.consistency === 'stale' ? `${path}${path.includes('?') ? '&' : '?'}consistency=stale` : path;
+    try {
+      return (await this.#transport.request<T>({ method: 'GET', path: fullPath, mutating: false, ...callFields(options) })).body;
+    } catch (error) {
+      if (notFoundIsNull && error instanceof TenureError && error.code === 'not_found') return null;
+      throw error;
+    }
+  }
+
+  #kvWrite(method: 'PUT' | 'DELETE', key: string, body: Record<string, unknown>, options: MutationOptions): Promise<unknown> {
+    return this.#mutate(method, `/v1/kv/${enc(key)}`, body, options);
+  }
+
+  #campaignRenew(group: string, candidate: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<CampaignAnswer> {
+    return this.#mutate<CampaignAnswer>('POST', `/v1/elections/${enc(group)}/renew`, { candidate }, options);
+  }
+
+  /** Background clean-up after an acquire with unknown outcome: release it if it was granted to `holder`. */
+  #releaseIfGranted(name: string, holder: string): void {
+    void (async () => {
+      const view = await this.getLease(name);
+      if (view !== null && view.holder === holder) {
+        await this.releaseLease(name, holder, view.fencingToken);
+        this.#logger.info?.({ name, fencingToken: view.fencingToken }, 'released lease granted by an acquire with unknown outcome');
+      }
+    })().catch((error: unknown) => this.#logger.warn?.({ name, err: error }, 'clean-up after unknown acquire failed'));
+  }
+
+  #timing(ttlMs: number): GrantTiming {
+    const safetyMarginMs = this.#safetyMarginMs ?? Math.min(100, Math.floor(ttlMs / 10));
+    return { clock: this.#clock, maxDriftRatio: this.#maxDriftRatio, safetyMarginMs, logger: this.#logger, random: this.#random };
+  }
+
+  #leaseOps(): LeaseOps {
+    return {
+      renew: (name, holder, fencingToken, options) => this.renewLease(name, holder, fencingToken, options),
+      release: async (name, holder, fencingToken) => {
+        await this.releaseLease(name, holder, fencingToken);
+      },
+    };
+  }
+
+  #leadershipOps(): LeadershipOps {
+    return {
+      renew: (group, candidate, options) => this.#campaignRenew(group, candidate, options),
+      proclaim: async (group, candidate, fencingToken, value) => {
+        await this.#mutate('POST', `/v1/elections/${enc(group)}/proclaim`, { candidate, fencingToken, value }, {});
+      },
+      resign: async (group, candidate) => {
+        await this.#mutate('POST', `/v1/elections/${enc(group)}/resign`, { candidate }, {});
+      },
+    };
+  }
+
+  #pollDeps(): { sleep: (delayMs: number, signal?: AbortSignal) => Promise<void>; random: () => number; logger: Logger } {
+    return { sleep: this.#sleep, random: this.#random, logger: this.#logger };
+  }
+}
+
+/** Generates a random idempotency key (exported for callers that manage their own retries). */
+export function newIdempotencyKey(): string {
+  return randomUUID();
+}
+
+function enc(segment: string): string {
+  return encodeURIComponent(segment);
+}
+
+function callFields(options: CallOptions): { signal?: AbortSignal; timeoutMs?: number } {
+  return { ...(options.signal === undefined ? {} : { signal: options.signal }), ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }) };
+}
+
+function fenceFields(options: KvWriteOptions): Record<string, unknown> {
+  return { ...(options.fence === undefined ? {} : { fence: options.fence }), ...(options.ifRevision === undefined ? {} : { ifRevision: options.ifRevision }) };
+}
+
+function pollTimeoutMs(options: WatchOptions): number {
+  const ms = options.pollTimeoutMs ?? LONG_POLL_MS_DEFAULT;
+  if (!(ms > 0 && ms <= LONG_POLL_MS_MAX)) throw new RangeError(`pollTimeoutMs must be in (0, ${LONG_POLL_MS_MAX}]`);
+  return ms;
+}

@@ -1,0 +1,51 @@
+/**
+ * Log-entry encoding of command envelopes with msgpackr (standard MessagePack maps, no record
+ * extension, so any MessagePack reader can inspect a log). `decodeEnvelope` validates the shape.
+ */
+import { Packr } from 'msgpackr';
+import type { CommandEnvelope } from './api.js';
+import type { StateError } from './errors.js';
+import { checkEnvelopeShape } from './validate.js';
+
+/** Shared codec settings for envelopes and snapshots: plain maps, 64-bit ints decoded as numbers. */
+export function makePackr(): Packr {
+  return new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: 'number', moreTypes: false });
+}
+
+const packr = makePackr();
+
+/**
+ * Thrown by `decodeEnvelope` for bytes that are not MessagePack or not a well-shaped envelope.
+ * `code` is always `invalid_argument`; `error` is the StateError (message names the field).
+ */
+export class EnvelopeDecodeError extends Error {
+  readonly code = 'invalid_argument' as const;
+  readonly error: StateError;
+  constructor(error: StateError, options?: { cause?: unknown }) {
+    super(error.message, options);
+    this.name = 'EnvelopeDecodeError';
+    this.error = error;
+  }
+}
+
+/** Encodes an envelope for a log entry (SPEC §1.1: every node applies the same bytes). */
+export function encodeEnvelope(env: CommandEnvelope): Uint8Array {
+  return packr.pack(env);
+}
+
+/**
+ * Decodes and shape-checks a log entry. Throws `EnvelopeDecodeError` (code invalid_argument) on
+ * malformed bytes or shape; ranges (ttlMs bounds, sizes) are left to `apply`, which answers them
+ * with an invalid_argument result.
+ */
+export function decodeEnvelope(bytes: Uint8Array): CommandEnvelope {
+  let decoded: unknown;
+  try {
+    decoded = packr.unpack(bytes);
+  } catch (cause) {
+    throw new EnvelopeDecodeError({ code: 'invalid_argument', message: 'envelope: not valid MessagePack', details: { field: 'envelope' } }, { cause });
+  }
+  const err = checkEnvelopeShape(decoded);
+  if (err) throw new EnvelopeDecodeError(err);
+  return decoded as CommandEnvelope;
+}

@@ -1,0 +1,75 @@
+/**
+ * All replicated state of the coordination state machine in one place, with the scheduling
+ * helpers the handlers share. Owned by `CoordStateMachine`; mutated only inside `apply`.
+ */
+import type { CommandResult, WaiterOutcome } from './api.js';
+import { DueQueue } from './due-queue.js';
+import { GrantHistory } from './history.js';
+import type { CoordLimitsFull } from './limits.js';
+import type { Candidacy, ElectionRecord, Grant, KvRecord, LeaseRecord, Waiter } from './model.js';
+import { WindowedMap } from './windowed-map.js';
+
+/** Anything that can fall due and wake the leader (SPEC §2: it proposes an entry at `nextDueMs`). */
+export type WakeEntry = Grant | Waiter | Candidacy | LeaseRecord;
+
+/** An idempotency record (SPEC §1.6): the fingerprint of the first request and its result. */
+export interface IdempotencyRecord {
+  readonly fingerprint: string;
+  result: CommandResult;
+}
+
+/** The final (or pending) fate of a waiter, with the lease name it queued on. */
+export interface WaiterOutcomeRecord {
+  readonly name: string;
+  readonly outcome: WaiterOutcome;
+}
+
+export class Core {
+  readonly limits: CoordLimitsFull;
+  /** Lease records by name (granted, waited on, or in lock-delay). Size ≤ leasesMax. */
+  readonly leases = new Map<string, LeaseRecord>();
+  /** Election groups with candidates. Size ≤ electionsMax. */
+  readonly elections = new Map<string, ElectionRecord>();
+  /** Emptied groups → their last revision (bounded, oldest evicted). */
+  readonly retiredElections = new Map<string, number>();
+  readonly kv = new Map<string, KvRecord>();
+  /** Grants, waiters, candidacies and waited-on lock-delays: what `nextDueMs` reports. */
+  readonly wake = new DueQueue<WakeEntry>();
+  /** Lock-delays nobody waits for: cleaned when due, but never a reason to propose an entry. */
+  readonly sweep = new DueQueue<LeaseRecord>();
+  /** Queued waiters by waiterId. Size ≤ waitersMax. */
+  readonly pendingWaiters = new Map<number, Waiter>();
+  readonly waiterOutcomes: WindowedMap<number, WaiterOutcomeRecord>;
+  readonly idempotency: WindowedMap<string, IdempotencyRecord>;
+  readonly history: GrantHistory;
+  /** Last tie-break number handed out to a due entry (strictly increasing). */
+  dueSeq = 0;
+  /** Number of live grants (leases with a holder). */
+  grantsLive = 0;
+  /** Number of candidacies over all groups. */
+  candidatesCount = 0;
+  /** Log index and cluster time of the last applied entry (0 before any). */
+  lastIndex = 0;
+  lastTimeMs = 0;
+
+  constructor(limits: CoordLimitsFull) {
+    this.limits = limits;
+    this.waiterOutcomes = new WindowedMap(limits.idempotencyWindowMs, limits.idempotencyRecordsMax);
+    this.idempotency = new WindowedMap(limits.idempotencyWindowMs, limits.idempotencyRecordsMax);
+    this.history = new GrantHistory(limits.historyPerNameMax, limits.historyNamesMax);
+  }
+
+  /** (Re)schedules a wake entry at `dueMs` with a fresh tie-break. */
+  scheduleWake(entry: WakeEntry, dueMs: number): void {
+    entry.dueMs = dueMs;
+    entry.seq = ++this.dueSeq;
+    this.wake.update(entry);
+  }
+
+  /** Schedules a lease record's lock-delay end in the sweep queue. */
+  scheduleSweep(record: LeaseRecord, dueMs: number): void {
+    record.dueMs = dueMs;
+    record.seq = ++this.dueSeq;
+    this.sweep.update(record);
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Validation of commands as values (STYLE habit 4): `checkEnvelopeShape` checks structure and
+ * types (used by `decodeEnvelope` and again by `apply`, which must not trust its input);
+ * `checkCommandRanges` checks SPEC §3 names and ranges against the configured limits. Both return
+ * an `invalid_argument` StateError whose message and `details.field` name the field, or null.
+ */
+import type { Command, CommandEnvelope, JsonValue } from './api.js';
+import type { StateError } from './errors.js';
+import type { CoordLimitsFull } from './limits.js';
+
+/** SPEC §3 names: 1–200 bytes of [A-Za-z0-9._:-], starting with a letter or digit. */
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+/** SPEC §3 holder/candidate: 1–200 printable characters (no control characters). */
+function isHolder(v: unknown): boolean {
+  if (typeof v !== 'string' || v.length < 1 || v.length > 200) return false;
+  for (let i = 0; i < v.length; i++) {
+    const code = v.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return false;
+  }
+  return true;
+}
+/** Idempotency keys: SPEC §3, ≤ 128 characters. */
+export const IDEMPOTENCY_KEY_CHARS_MAX = 128;
+/** Fingerprints are server hashes; bounded so records stay small. */
+export const FINGERPRINT_CHARS_MAX = 256;
+/** Nesting bound for JSON values (keeps validation iterative-safe). */
+export const JSON_DEPTH_MAX = 64;
+
+type FieldKind = 'name' | 'holder' | 'int' | 'intOrNull' | 'json' | 'fence';
+
+const FIELDS: Readonly<Record<Command['type'], readonly (readonly [string, FieldKind])[]>> = {
+  'lease.acquire': [['name', 'name'], ['holder', 'holder'], ['ttlMs', 'int'], ['waitMs', 'int'], ['lockDelayMs', 'int'], ['maxHoldMs', 'intOrNull']],
+  'lease.renew': [['name', 'name'], ['holder', 'holder'], ['fencingToken', 'int']],
+  'lease.release': [['name', 'name'], ['holder', 'holder'], ['fencingToken', 'int']],
+  'lease.cancelWait': [['name', 'name'], ['holder', 'holder'], ['waiterId', 'int']],
+  'election.campaign': [['group', 'name'], ['candidate', 'holder'], ['ttlMs', 'int'], ['value', 'json']],
+  'election.renew': [['group', 'name'], ['candidate', 'holder']],
+  'election.resign': [['group', 'name'], ['candidate', 'holder']],
+  'election.proclaim': [['group', 'name'], ['candidate', 'holder'], ['fencingToken', 'int'], ['value', 'json']],
+  'kv.put': [['key', 'name'], ['value', 'json'], ['fence', 'fence'], ['ifRevision', 'intOrNull']],
+  'kv.delete': [['key', 'name'], ['fence', 'fence'], ['ifRevision', 'intOrNull']],
+  'time.advance': [],
+};
+
+/** An `invalid_argument` error naming `field`. */
+export function invalidArgument(field: string, message: string): StateError {
+  return { code: 'invalid_argument', message: `${field}: ${message}`, details: { field } };
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x) && !(x instanceof Uint8Array);
+}
+
+function isNonNegativeInt(x: unknown): x is number {
+  return typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
+}
+
+/** True iff `x` is a plain JSON value (finite numbers, plain objects/arrays) nested ≤ JSON_DEPTH_MAX. */
+export function isJsonValue(x: unknown, depth = 0): x is JsonValue {
+  if (x === null || typeof x === 'string' || typeof x === 'boolean') return true;
+  if (typeof x === 'number') return Number.isFinite(x);
+  if (depth >= JSON_DEPTH_MAX) return false;
+  if (Array.isArray(x)) return x.every((v) => isJsonValue(v, depth + 1));
+  if (typeof x !== 'object') return false;
+  const proto: unknown = Object.getPrototypeOf(x);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const v of Object.values(x as Record<string, unknown>)) if (!isJsonValue(v, depth + 1)) return false;
+  return true;
+}
+
+/** UTF-8 size of the JSON text of `value` (the size SPEC §3 limits). */
+export function jsonSizeBytes(value: JsonValue): number {
+  return Buffer.byteLength(JSON.stringify(value), 'utf8');
+}
+
+function checkField(obj: Record<string, unknown>, field: string, kind: FieldKind): StateError | null {
+  const v = obj[field];
+  switch (kind) {
+    case 'name':
+      return typeof v === 'string' && NAME_RE.test(v) ? null : invalidArgument(field, 'must be 1–200 characters of [A-Za-z0-9._:-] starting with a letter or digit');
+    case 'holder':
+      return isHolder(v) ? null : invalidArgument(field, 'must be 1–200 printable characters');
+    case 'int':
+      return isNonNegativeInt(v) ? null : invalidArgument(field, 'must be a non-negative integer');
+    case 'intOrNull':
+      return v === null || isNonNegativeInt(v) ? null : invalidArgument(field, 'must be a non-negative integer or null');
+    case 'json':
+      return v !== undefined && isJsonValue(v) ? null : invalidArgument(field, 'must be a JSON value');
+    case 'fence':
+      return v === null ? null : checkFence(v);
+  }
+}
+
+function checkFence(v: unknown): StateError | null {
+  if (!isRecord(v)) return invalidArgument('fence', 'must be an object or null');
+  if (!isNonNegativeInt(v['fencingToken'])) return invalidArgument('fence.fencingToken', 'must be a non-negative integer');
+  const hasLease = v['lease'] !== undefined;
+  const hasElection = v['election'] !== undefined;
+  if (hasLease === hasElection) return invalidArgument('fence', 'must name exactly one of lease or election');
+  const field = hasLease ? 'lease' : 'election';
+  const name = v[field];
+  return typeof name === 'string' && NAME_RE.test(name) ? null : invalidArgument(`fence.${field}`, 'must be a valid name');
+}
+
+/** Structure and types of an envelope (v, command.type, every field, idempotency). Null if fine. */
+export function checkEnvelopeShape(x: unknown): StateError | null {
+  if (!isRecord(x)) return invalidArgument('envelope', 'must be an object');
+  if (x['v'] !== 1) return invalidArgument('v', 'must be 1');
+  const idem = x['idempotency'];
+  if (idem !== null) {
+    if (!isRecord(idem)) return invalidArgument('idempotency', 'must be an object or null');
+    const key = idem['key'];
+    if (typeof key !== 'string' || key.length < 1 || key.length > IDEMPOTENCY_KEY_CHARS_MAX) return invalidArgument('idempotency.key', `must be 1–${IDEMPOTENCY_KEY_CHARS_MAX} characters`);
+    const fp = idem['fingerprint'];
+    if (typeof fp !== 'string' || fp.length > FINGERPRINT_CHARS_MAX) return invalidArgument('idempotency.fingerprint', `must be a string of ≤ ${FINGERPRINT_CHARS_MAX} characters`);
+  }
+  const cmd = x['command'];
+  if (!isRecord(cmd)) return invalidArgument('command', 'must be an object');
+  const type = cmd['type'];
+  if (typeof type !== 'string' || !Object.hasOwn(FIELDS, type)) return invalidArgument('command.type', 'unknown command type');
+  for (const [field, kind] of FIELDS[type as Command['type']]) {
+    const err = checkField(cmd, field, kind);
+    if (err) return err;
+  }
+  return null;
+}
+
+function rangeError(field: string, value: number, min: number, max: number): StateError | null {
+  return value < min || value > max ? invalidArgument(field, `must be between ${min} and ${max}`) : null;
+}
+
+/**
+ * SPEC §3 ranges of a well-shaped command: ttlMs in [ttlMsMin, ttlMsMax], waitMs ≤ waitMsMax,
+ * lockDelayMs ≤ lockDelayMsMax, maxHoldMs in [ttlMsMin, maxHoldMsMax]. Sizes are checked by the
+ * handlers (payload_too_large is not invalid_argument).
+ */
+export function checkCommandRanges(cmd: Command, limits: CoordLimitsFull): StateError | null {
+  switch (cmd.type) {
+    case 'lease.acquire':
+      return (
+        rangeError('ttlMs', cmd.ttlMs, limits.ttlMsMin, limits.ttlMsMax) ??
+        rangeError('waitMs', cmd.waitMs, 0, limits.waitMsMax) ??
+        rangeError('lockDelayMs', cmd.lockDelayMs, 0, limits.lockDelayMsMax) ??
+        (cmd.maxHoldMs === null ? null : rangeError('maxHoldMs', cmd.maxHoldMs, limits.ttlMsMin, limits.maxHoldMsMax))
+      );
+    case 'election.campaign':
+      return rangeError('ttlMs', cmd.ttlMs, limits.ttlMsMin, limits.ttlMsMax);
+    case 'lease.cancelWait':
+      return cmd.waiterId >= 1 ? null : invalidArgument('waiterId', 'must be a positive integer');
+    default:
+      return null;
+  }
+}
+
+/** Shape check narrowing `x` to a CommandEnvelope. */
+export function isCommandEnvelope(x: unknown): x is CommandEnvelope {
+  return checkEnvelopeShape(x) === null;
+}

@@ -1,0 +1,9 @@
+/**
+ * Entry point of the pure Raft core: the RaftCore class and the protocol types it speaks.
+ */
+export * from './types.js';
+export { RaftCore } from './raft-core.js';
+export type { ProgressView } from './raft-core.js';
+export { entrySizeBytes, entryOverheadBytes } from './raft-log.js';
+export { committedEntriesPerReadyMax } from './config.js';
+export { readRequestsPendingMax } from './read-only.js';

@@ -1,0 +1,97 @@
+/**
+ * Operating errors of the Raft runtime, each with a stable `code` (SPEC §3 maps them to HTTP:
+ * `not_leader` → forward or 503 `no_leader`, `timeout` → 504, `resource_exhausted` → 429).
+ * Bugs are assertions (node:assert), never these.
+ */
+import type { NodeId } from './core/types.js';
+
+/** Stable codes of every error this package throws on purpose. */
+export type RaftErrorCode =
+  'not_leader' | 'timeout' | 'stopped' | 'storage_identity' | 'resource_exhausted' | 'invalid_argument';
+
+/** Base class: `code` is stable, `message` is for humans. */
+export abstract class RaftError extends Error {
+  abstract readonly code: RaftErrorCode;
+}
+
+/**
+ * This node is not the leader (or is handing leadership over). `leaderHint` is the leader this
+ * node believes in, or null when none is known. For `propose` it means the command was NOT and
+ * will NOT be applied at the index it was given (an entry of another term took that index, or it
+ * never entered the log), so retrying elsewhere is safe.
+ */
+export class NotLeaderError extends RaftError {
+  readonly code = 'not_leader' as const;
+  constructor(
+    readonly leaderHint: NodeId | null,
+    message = leaderHint === null
+      ? 'not the leader; no leader known'
+      : `not the leader; leader is ${leaderHint}`,
+  ) {
+    super(message);
+    this.name = 'NotLeaderError';
+  }
+}
+
+/**
+ * The deadline (`timeoutMs`) passed or the caller aborted. For `propose` the outcome is UNKNOWN:
+ * the entry may still commit; retry only with an idempotency key (SPEC §3 504 `timeout`).
+ */
+export class TimeoutError extends RaftError {
+  readonly code = 'timeout' as const;
+  constructor(message = 'request timed out; outcome unknown', options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'TimeoutError';
+  }
+}
+
+/** The node was stopped (or failed fatally) while the request was pending or before it started. */
+export class StoppedError extends RaftError {
+  readonly code = 'stopped' as const;
+  constructor(message = 'raft node is stopped', options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StoppedError';
+  }
+}
+
+/**
+ * The data directory belongs to another cluster or node. Refusing to start is the only safe
+ * answer (mixing logs breaks Raft safety); the message says which directory and both identities
+ * so an operator can fix the configuration instead of watching a crash loop.
+ */
+export class StorageIdentityError extends RaftError {
+  readonly code = 'storage_identity' as const;
+  constructor(
+    readonly dataDir: string,
+    readonly expected: { readonly clusterId: string; readonly nodeId: NodeId },
+    readonly found: { readonly clusterId: string; readonly nodeId: NodeId },
+  ) {
+    super(
+      `data directory ${dataDir} belongs to cluster "${found.clusterId}" node "${found.nodeId}", ` +
+        `but this process is configured as cluster "${expected.clusterId}" node "${expected.nodeId}"; ` +
+        "point dataDir at this node's own directory (or an empty one for a new node)",
+    );
+    this.name = 'StorageIdentityError';
+  }
+}
+
+/** A configured bound (`…Max`) is reached, e.g. too many proposals pending; retry later. */
+export class ResourceExhaustedError extends RaftError {
+  readonly code = 'resource_exhausted' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'ResourceExhaustedError';
+  }
+}
+
+/** A caller passed a bad option or argument; `field` names it (SPEC §3 400 `invalid_argument`). */
+export class InvalidArgumentError extends RaftError {
+  readonly code = 'invalid_argument' as const;
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+    this.name = 'InvalidArgumentError';
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Options of RaftNode.open, their defaults, and the start-time checks of their relations
+ * (TigerBeetle style: limits named, relations validated once).
+ */
+import type { Logger } from 'pino';
+import type { NodeId } from './core/types.js';
+import type { PeerInfo } from './api.js';
+import type { StateMachine } from './state-machine.js';
+import type { RaftStorage } from './storage/raft-storage.js';
+import type { Transport } from './transport/transport.js';
+import { InvalidArgumentError } from './errors.js';
+import { readRequestsPendingMax } from './core/read-only.js';
+
+/** Everything RaftNode.open needs. Durations in ms; converted to ticks of `tickMs`. */
+export interface RaftNodeOptions<R> {
+  /** This node's id; must appear in `peers`. */
+  readonly id: NodeId;
+  /** Cluster identity: checked against the data directory and in every peer handshake. */
+  readonly clusterId: string;
+  /** Every voter of the cluster INCLUDING this node, with its Raft (`host:port`) address. */
+  readonly peers: readonly PeerInfo[];
+  /** Raft listen address (`host:port`); default: this node's `raftAddress` in `peers`. */
+  readonly listen?: string;
+  /** Directory of this node's level database. Required unless `storage` is given. */
+  readonly dataDir?: string;
+  /** The replicated application; in-memory, rebuilt by replaying the log on open. */
+  readonly stateMachine: StateMachine<R>;
+  /** Ticker period. Default 10 ms. */
+  readonly tickMs?: number;
+  /** Leader heartbeat interval. Default 100 ms. Must be < electionTimeoutMs. */
+  readonly heartbeatMs?: number;
+  /** Base election timeout (each drawn from [base, 2×base)). Default 1000 ms. */
+  readonly electionTimeoutMs?: number;
+  /** pino logger; the node uses children `{component: 'raft' | 'raft-storage' | 'raft-transport'}`. */
+  readonly logger?: Logger;
+  /** Bounds on one AppendEntries. Defaults 512 entries, 1 MiB. */
+  readonly entriesPerMessageMax?: number;
+  readonly bytesPerMessageMax?: number;
+  /** Pipelined AppendEntries per follower. Default 64. */
+  readonly inflightMessagesMax?: number;
+  /** Pre-vote (dissertation §9.6) and check-quorum (§6.2). Default true. */
+  readonly preVote?: boolean;
+  readonly checkQuorum?: boolean;
+  /** Proposals awaiting commit before propose() rejects with ResourceExhaustedError. Default 65536. */
+  readonly proposalsPendingMax?: number;
+  /** Read barriers in flight before readBarrier() rejects with ResourceExhaustedError. Default and cap: the core's 65536. */
+  readonly readsPendingMax?: number;
+  /** Deadline for propose/readBarrier when the caller gives none. Default 30 000 ms. */
+  readonly requestTimeoutMsDefault?: number;
+  /** Seed of the election-jitter generator; default from crypto (logged). */
+  readonly randomSeed?: number;
+  /** Injected storage (tests); default LevelRaftStorage in `dataDir`. Closed by stop(). */
+  readonly storage?: RaftStorage;
+  /** Injected transport (tests); default TcpTransport on `listen`. Closed by stop(). */
+  readonly transport?: Transport;
+  /**
+   * Called once when storage (or the state machine) fails inside the Ready loop (the node has
+   * already stopped; Raft cannot go on without its disk). Default: rethrow asynchronously, crashing the process so a supervisor restarts it.
+   */
+  readonly onFatalError?: (err: unknown) => void;
+}
+
+/** Options after defaults, with durations converted to ticks. */
+export interface ResolvedOptions {
+  readonly tickMs: number;
+  readonly heartbeatTicks: number;
+  readonly electionTimeoutTicks: number;
+  readonly electionTimeoutMs: number;
+  readonly entriesPerMessageMax: number;
+  readonly bytesPerMessageMax: number;
+  readonly inflightMessagesMax: number;
+  readonly preVote: boolean;
+  readonly checkQuorum: boolean;
+  readonly proposalsPendingMax: number;
+  readonly readsPendingMax: number;
+  readonly requestTimeoutMsDefault: number;
+  readonly listen: string;
+  readonly voters: readonly NodeId[];
+}
+
+function positiveInt(field: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value <= 0)
+    throw new InvalidArgumentError(field, `must be a positive integer, got ${value}`);
+  return value;
+}
+
+/**
+ * Applies defaults and checks relations. Throws InvalidArgumentError naming the field:
+ * heartbeatMs ≥ tickMs, heartbeatMs < electionTimeoutMs, id among peers, unique peer ids.
+ */
+export function resolveOptions<R>(o: RaftNodeOptions<R>): ResolvedOptions {
+  const tickMs = positiveInt('tickMs', o.tickMs ?? 10);
+  const heartbeatMs = positiveInt('heartbeatMs', o.heartbeatMs ?? 100);
+  const electionTimeoutMs = positiveInt('electionTimeoutMs', o.electionTimeoutMs ?? 1000);
+  if (heartbeatMs < tickMs) throw new InvalidArgumentError('heartbeatMs', `must be ≥ tickMs (${tickMs})`);
+  if (heartbeatMs >= electionTimeoutMs)
+    throw new InvalidArgumentError('heartbeatMs', `must be < electionTimeoutMs (${electionTimeoutMs})`);
+  const heartbeatTicks = Math.max(1, Math.round(heartbeatMs / tickMs));
+  const electionTimeoutTicks = Math.round(electionTimeoutMs / tickMs);
+  if (electionTimeoutTicks <= heartbeatTicks)
+    throw new InvalidArgumentError('electionTimeoutMs', 'must exceed heartbeatMs by at least one tick');
+  if (o.clusterId.length === 0) throw new InvalidArgumentError('clusterId', 'must not be empty');
+  const voters = o.peers.map((p) => p.id);
+  if (new Set(voters).size !== voters.length) throw new InvalidArgumentError('peers', 'duplicate node id');
+  const self = o.peers.find((p) => p.id === o.id);
+  if (self === undefined) throw new InvalidArgumentError('peers', `must include this node "${o.id}"`);
+  if (o.storage === undefined && o.dataDir === undefined)
+    throw new InvalidArgumentError('dataDir', 'required unless storage is given');
+  return {
+    tickMs,
+    heartbeatTicks,
+    electionTimeoutTicks,
+    electionTimeoutMs,
+    entriesPerMessageMax: positiveInt('entriesPerMessageMax', o.entriesPerMessageMax ?? 512),
+    bytesPerMessageMax: positiveInt('bytesPerMessageMax', o.bytesPerMessageMax ?? 1024 * 1024),
+    inflightMessagesMax: positiveInt('inflightMessagesMax', o.inflightMessagesMax ?? 64),
+    preVote: o.preVote ?? true,
+    checkQuorum: o.checkQuorum ?? true,
+    proposalsPendingMax: positiveInt('proposalsPendingMax', o.proposalsPendingMax ?? 65536),
+    readsPendingMax: Math.min(
+      positiveInt('readsPendingMax', o.readsPendingMax ?? 65536),
+      readRequestsPendingMax,
+    ),
+    requestTimeoutMsDefault: positiveInt('requestTimeoutMsDefault', o.requestTimeoutMsDefault ?? 30_000),
+    listen: o.listen ?? self.raftAddress,
+    voters,
+  };
+}

@@ -1,0 +1,544 @@
+/**
+ * RaftNode: the runtime around the pure RaftCore — level storage, TCP transport, a ticker, the
+ * Ready loop, proposal / read / transfer tracking — implementing RaftNodeApi (api.ts).
+ *
+ * Ready loop (types.ts, etcd-io/raft's RawNode): persist hardState + entries (fsync) → send
+ * messages → apply committedEntries → serve readStates / fail readFailures → advance. It runs on
+ * setImmediate after any input, never re-entrantly; inputs arriving while a write is in flight
+ * pile up in the core and leave in the NEXT Ready as one write (group commit).
+ */
+import assert from 'node:assert/strict';
+import type { Logger } from 'pino';
+import { pino } from 'pino';
+import { RaftCore } from './core/raft-core.js';
+import type { CoreConfig, Entry, LogIndex, Message, NodeId, Ready, SoftState, Term } from './core/types.js';
+import { asIndex } from './core/types.js';
+import type { Applied, MemberStatus, RaftNodeApi, RaftStatus, RequestOptions } from './api.js';
+import type { StateMachine } from './state-machine.js';
+import { InvalidArgumentError, NotLeaderError, ResourceExhaustedError, StoppedError } from './errors.js';
+import { Pending } from './pending.js';
+import { cryptoSeed, SeededRandom } from './random.js';
+import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './raft-node-options.js';
+import { LevelRaftStorage } from './storage/level-storage.js';
+import type { RaftStorage } from './storage/raft-storage.js';
+import { TcpTransport } from './transport/tcp-transport.js';
+import type { Transport } from './transport/transport.js';
+
+/** A proposal waiting for its entry (index, term) to be applied. */
+interface PendingProposal<R> {
+  readonly term: Term;
+  readonly pending: Pending<Applied<R>>;
+}
+
+/** A read barrier: `index` is null until the core answers with a ReadState. */
+interface PendingRead {
+  index: LogIndex | null;
+  readonly pending: Pending<LogIndex>;
+}
+
+/** A leadership transfer waiting for `target` to become leader. */
+interface PendingTransfer {
+  readonly target: NodeId;
+  readonly pending: Pending<void>;
+}
+
+/** Monotonic clock of the runtime (core/types.ts Clock). */
+const monotonicClock = { nowMs: (): number => performance.now() };
+
+export class RaftNode<R> implements RaftNodeApi<R> {
+  readonly id: NodeId;
+  readonly #core: RaftCore;
+  readonly #storage: RaftStorage;
+  readonly #transport: Transport;
+  readonly #sm: StateMachine<R>;
+  readonly #o: ResolvedOptions;
+  readonly #log: Logger;
+  readonly #onFatalError: (err: unknown) => void;
+
+  /** Last entry applied to the state machine. Only #applyEntry raises it; appliedIndex ≤ commitIndex. */
+  #appliedIndex: LogIndex;
+  /** index → proposal; at most proposalsPendingMax. */
+  readonly #proposals = new Map<number, PendingProposal<R>>();
+  /** requestId → read; at most readsPendingMax. */
+  readonly #reads = new Map<number, PendingRead>();
+  #readSeq = 0;
+  readonly #transfers = new Set<PendingTransfer>();
+  readonly #appliedListeners = new Set<(lastApplied: LogIndex) => void>();
+  readonly #leaderListeners = new Set<(leaderId: NodeId | null, term: Term) => void>();
+  /** Last soft state reported to listeners. */
+  #softState: SoftState;
+  /** Ticks since start (for lastContactMs). */
+  #ticks = 0;
+  #ticker: NodeJS.Timeout | null = null;
+  #loopScheduled = false;
+  #loopRunning = false;
+  #loopDone: Promise<void> = Promise.resolve();
+  #stopped = false;
+  #stopPromise: Promise<void> | null = null;
+  /** Follower cluster-time estimate: last value seen from the core and when (monotonic ms). */
+  #clusterSeen = { valueMs: 0, atMs: 0 };
+
+  private constructor(
+    options: RaftNodeOptions<R>,
+    resolved: ResolvedOptions,
+    parts: {
+      core: RaftCore;
+      storage: RaftStorage;
+      transport: Transport;
+      appliedIndex: LogIndex;
+      log: Logger;
+    },
+  ) {
+    this.id = options.id;
+    this.#o = resolved;
+    this.#sm = options.stateMachine;
+    this.#core = parts.core;
+    this.#storage = parts.storage;
+    this.#transport = parts.transport;
+    this.#appliedIndex = parts.appliedIndex;
+    this.#log = parts.log;
+    this.#onFatalError =
+      options.onFatalError ??
+      ((err) =>
+        setImmediate(() => {
+          throw err;
+        }));
+    this.#softState = this.#core.softState();
+  }
+
+  /**
+   * Opens storage (checking its identity), recovers the log, replays committed entries into the
+   * state machine, starts the transport and the ticker.
+   * Errors: InvalidArgumentError (bad options, names the field); StorageIdentityError (dataDir of
+   * another cluster/node); Error with `cause` if the directory is locked or the address is in use.
+   */
+  static async open<R>(options: RaftNodeOptions<R>): Promise<RaftNode<R>> {
+    const resolved = resolveOptions(options);
+    const root = options.logger ?? pino({ level: 'silent' });
+    const log = root.child({ component: 'raft', nodeId: options.id });
+    const storage =
+      options.storage ??
+      (await LevelRaftStorage.open({
+        dataDir: options.dataDir!,
+        clusterId: options.clusterId,
+        nodeId: options.id,
+        logger: root.child({ component: 'raft-storage', nodeId: options.id }),
+      }));
+    try {
+      const initial = await storage.recover();
+      const appliedIndex = replay(options.stateMachine, initial.entries, initial.hardState.commitIndex);
+      const seed = options.randomSeed ?? cryptoSeed();
+      // The core hands out only entries after what the replay applied.
+      const core = new RaftCore(
+        coreConfig(options.id, resolved),
+        { ...initial, appliedIndex },
+        monotonicClock,
+        new SeededRandom(seed),
+      );
+      const transport =
+        options.transport ??
+        new TcpTransport({
+          id: options.id,
+          clusterId: options.clusterId,
+          peers: options.peers,
+          listen: resolved.listen,
+          logger: root.child({ component: 'raft-transport', nodeId: options.id }),
+        });
+      const node = new RaftNode(options, resolved, { core, storage, transport, appliedIndex, log });
+      await node.#start();
+      log.info(
+        {
+          term: initial.hardState.term,
+          commitIndex: initial.hardState.commitIndex,
+          lastIndex: initial.entries.length,
+          appliedIndex,
+          seed,
+        },
+        'raft node started',
+      );
+      return node;
+    } catch (err) {
+      await storage.close();
+      throw err;
+    }
+  }
+
+  async #start(): Promise<void> {
+    this.#transport.onMessage((msg) => this.#onMessage(msg));
+    await this.#transport.start();
+    this.#ticker = setInterval(() => this.#tick(), this.#o.tickMs);
+    this.#schedule();
+  }
+
+  #onMessage(msg: Message): void {
+    if (this.#stopped) return;
+    this.#core.step(msg);
+    this.#schedule();
+  }
+
+  #tick(): void {
+    if (this.#stopped) return;
+    this.#ticks++;
+    this.#core.tick();
+    this.#schedule();
+  }
+
+  /** Runs the Ready loop on the next turn unless it is queued or running (it re-checks on exit). */
+  #schedule(): void {
+    if (this.#loopScheduled || this.#loopRunning || this.#stopped) return;
+    this.#loopScheduled = true;
+    setImmediate(() => {
+      this.#loopScheduled = false;
+      this.#loopDone = this.#runLoop();
+    });
+  }
+
+  async #runLoop(): Promise<void> {
+    if (this.#loopRunning || this.#stopped) return;
+    this.#loopRunning = true;
+    try {
+      while (!this.#stopped && this.#core.hasReady()) await this.#handleReady(this.#core.ready());
+    } catch (err) {
+      this.#fatal(err);
+    } finally {
+      this.#loopRunning = false;
+    }
+  }
+
+  /** One Ready, in the order types.ts prescribes. */
+  async #handleReady(ready: Ready): Promise<void> {
+    if (ready.softState !== null) this.#onSoftState(ready.softState);
+    if (ready.hardState !== null || ready.entries.length > 0) {
+      await this.#storage.persist({ hardState: ready.hardState, entries: ready.entries });
+      if (this.#stopped) return;
+    }
+    for (const msg of ready.messages) this.#transport.send(msg);
+    const appliedBefore = this.#appliedIndex;
+    for (const entry of ready.committedEntries) this.#applyEntry(entry);
+    for (const readState of ready.readStates) {
+      const read = this.#reads.get(readState.requestId);
+      if (read !== undefined) read.index = readState.index;
+    }
+    for (const failure of ready.readFailures) {
+      this.#reads.get(failure.requestId)?.pending.reject(new NotLeaderError(failure.leaderHint));
+      this.#reads.delete(failure.requestId);
+    }
+    this.#serveReads();
+    this.#core.advance(ready);
+    if (this.#appliedIndex !== appliedBefore) this.#notifyApplied();
+  }
+
+  /** Applies one committed entry (skipping those replayed on open) and settles its proposal. */
+  #applyEntry(entry: Entry): void {
+    if (entry.index <= this.#appliedIndex) return; // already replayed from disk on open
+    assert.equal(
+      entry.index,
+      this.#appliedIndex + 1,
+      'committed entries must be applied in order without gaps',
+    );
+    const result = this.#sm.apply({
+      index: entry.index,
+      term: entry.term,
+      clusterTimeMs: entry.clusterTimeMs,
+      type: entry.type,
+      data: entry.data,
+    });
+    this.#appliedIndex = entry.index;
+    const proposal = this.#proposals.get(entry.index);
+    if (proposal === undefined) return;
+    this.#proposals.delete(entry.index);
+    if (proposal.term === entry.term) {
+      proposal.pending.resolve({ index: entry.index, clusterTimeMs: entry.clusterTimeMs, result });
+    } else {
+      // Another leader's entry took this index: ours is not in the log and never will be (§5.3).
+      proposal.pending.reject(new NotLeaderError(this.#softState.leaderId));
+    }
+  }
+
+  #serveReads(): void {
+    for (const [requestId, read] of this.#reads) {
+      if (read.index !== null && read.index <= this.#appliedIndex) {
+        read.pending.resolve(read.index);
+        this.#reads.delete(requestId);
+      }
+    }
+  }
+
+  #onSoftState(next: SoftState): void {
+    const previous = this.#softState;
+    this.#softState = next;
+    if (next.role === previous.role && next.leaderId === previous.leaderId && next.term === previous.term)
+      return;
+    if (next.role === 'leader' && previous.role !== 'leader')
+      this.#log.info({ term: next.term }, 'became leader');
+    else if (previous.role === 'leader' && next.role !== 'leader')
+      this.#log.info({ term: next.term, leaderId: next.leaderId }, 'lost leadership');
+    if (next.leaderId !== previous.leaderId)
+      this.#log.info({ term: next.term, leaderId: next.leaderId }, 'leader changed');
+    if (next.role !== 'leader') this.#failLeaderOnlyWaiters(next.leaderId);
+    for (const transfer of this.#transfers) {
+      if (next.leaderId === transfer.target) {
+        transfer.pending.resolve();
+        this.#transfers.delete(transfer);
+      }
+    }
+    if (next.leaderId !== previous.leaderId || next.role !== previous.role) {
+      for (const listener of this.#leaderListeners)
+        this.#callListener(() => listener(next.leaderId, next.term));
+    }
+  }
+
+  /**
+   * On losing leadership: reads not yet answered cannot be confirmed by us. Proposals stay pending:
+   * their entries may still commit under the next leader; they settle when their index is applied
+   * (resolve if our term is there, NotLeaderError if not) or at their deadline (TimeoutError).
+   */
+  #failLeaderOnlyWaiters(leaderHint: NodeId | null): void {
+    for (const [requestId, read] of this.#reads) {
+      if (read.index === null) {
+        read.pending.reject(new NotLeaderError(leaderHint));
+        this.#reads.delete(requestId);
+      }
+    }
+    for (const transfer of this.#transfers) {
+      if (leaderHint !== null && leaderHint !== transfer.target) {
+        transfer.pending.reject(
+          new NotLeaderError(leaderHint, `leadership went to ${leaderHint}, not ${transfer.target}`),
+        );
+        this.#transfers.delete(transfer);
+      }
+    }
+  }
+
+  #notifyApplied(): void {
+    const applied = this.#appliedIndex;
+    for (const listener of this.#appliedListeners) this.#callListener(() => listener(applied));
+  }
+
+  #callListener(call: () => void): void {
+    try {
+      call();
+    } catch (err) {
+      this.#log.error({ err }, 'listener threw');
+    }
+  }
+
+  /** See RaftNodeApi.propose. Rejects: NotLeaderError, TimeoutError, ResourceExhaustedError, StoppedError. */
+  propose(data: Uint8Array, opts: RequestOptions = {}): Promise<Applied<R>> {
+    if (this.#stopped) return Promise.reject(new StoppedError());
+    if (this.#proposals.size >= this.#o.proposalsPendingMax) {
+      return Promise.reject(
+        new ResourceExhaustedError(`${this.#proposals.size} proposals pending (proposalsPendingMax)`),
+      );
+    }
+    const result = this.#core.propose(data);
+    if (!result.ok) {
+      // While handing leadership over (§3.10) this node is still leader but accepts nothing; no
+      // node can take the write right now, so no hint (the server answers 503 no_leader + Retry-After).
+      if (result.reason === 'transferring')
+        return Promise.reject(new NotLeaderError(null, 'leadership transfer in progress'));
+      return Promise.reject(new NotLeaderError(result.leaderHint));
+    }
+    const previous = this.#proposals.get(result.index);
+    if (previous !== undefined) {
+      // Our new entry replaced an uncommitted one of an older term at this index (§5.4.2).
+      assert.ok(previous.term < result.term, 'two proposals of one term at one index');
+      previous.pending.reject(new NotLeaderError(this.id));
+    }
+    const index = result.index;
+    const pending = new Pending<Applied<R>>(
+      opts.timeoutMs ?? this.#o.requestTimeoutMsDefault,
+      opts.signal,
+      () => {
+        if (this.#proposals.get(index)?.pending === pending) this.#proposals.delete(index);
+      },
+    );
+    this.#proposals.set(index, { term: result.term, pending });
+    this.#schedule();
+    return pending.promise;
+  }
+
+  /**
+   * See RaftNodeApi.readBarrier. Leader only: on a follower (or a candidate) it rejects at once with
+   * NotLeaderError(leaderHint) — forward linearizable reads to the leader. Resolves with the read
+   * index once this node applied it (ReadIndex, §6.4). Rejects: NotLeaderError (also if
+   * leadership is lost before confirmation), TimeoutError, ResourceExhaustedError, StoppedError.
+   */
+  readBarrier(opts: RequestOptions = {}): Promise<LogIndex> {
+    if (this.#stopped) return Promise.reject(new StoppedError());
+    const soft = this.#core.softState();
+    if (soft.role !== 'leader') return Promise.reject(new NotLeaderError(soft.leaderId));
+    if (this.#reads.size >= this.#o.readsPendingMax) {
+      return Promise.reject(
+        new ResourceExhaustedError(`${this.#reads.size} reads pending (readsPendingMax)`),
+      );
+    }
+    const requestId = ++this.#readSeq;
+    const pending = new Pending<LogIndex>(
+      opts.timeoutMs ?? this.#o.requestTimeoutMsDefault,
+      opts.signal,
+      () => this.#reads.delete(requestId),
+    );
+    this.#reads.set(requestId, { index: null, pending });
+    this.#core.readIndex(requestId);
+    this.#schedule();
+    return pending.promise;
+  }
+
+  /**
+   * See RaftNodeApi.transferLeadership (§3.10). `to` defaults to the follower with the highest
+   * matchIndex. Resolves when `to` is known as leader. Rejects: NotLeaderError (not leader, or
+   * another node won), InvalidArgumentError (unknown `to`), TimeoutError (default deadline
+   * 2 × electionTimeoutMs; the core gives up a transfer after an election timeout), StoppedError.
+   */
+  transferLeadership(to?: NodeId, opts: RequestOptions = {}): Promise<void> {
+    if (this.#stopped) return Promise.reject(new StoppedError());
+    const soft = this.#core.softState();
+    if (soft.role !== 'leader') return Promise.reject(new NotLeaderError(soft.leaderId));
+    if (to !== undefined && !this.#o.voters.includes(to))
+      return Promise.reject(new InvalidArgumentError('to', `unknown node "${to}"`));
+    if (to === this.id) return Promise.resolve();
+    const target = to ?? this.#bestFollower();
+    if (target === null)
+      return Promise.reject(new InvalidArgumentError('to', 'no other voter to transfer to'));
+    const transfer: PendingTransfer = {
+      target,
+      pending: new Pending<void>(opts.timeoutMs ?? 2 * this.#o.electionTimeoutMs, opts.signal, () =>
+        this.#transfers.delete(transfer),
+      ),
+    };
+    this.#transfers.add(transfer);
+    this.#log.info({ term: soft.term, target }, 'transferring leadership');
+    this.#core.transferLeadership(target);
+    this.#schedule();
+    return transfer.pending.promise;
+  }
+
+  #bestFollower(): NodeId | null {
+    let best: NodeId | null = null;
+    let bestMatch = -1;
+    for (const [id, p] of this.#core.progress()) {
+      if (id !== this.id && p.matchIndex > bestMatch) {
+        best = id;
+        bestMatch = p.matchIndex;
+      }
+    }
+    return best;
+  }
+
+  /** See RaftNodeApi.status. Cheap; safe to call often. */
+  status(): RaftStatus {
+    const soft = this.#core.softState();
+    const hard = this.#core.hardState();
+    const progress = this.#core.progress();
+    const members: MemberStatus[] = this.#o.voters.map((id) => {
+      if (id === this.id) return { id, role: soft.role };
+      const p = progress.get(id);
+      if (soft.role === 'leader' && p !== undefined) {
+        if (p.lastAckTick < 0) return { id, role: 'follower', matchIndex: p.matchIndex }; // no answer this term
+        return {
+          id,
+          role: 'follower',
+          matchIndex: p.matchIndex,
+          lastContactMs: Math.max(0, this.#ticks - p.lastAckTick) * this.#o.tickMs,
+        };
+      }
+      return { id, role: id === soft.leaderId ? 'leader' : 'unknown' };
+    });
+    return {
+      id: this.id,
+      role: soft.role,
+      term: soft.term,
+      leaderId: soft.leaderId,
+      commitIndex: hard.commitIndex,
+      appliedIndex: this.#appliedIndex,
+      lastLogIndex: this.#core.lastIndex(),
+      clusterTimeMs: this.#clusterTimeMs(soft),
+      members,
+    };
+  }
+
+  #clusterTimeMs(soft: SoftState): number {
+    const valueMs = this.#core.clusterTimeMs();
+    if (soft.role === 'leader') return valueMs;
+    const nowMs = monotonicClock.nowMs();
+    if (valueMs !== this.#clusterSeen.valueMs) this.#clusterSeen = { valueMs, atMs: nowMs };
+    return valueMs + (nowMs - this.#clusterSeen.atMs);
+  }
+
+  /** Throws (assertion) if a runtime invariant is broken (tests call it); also checks the core's. */
+  checkInvariants(): void {
+    assert.ok(this.#appliedIndex <= this.#core.hardState().commitIndex, 'appliedIndex ≤ commitIndex');
+    assert.ok(this.#proposals.size <= this.#o.proposalsPendingMax, 'proposals within proposalsPendingMax');
+    assert.ok(this.#reads.size <= this.#o.readsPendingMax, 'reads within readsPendingMax');
+    for (const index of this.#proposals.keys())
+      assert.ok(index > this.#appliedIndex, 'no pending proposal at an applied index');
+    this.#core.checkInvariants();
+  }
+
+  onApplied(listener: (lastApplied: LogIndex) => void): () => void {
+    this.#appliedListeners.add(listener);
+    return () => this.#appliedListeners.delete(listener);
+  }
+
+  onLeaderChange(listener: (leaderId: NodeId | null, term: Term) => void): () => void {
+    this.#leaderListeners.add(listener);
+    return () => this.#leaderListeners.delete(listener);
+  }
+
+  /** Storage (or the state machine) failed inside the Ready loop: Raft cannot go on safely. Stop, then report. */
+  #fatal(err: unknown): void {
+    this.#log.fatal({ err }, 'raft runtime failed; stopping node');
+    void this.stop().finally(() => this.#onFatalError(err));
+  }
+
+  /** See RaftNodeApi.stop: stops ticker and transport, fails waiters with StoppedError, closes storage. */
+  stop(): Promise<void> {
+    if (this.#stopPromise !== null) return this.#stopPromise;
+    this.#stopped = true;
+    if (this.#ticker !== null) clearInterval(this.#ticker);
+    const stopped = new StoppedError();
+    for (const p of this.#proposals.values()) p.pending.reject(stopped);
+    for (const r of this.#reads.values()) r.pending.reject(stopped);
+    for (const t of this.#transfers) t.pending.reject(stopped);
+    this.#proposals.clear();
+    this.#reads.clear();
+    this.#transfers.clear();
+    this.#stopPromise = (async () => {
+      await this.#transport.close();
+      await this.#loopDone;
+      await this.#storage.close();
+      this.#log.info({ appliedIndex: this.#appliedIndex }, 'raft node stopped');
+    })();
+    return this.#stopPromise;
+  }
+}
+
+/** Applies entries 1..commitIndex of the recovered log (the state machine lives in memory). */
+function replay<R>(sm: StateMachine<R>, entries: readonly Entry[], commitIndex: LogIndex): LogIndex {
+  for (const entry of entries) {
+    if (entry.index > commitIndex) break;
+    sm.apply({
+      index: entry.index,
+      term: entry.term,
+      clusterTimeMs: entry.clusterTimeMs,
+      type: entry.type,
+      data: entry.data,
+    });
+  }
+  return asIndex(Math.min(commitIndex, entries.length));
+}
+
+function coreConfig(id: NodeId, o: ResolvedOptions): CoreConfig {
+  return {
+    id,
+    voters: o.voters,
+    electionTimeoutTicks: o.electionTimeoutTicks,
+    heartbeatTicks: o.heartbeatTicks,
+    preVote: o.preVote,
+    checkQuorum: o.checkQuorum,
+    entriesPerMessageMax: o.entriesPerMessageMax,
+    bytesPerMessageMax: o.bytesPerMessageMax,
+    inflightMessagesMax: o.inflightMessagesMax,
+  };
+}

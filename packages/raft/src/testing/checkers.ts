@@ -1,0 +1,335 @@
+/**
+ * Safety checkers for Raft histories, fed by the simulator after every step (usable on any history
+ * that reports the same observations, e.g. a real cluster's logs).
+ *
+ * Properties (Raft paper Figure 3 and §5.4; SPEC §1.1, §1.2, §2):
+ * - Election safety: at most one leader per term, ever.
+ * - Log matching: two logs with an entry of the same index and term hold the same entry there and
+ *   the same prefix before it (checked incrementally: each (index, term) remembers its entry and the
+ *   term of the entry before it).
+ * - Leader completeness: an entry committed in term t is in the log of every leader of a term > t.
+ * - State machine safety: every node applies the same entry at each index, in order, once.
+ * - Commit index never decreases on a node (in memory within one incarnation; durably across restarts),
+ *   and a node never rewrites or drops entries at or below its durable commit index.
+ * - Acknowledged writes are in the log of every later leader; a ReadIndex read observes every write
+ *   acknowledged before the read began (linearizable reads, SPEC §1.2).
+ * - Cluster time never decreases along the log and never runs ahead of real elapsed time beyond the
+ *   drift bound (SPEC §2, needed for SPEC §1.5 "no early expiry").
+ * Every failure throws SimViolation with a stable `kind`.
+ */
+import type { Entry, LogIndex, NodeId, Role, Term } from '../core/types.js';
+import { describeEntry, sameEntry } from './entry-identity.js';
+
+/** Stable names of the properties the simulator checks. */
+export type ViolationKind =
+  | 'election-safety'
+  | 'log-matching'
+  | 'leader-completeness'
+  | 'state-machine-safety'
+  | 'apply-order'
+  | 'commit-monotonic'
+  | 'committed-entry-rewritten'
+  | 'acked-write-lost'
+  | 'stale-read'
+  | 'cluster-time'
+  | 'ready-contract'
+  | 'core-invariant'
+  | 'core-error'
+  | 'liveness';
+
+/** A broken property: `kind` says which, `atMs` when (sim time), the message what was seen. */
+export class SimViolation extends Error {
+  readonly kind: ViolationKind;
+  readonly atMs: number;
+  constructor(kind: ViolationKind, message: string, atMs: number, options?: { cause?: unknown }) {
+    super(`[${kind}] t=${atMs.toFixed(1)}ms ${message}`, options);
+    this.name = 'SimViolation';
+    this.kind = kind;
+    this.atMs = atMs;
+  }
+}
+
+/** Read access to one node's (durable) log; SimStorage satisfies it. */
+export interface LogView {
+  readonly lastIndex: LogIndex;
+  entryAt(index: number): Entry | undefined;
+  termAt(index: number): Term | undefined;
+}
+
+/** Options of the checker. */
+export interface SafetyCheckerOptions {
+  /** Simulated real time now, in ms since the cluster started (cluster time 0). */
+  readonly nowMs: () => number;
+  /** SPEC §2 maxDriftRatio: cluster time may run ahead of real time by at most this ratio. */
+  readonly driftRatioMax: number;
+  /** Extra allowance for the cluster-time bound, in ms (clock read granularity). */
+  readonly clusterTimeSlackMs: number;
+}
+
+interface CommittedRecord {
+  readonly entry: Entry;
+  /** A term ≥ the term in which the entry was committed: the applier's term when first applied. */
+  readonly commitTermBound: Term;
+}
+
+interface AckedWrite {
+  readonly entry: Entry;
+  /** Term of the proposing leader when it applied the entry (≥ the commit term). */
+  readonly ackTerm: Term;
+}
+
+/** Entries per (index, term) plus the term before them, for incremental log matching. */
+interface MatchRecord {
+  readonly entry: Entry;
+  readonly prevTerm: Term;
+}
+
+/** Cheap enough to run after every event: each method is O(1) or O(entries written), except the
+ * leader-completeness check at a new leader, which is O(committed log). */
+export class SafetyChecker {
+  readonly #opts: SafetyCheckerOptions;
+  readonly #leaderOfTerm = new Map<number, NodeId>();
+  readonly #currentLeaders = new Map<NodeId, { term: Term; log: LogView }>();
+  /** Committed (applied somewhere) entries; `#committed[i - 1]` is index i. */
+  readonly #committed: CommittedRecord[] = [];
+  readonly #byIndexTerm = new Map<number, MatchRecord>();
+  readonly #commitInMemory = new Map<NodeId, number>();
+  readonly #commitDurable = new Map<NodeId, number>();
+  readonly #acked: AckedWrite[] = [];
+  #maxAckedIndex = 0;
+  #readsChecked = 0;
+
+  constructor(opts: SafetyCheckerOptions) {
+    this.#opts = opts;
+  }
+
+  /** Highest index of an acknowledged write so far (a read invoked now must observe at least it). */
+  get maxAckedIndex(): number {
+    return this.#maxAckedIndex;
+  }
+
+  /** Number of committed indexes seen. */
+  get committedCount(): number {
+    return this.#committed.length;
+  }
+
+  get ackedCount(): number {
+    return this.#acked.length;
+  }
+
+  get readsChecked(): number {
+    return this.#readsChecked;
+  }
+
+  /** Number of distinct terms that had a leader. */
+  get leaderTerms(): number {
+    return this.#leaderOfTerm.size;
+  }
+
+  /** Committed entry at `index` (as first applied), if any. */
+  committedAt(index: number): Entry | undefined {
+    return this.#committed[index - 1]?.entry;
+  }
+
+  #fail(kind: ViolationKind, message: string): never {
+    throw new SimViolation(kind, message, this.#opts.nowMs());
+  }
+
+  /**
+   * A node's role/term after a step. Election safety; on becoming leader, leader completeness and
+   * acknowledged writes against its log (which must already hold everything the core produced).
+   */
+  observeRole(nodeId: NodeId, role: Role, term: Term, log: LogView): void {
+    if (role !== 'leader') {
+      this.#currentLeaders.delete(nodeId);
+      return;
+    }
+    const known = this.#leaderOfTerm.get(term);
+    if (known !== undefined && known !== nodeId) {
+      this.#fail('election-safety', `two leaders in term ${term}: ${known} and ${nodeId}`);
+    }
+    const current = this.#currentLeaders.get(nodeId);
+    if (current !== undefined && current.term === term) return;
+    this.#leaderOfTerm.set(term, nodeId);
+    this.#currentLeaders.set(nodeId, { term, log });
+    this.#checkLeaderHasCommitted(nodeId, term, log);
+  }
+
+  /** A node crashed: it is no longer a current leader. */
+  observeCrash(nodeId: NodeId): void {
+    this.#currentLeaders.delete(nodeId);
+  }
+
+  #checkLeaderHasCommitted(nodeId: NodeId, term: Term, log: LogView): void {
+    for (let i = 0; i < this.#committed.length; i++) {
+      const rec = this.#committed[i]!;
+      if (rec.commitTermBound >= term) continue;
+      const mine = log.entryAt(i + 1);
+      if (mine === undefined || !sameEntry(mine, rec.entry)) {
+        this.#fail(
+          'leader-completeness',
+          `leader ${nodeId} of term ${term} lacks committed entry ${describeEntry(rec.entry)} ` +
+            `(committed by term ≤ ${rec.commitTermBound}); it has ${describeEntry(mine)}`,
+        );
+      }
+    }
+    for (const w of this.#acked) {
+      if (w.ackTerm >= term) continue;
+      const mine = log.entryAt(w.entry.index);
+      if (mine === undefined || !sameEntry(mine, w.entry)) {
+        this.#fail(
+          'acked-write-lost',
+          `leader ${nodeId} of term ${term} lacks acknowledged write ${describeEntry(w.entry)} ` +
+            `(acked in term ${w.ackTerm}); it has ${describeEntry(mine)}`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Entries `[firstWritten, log.lastIndex]` of `nodeId` just became durable. Log matching and cluster
+   * time order along the log, both O(entries written).
+   */
+  observePersisted(nodeId: NodeId, log: LogView, firstWritten: LogIndex): void {
+    for (let i = firstWritten; i <= log.lastIndex; i++) {
+      const e = log.entryAt(i)!;
+      const prevTerm = log.termAt(i - 1)!;
+      const key = i * 1_048_576 + e.term;
+      const rec = this.#byIndexTerm.get(key);
+      if (rec === undefined) {
+        this.#byIndexTerm.set(key, { entry: e, prevTerm });
+      } else if (!sameEntry(rec.entry, e) || rec.prevTerm !== prevTerm) {
+        this.#fail(
+          'log-matching',
+          `${nodeId} holds ${describeEntry(e)} after term ${prevTerm}, but another log holds ` +
+            `${describeEntry(rec.entry)} after term ${rec.prevTerm}`,
+        );
+      }
+      const prev = log.entryAt(i - 1);
+      if (prev !== undefined && e.clusterTimeMs < prev.clusterTimeMs) {
+        this.#fail('cluster-time', `${nodeId} log: ${describeEntry(e)} after ${describeEntry(prev)}`);
+      }
+    }
+  }
+
+  /**
+   * A write that replaced entries from `firstWritten` on, where the node's durable commit index before
+   * the write was `commitBefore` and its terms at [firstWritten, commitBefore] were `termsBefore`.
+   * Committed entries must never be replaced or dropped (Raft §5.3: only conflicting, uncommitted
+   * entries are deleted).
+   */
+  observeRewrite(nodeId: NodeId, log: LogView, firstWritten: LogIndex, commitBefore: LogIndex, termsBefore: readonly Term[]): void {
+    if (log.lastIndex < commitBefore) {
+      this.#fail(
+        'committed-entry-rewritten',
+        `${nodeId} truncated its log to ${log.lastIndex} below its durable commitIndex ${commitBefore}`,
+      );
+    }
+    for (let k = 0; k < termsBefore.length; k++) {
+      const index = firstWritten + k;
+      if (log.termAt(index) !== termsBefore[k]) {
+        this.#fail(
+          'committed-entry-rewritten',
+          `${nodeId} replaced committed index ${index} (term ${termsBefore[k]} → ${log.termAt(index)}); ` +
+            `durable commitIndex was ${commitBefore}`,
+        );
+      }
+    }
+  }
+
+  /** The in-memory commit index of a running core (never decreases within one incarnation). */
+  observeCommitIndex(nodeId: NodeId, commitIndex: LogIndex): void {
+    const before = this.#commitInMemory.get(nodeId) ?? 0;
+    if (commitIndex < before) {
+      this.#fail('commit-monotonic', `${nodeId} commitIndex went from ${before} to ${commitIndex}`);
+    }
+    this.#commitInMemory.set(nodeId, commitIndex);
+  }
+
+  /** The durable commit index after an fsync (never decreases, across restarts too). */
+  observeDurableCommit(nodeId: NodeId, commitIndex: LogIndex): void {
+    const before = this.#commitDurable.get(nodeId) ?? 0;
+    if (commitIndex < before) {
+      this.#fail('commit-monotonic', `${nodeId} durable commitIndex went from ${before} to ${commitIndex}`);
+    }
+    this.#commitDurable.set(nodeId, commitIndex);
+  }
+
+  /** A node restarted from durable state: its commit index restarts from the durable one. */
+  observeRestart(nodeId: NodeId, durableCommit: LogIndex): void {
+    this.#currentLeaders.delete(nodeId);
+    this.#commitInMemory.set(nodeId, durableCommit);
+  }
+
+  /**
+   * `nodeId` (in term `nodeTerm`) applied `entry` after having applied up to `appliedBefore`.
+   * State machine safety, apply order, cluster time order and bound; a newly committed index is also
+   * checked against every current leader of a later term.
+   */
+  observeApply(nodeId: NodeId, entry: Entry, nodeTerm: Term, appliedBefore: number): void {
+    if (entry.index !== appliedBefore + 1) {
+      this.#fail('apply-order', `${nodeId} applied ${describeEntry(entry)} after ${appliedBefore}`);
+    }
+    const rec = this.#committed[entry.index - 1];
+    if (rec !== undefined) {
+      if (!sameEntry(rec.entry, entry)) {
+        this.#fail(
+          'state-machine-safety',
+          `${nodeId} applied ${describeEntry(entry)} but index ${entry.index} was applied as ${describeEntry(rec.entry)}`,
+        );
+      }
+      return;
+    }
+    if (entry.index !== this.#committed.length + 1) {
+      this.#fail('apply-order', `${describeEntry(entry)} committed before index ${this.#committed.length + 1}`);
+    }
+    this.#checkClusterTime(entry);
+    this.#committed.push({ entry, commitTermBound: nodeTerm });
+    for (const [leaderId, { term, log }] of this.#currentLeaders) {
+      if (term <= nodeTerm) continue;
+      const mine = log.entryAt(entry.index);
+      if (mine === undefined || !sameEntry(mine, entry)) {
+        this.#fail(
+          'leader-completeness',
+          `entry ${describeEntry(entry)} committed by term ≤ ${nodeTerm} is missing from leader ${leaderId} ` +
+            `of term ${term} (has ${describeEntry(mine)})`,
+        );
+      }
+    }
+  }
+
+  #checkClusterTime(entry: Entry): void {
+    const prev = this.#committed[entry.index - 2]?.entry;
+    if (prev !== undefined && entry.clusterTimeMs < prev.clusterTimeMs) {
+      this.#fail('cluster-time', `committed log: ${describeEntry(entry)} after ${describeEntry(prev)}`);
+    }
+    const boundMs = this.#opts.nowMs() * (1 + this.#opts.driftRatioMax) + this.#opts.clusterTimeSlackMs;
+    if (entry.clusterTimeMs > boundMs) {
+      this.#fail(
+        'cluster-time',
+        `${describeEntry(entry)} is ahead of real elapsed time ${this.#opts.nowMs().toFixed(1)}ms × (1 + drift) (SPEC §2)`,
+      );
+    }
+  }
+
+  /** A client write was acknowledged: its entry was applied on the leader it was proposed to. */
+  observeWriteAcked(entry: Entry, ackTerm: Term): void {
+    this.#acked.push({ entry, ackTerm });
+    if (entry.index > this.#maxAckedIndex) this.#maxAckedIndex = entry.index;
+  }
+
+  /**
+   * A ReadIndex read completed on `nodeId`, observing the state applied up to `observedIndex`.
+   * `requiredIndex` is `maxAckedIndex` when the read was invoked (linearizability, SPEC §1.2).
+   */
+  observeReadCompleted(nodeId: NodeId, invokedAtMs: number, requiredIndex: number, observedIndex: number): void {
+    this.#readsChecked++;
+    if (observedIndex < requiredIndex) {
+      this.#fail(
+        'stale-read',
+        `read on ${nodeId} invoked at ${invokedAtMs.toFixed(1)}ms observed applied index ${observedIndex}, ` +
+          `but a write at index ${requiredIndex} was acknowledged before it began`,
+      );
+    }
+  }
+}

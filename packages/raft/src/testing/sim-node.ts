@@ -1,0 +1,284 @@
+/**
+ * One simulated node: a RaftCore, its drifting clock, its storage, its ticker and the runtime loop
+ * that processes Ready batches exactly as the real runtime must (types.ts `Ready`):
+ * persist + fsync, then send, then apply, then serve reads, then advance.
+ *
+ * Crashes can strike between events or at a chosen point inside Ready processing: before the fsync
+ * (the batch's writes are lost), after the fsync but before sending, or after sending but before
+ * applying. A restart builds a fresh RaftCore from the durable state only.
+ */
+import assert from 'node:assert/strict';
+import { RaftCore } from '../core/raft-core.js';
+import type {
+  CoreConfig,
+  Entry,
+  Message,
+  NodeId,
+  ProposeResult,
+  ReadFailure,
+  Ready,
+  SoftState,
+  Term,
+} from '../core/types.js';
+import { asTerm } from '../core/types.js';
+import type { SafetyChecker } from './checkers.js';
+import { SimViolation } from './checkers.js';
+import { describeEntry, sameEntry } from './entry-identity.js';
+import type { EventQueue } from './event-queue.js';
+import type { SimRandom } from './prng.js';
+import type { SimClock } from './sim-clock.js';
+import { SimStorage } from './sim-storage.js';
+
+/**
+ * Where inside Ready processing a scheduled crash strikes: before the fsync, after it, after sending,
+ * or after sending a Ready that grants a vote (the moment a forgotten vote would matter, Figure 2).
+ */
+export type CrashPoint = 'beforeFsync' | 'afterFsync' | 'afterSend' | 'afterVoteGranted';
+
+/** Bound on Ready batches processed after one input; more means the core never settles (a bug). */
+export const READY_ROUNDS_MAX = 64;
+
+/** What a node needs from the simulation around it. */
+export interface SimNodeHost {
+  readonly queue: EventQueue;
+  readonly checker: SafetyChecker;
+  send(msg: Message): void;
+  /** `entry` was applied on `node` (after the checker accepted it). */
+  onApplied(node: SimNode, entry: Entry): void;
+  /** A ReadIndex read completed on `node`, observing the state applied up to `observedIndex`. */
+  onReadServed(node: SimNode, requestId: number, observedIndex: number): void;
+  onReadFailed(node: SimNode, failure: ReadFailure): void;
+  onCrashed(node: SimNode): void;
+}
+
+/** A node of the simulated cluster. All methods are synchronous; none may be called re-entrantly. */
+export class SimNode {
+  readonly id: NodeId;
+  readonly clock: SimClock;
+  readonly storage = new SimStorage();
+  readonly #host: SimNodeHost;
+  readonly #config: CoreConfig;
+  readonly #tickMs: number;
+  #core: RaftCore | null = null;
+  /** Bumped at every crash; events of an earlier incarnation are ignored. */
+  #incarnation = 0;
+  /** Highest index applied to this incarnation's state machine (0 after a restart). */
+  #applied = 0;
+  /** ReadIndex answers waiting for `#applied` to reach their index: requestId → index. */
+  readonly #pendingReads = new Map<number, number>();
+  /** A crash armed to strike at the next Ready batch. */
+  pendingCrash: CrashPoint | null = null;
+  crashes = 0;
+
+  /**
+   * @param tickMs length of one core tick on this node's own clock (ms).
+   */
+  constructor(host: SimNodeHost, config: CoreConfig, clock: SimClock, tickMs: number) {
+    this.id = config.id;
+    this.#host = host;
+    this.#config = config;
+    this.clock = clock;
+    this.#tickMs = tickMs;
+  }
+
+  get up(): boolean {
+    return this.#core !== null;
+  }
+
+  get incarnation(): number {
+    return this.#incarnation;
+  }
+
+  get applied(): number {
+    return this.#applied;
+  }
+
+  /** The role/term/leader of the running core, or null while crashed. */
+  softState(): SoftState | null {
+    return this.#core?.softState() ?? null;
+  }
+
+  /** Start (or restart) from durable storage, with an optional term bump (fault injection). */
+  start(random: SimRandom, termBump = 0): void {
+    assert.ok(this.#core === null, `${this.id} started twice`);
+    if (termBump > 0) {
+      const hs = this.storage.hardState;
+      this.storage.forceHardState({ term: asTerm(hs.term + termBump), votedFor: null, commitIndex: hs.commitIndex });
+    }
+    const initial = this.storage.initialState();
+    this.#core = new RaftCore(this.#config, initial, this.clock, random);
+    this.#applied = 0;
+    this.#host.checker.observeRestart(this.id, initial.hardState.commitIndex);
+    const inc = this.#incarnation;
+    this.#host.queue.after(random.between(0, this.clock.realDurationMs(this.#tickMs)), () => this.#tick(inc));
+    this.#afterInput();
+  }
+
+  /** Crash now: lose unsynced writes, the state machine and every pending request. */
+  crash(): void {
+    if (this.#core === null) return;
+    this.#core = null;
+    this.#incarnation++;
+    this.crashes++;
+    this.pendingCrash = null;
+    this.storage.dropUnsynced();
+    this.#pendingReads.clear();
+    this.#host.checker.observeCrash(this.id);
+    this.#host.onCrashed(this);
+  }
+
+  /** A message arrives from the network (dropped while crashed). */
+  deliver(msg: Message): void {
+    if (this.#core === null) return;
+    this.#core.step(msg);
+    this.#afterInput();
+  }
+
+  /** Propose a command; null while crashed. */
+  propose(data: Uint8Array): ProposeResult | null {
+    if (this.#core === null) return null;
+    const result = this.#core.propose(data);
+    this.#afterInput();
+    return result;
+  }
+
+  /** Ask for a ReadIndex read point; false while crashed. */
+  readIndex(requestId: number): boolean {
+    if (this.#core === null) return false;
+    this.#core.readIndex(requestId);
+    this.#afterInput();
+    return true;
+  }
+
+  /** Ask the core to hand leadership to `to` (ignored unless leader). */
+  transferLeadership(to: NodeId): void {
+    if (this.#core === null) return;
+    this.#core.transferLeadership(to);
+    this.#afterInput();
+  }
+
+  #tick(inc: number): void {
+    if (this.#core === null || inc !== this.#incarnation) return;
+    this.#core.tick();
+    this.#afterInput();
+    if (this.#core !== null && inc === this.#incarnation) {
+      this.#host.queue.after(this.clock.realDurationMs(this.#tickMs), () => this.#tick(inc));
+    }
+  }
+
+  /** Process every Ready, then run the per-step checks. */
+  #afterInput(): void {
+    let rounds = 0;
+    while (this.#core !== null && this.#core.hasReady()) {
+      assert.ok(++rounds <= READY_ROUNDS_MAX, `${this.id}: core still has Ready after ${READY_ROUNDS_MAX} rounds`);
+      if (!this.#processReady(this.#core, this.#core.ready())) return;
+    }
+    const core = this.#core;
+    if (core === null) return;
+    this.#serveReads();
+    try {
+      core.checkInvariants();
+    } catch (err) {
+      throw new SimViolation('core-invariant', `${this.id}: ${(err as Error).message}`, this.#host.queue.nowMs, {
+        cause: err,
+      });
+    }
+    const ss = core.softState();
+    this.#host.checker.observeRole(this.id, ss.role, ss.term, this.storage);
+    this.#host.checker.observeCommitIndex(this.id, core.hardState().commitIndex);
+  }
+
+  /** One Ready in the required order. Returns false if the node crashed part-way. */
+  #processReady(core: RaftCore, rd: Ready): boolean {
+    this.#persist(rd);
+    if (this.pendingCrash === 'beforeFsync') {
+      this.crash();
+      return false;
+    }
+    this.#fsync(rd);
+    if (this.pendingCrash === 'afterFsync') {
+      this.crash();
+      return false;
+    }
+    for (const msg of rd.messages) {
+      this.#assertReady(msg.from === this.id, `message from ${msg.from} in ${this.id}'s Ready`);
+      this.#host.send(msg);
+    }
+    if (
+      this.pendingCrash === 'afterSend' ||
+      (this.pendingCrash === 'afterVoteGranted' && rd.messages.some((m) => m.type === 'RequestVoteResponse' && m.granted))
+    ) {
+      this.crash();
+      return false;
+    }
+    this.#apply(core.softState().term, rd.committedEntries);
+    for (const rs of rd.readStates) this.#pendingReads.set(rs.requestId, rs.index);
+    for (const failure of rd.readFailures) this.#host.onReadFailed(this, failure);
+    core.advance(rd);
+    return true;
+  }
+
+  #persist(rd: Ready): void {
+    this.storage.stage(rd.hardState, rd.entries);
+  }
+
+  /** fsync, then the storage-side checks: log matching, no rewrite of committed entries, durable commit. */
+  #fsync(rd: Ready): void {
+    const commitBefore = this.storage.hardState.commitIndex;
+    const first = rd.entries[0]?.index;
+    const termsBefore: Term[] = [];
+    if (first !== undefined) {
+      for (let i = first; i <= Math.min(commitBefore, this.storage.lastIndex); i++) termsBefore.push(this.storage.termAt(i)!);
+    }
+    let firstWritten;
+    try {
+      firstWritten = this.storage.fsync();
+    } catch (err) {
+      throw new SimViolation('ready-contract', `${this.id}: ${(err as Error).message}`, this.#host.queue.nowMs);
+    }
+    const checker = this.#host.checker;
+    const hs = this.storage.hardState;
+    checker.observeDurableCommit(this.id, hs.commitIndex);
+    if (firstWritten !== null) {
+      checker.observePersisted(this.id, this.storage, firstWritten);
+      if (firstWritten <= commitBefore) {
+        checker.observeRewrite(this.id, this.storage, firstWritten, commitBefore, termsBefore);
+      }
+    }
+    this.#assertReady(
+      hs.commitIndex <= this.storage.lastIndex,
+      `durable commitIndex ${hs.commitIndex} beyond durable last index ${this.storage.lastIndex}`,
+    );
+  }
+
+  #apply(term: Term, entries: readonly Entry[]): void {
+    const checker = this.#host.checker;
+    for (const e of entries) {
+      this.#assertReady(
+        e.index <= this.storage.hardState.commitIndex,
+        `applies ${describeEntry(e)} beyond its durable commitIndex ${this.storage.hardState.commitIndex}`,
+      );
+      const stored = this.storage.entryAt(e.index);
+      this.#assertReady(
+        stored !== undefined && sameEntry(stored, e),
+        `applies ${describeEntry(e)} but its durable log holds ${describeEntry(stored)}`,
+      );
+      checker.observeApply(this.id, e, term, this.#applied);
+      this.#applied = e.index;
+      this.#host.onApplied(this, e);
+    }
+  }
+
+  #serveReads(): void {
+    if (this.#pendingReads.size === 0) return;
+    for (const [requestId, index] of this.#pendingReads) {
+      if (index > this.#applied) continue;
+      this.#pendingReads.delete(requestId);
+      this.#host.onReadServed(this, requestId, this.#applied);
+    }
+  }
+
+  #assertReady(ok: boolean, message: string): void {
+    if (!ok) throw new SimViolation('ready-contract', `${this.id}: ${message}`, this.#host.queue.nowMs);
+  }
+}

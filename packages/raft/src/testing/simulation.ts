@@ -1,0 +1,407 @@
+/**
+ * The seeded deterministic simulation of a Raft cluster (TigerBeetle-style): N RaftCores with drifting
+ * clocks, simulated storage with fsync points, a lossy reordering network, clients and a fault
+ * schedule, all driven by one discrete-event queue in simulated milliseconds. Every run is a pure
+ * function of its options: a failing seed replays exactly with `npm run sim -- --seed S ...`.
+ *
+ * Modes:
+ * - `safety`: faults for the whole run; the checkers (checkers.ts) run after every event.
+ * - `liveness`: a fault phase, then everything heals (partitions and loss end, crashed nodes restart);
+ *   a leader must then be established within LIVENESS_LEADER_BOUND_MS and a write proposed after
+ *   the heal must be acknowledged within LIVENESS_COMMIT_BOUND_MS. Safety checkers stay on.
+ */
+import assert from 'node:assert/strict';
+import type { CoreConfig, Entry, Message, NodeId, ReadFailure, UnsafeVariants } from '../core/types.js';
+import { SafetyChecker, SimViolation } from './checkers.js';
+import type { ViolationKind } from './checkers.js';
+import { EventQueue } from './event-queue.js';
+import { SimRandom } from './prng.js';
+import { SimClients } from './sim-clients.js';
+import type { ClientProfile, ClientStats } from './sim-clients.js';
+import { DRIFT_RATIO_MAX, SimClock } from './sim-clock.js';
+import { DEFAULT_FAULTS, SimFaults } from './sim-faults.js';
+import type { FaultProfile, FaultStats, FaultTargets } from './sim-faults.js';
+import { SimNetwork } from './sim-network.js';
+import type { NetworkProfile, NetworkStats } from './sim-network.js';
+import { SimNode } from './sim-node.js';
+import type { CrashPoint, SimNodeHost } from './sim-node.js';
+
+export type SimMode = 'safety' | 'liveness';
+
+/** Length of one core tick on a node's own clock, as in production. */
+export const TICK_MS = 10;
+/** 10 ticks = 100 ms heartbeats; 100 ticks = 1 s base election timeout (each drawn in [1 s, 2 s)). */
+export const HEARTBEAT_TICKS = 10;
+export const ELECTION_TIMEOUT_TICKS = 100;
+
+/**
+ * Liveness bounds after the heal, in sim ms. Why these values (electionTimeout base 1 s, so each
+ * timeout is in [1 s, 2 s) of local time, ≤ 2.02 s real with 1 % drift):
+ * - a node's timer was reset at the latest at the heal, so a first (pre-)vote starts by heal + 2.02 s;
+ * - it may be refused because voters still honour a leader lease (check-quorum: heard a leader in the
+ *   last 1 s) or because a higher-term node makes it step down and retry: one more timeout, 2.02 s;
+ * - add ~1 s for a split vote or a late stale leader stepping down.
+ * So 5 s for an established leader (a majority following one leader in its term). A write then needs
+ * the leader's no-op and the write to commit (a few round trips of ≤ 50 ms), plus the client's retry
+ * if its first pick was stale: 6 s. Measured distributions are in the report of the test slice.
+ */
+export const LIVENESS_LEADER_BOUND_MS = 5_000;
+export const LIVENESS_COMMIT_BOUND_MS = 6_000;
+
+/** Options of one run. Everything not given is drawn from the seed. */
+export interface SimOptions {
+  readonly seed: number;
+  readonly nodes?: 3 | 5;
+  readonly mode?: SimMode;
+  /** Known-bad core behaviours (tests only). */
+  readonly unsafe?: UnsafeVariants;
+  /** Overrides of the fault schedule. */
+  readonly faults?: Partial<FaultProfile>;
+  /** Overrides of the fault-phase network profile (otherwise drawn from the seed). */
+  readonly network?: Partial<NetworkProfile>;
+  /** Overrides of the core configuration drawn from the seed (timing stays at production values). */
+  readonly core?: Partial<Pick<CoreConfig, 'preVote' | 'checkQuorum' | 'entriesPerMessageMax' | 'bytesPerMessageMax' | 'inflightMessagesMax'>>;
+  /** Safety: whole run; liveness: the fault phase. Default 20 s (safety) / 10 s (liveness). */
+  readonly faultPhaseMs?: number;
+  /** Liveness: how long the healed phase may last at most. Default 8 s. */
+  readonly healedPhaseMsMax?: number;
+}
+
+/** Counters of one run, for reports and tuning. */
+export interface SimStats {
+  readonly simMs: number;
+  readonly events: number;
+  readonly leaderTerms: number;
+  readonly committed: number;
+  readonly readsChecked: number;
+  readonly network: NetworkStats;
+  readonly clients: ClientStats;
+  readonly faults: FaultStats;
+  /** Liveness: sim ms from the heal to an established leader / first acknowledged post-heal write. */
+  readonly leaderAfterHealMs: number | null;
+  readonly commitAfterHealMs: number | null;
+}
+
+/** Outcome of one run. `replay` is the one command that reproduces it. */
+export interface SimResult {
+  readonly seed: number;
+  readonly mode: SimMode;
+  readonly nodes: 3 | 5;
+  readonly ok: boolean;
+  readonly violation: { readonly kind: ViolationKind; readonly message: string; readonly atMs: number } | null;
+  readonly replay: string;
+  readonly stats: SimStats;
+}
+
+/** An armed crash that found no qualifying Ready within this long strikes between events (sim ms). */
+export const ARMED_CRASH_WAIT_MS_MAX = 2_000;
+
+/** Upper bound on events in one run (a run above it has a runaway loop). */
+export const EVENTS_PER_RUN_MAX = 5_000_000;
+
+/** The command that replays a run (SPEC: a failing run prints its seed and how to replay it). */
+export function replayCommand(seed: number, mode: SimMode, nodes: number, unsafe?: UnsafeVariants): string {
+  const flags = Object.entries(unsafe ?? {})
+    .filter(([, on]) => on === true)
+    .map(([name]) => ` --unsafe ${name}`)
+    .join('');
+  return `npm run sim -- --seed ${seed} --mode ${mode} --nodes ${nodes}${flags}`;
+}
+
+/** Run one seeded simulation to completion or to its first violation. Deterministic. */
+export function runSimulation(options: SimOptions): SimResult {
+  return new Simulation(options).run();
+}
+
+const CLIENT_PROFILE: ClientProfile = { thinkMsMin: 5, thinkMsMax: 100, readProbability: 0.3, opTimeoutMs: 2000 };
+const PROBE_PROFILE: ClientProfile = { thinkMsMin: 5, thinkMsMax: 20, readProbability: 0, opTimeoutMs: 500 };
+const CLIENTS = 3;
+
+/** The network once healed: no loss, a little duplication and reordering, latency ≤ 50 ms. */
+const HEALED_NETWORK: NetworkProfile = {
+  latencyMsMin: 1,
+  latencyMsMax: 5,
+  slowProbability: 0.02,
+  slowLatencyMsMax: 50,
+  lossProbability: 0,
+  duplicateProbability: 0.01,
+};
+
+class Simulation implements SimNodeHost, FaultTargets {
+  readonly queue = new EventQueue();
+  readonly checker: SafetyChecker;
+  readonly network: SimNetwork;
+  readonly nodes: SimNode[] = [];
+  readonly #byId = new Map<NodeId, SimNode>();
+  readonly #nodeRandom = new Map<NodeId, SimRandom>();
+  readonly #clients: SimClients;
+  readonly #faults: SimFaults;
+  readonly #seed: number;
+  readonly #mode: SimMode;
+  readonly #nodeCount: 3 | 5;
+  readonly #unsafe: UnsafeVariants | undefined;
+  readonly #faultPhaseMs: number;
+  readonly #healedPhaseMsMax: number;
+  #healedAtMs: number | null = null;
+  #leaderAtMs: number | null = null;
+  #commitAtMs: number | null = null;
+
+  constructor(options: SimOptions) {
+    this.#seed = options.seed;
+    this.#mode = options.mode ?? 'safety';
+    this.#nodeCount = options.nodes ?? 3;
+    this.#unsafe = options.unsafe;
+    this.#faultPhaseMs = options.faultPhaseMs ?? (this.#mode === 'safety' ? 20_000 : 10_000);
+    this.#healedPhaseMsMax = options.healedPhaseMsMax ?? 8_000;
+    assert.ok(this.#nodeCount === 3 || this.#nodeCount === 5, 'nodes must be 3 or 5');
+
+    const master = new SimRandom(options.seed);
+    const configRandom = master.fork();
+    const netRandom = master.fork();
+    const faultRandom = master.fork();
+    const clientRandom = master.fork();
+    const nodeRandom = master.fork();
+
+    this.checker = new SafetyChecker({
+      nowMs: () => this.queue.nowMs,
+      driftRatioMax: DRIFT_RATIO_MAX,
+      clusterTimeSlackMs: 1,
+    });
+    const networkProfile = { ...drawNetwork(configRandom), ...options.network };
+    this.network = new SimNetwork(this.queue, netRandom, networkProfile, (msg) => this.#deliver(msg));
+    const ids = Array.from({ length: this.#nodeCount }, (_, i) => `n${i + 1}`);
+    const coreBase = { ...drawCoreConfig(configRandom, this.#mode, ids, options.unsafe), ...options.core };
+    for (const id of ids) {
+      const random = nodeRandom.fork();
+      const clock = new SimClock(
+        () => this.queue.nowMs,
+        random.between(0, 1e9),
+        random.between(1 - DRIFT_RATIO_MAX, 1 + DRIFT_RATIO_MAX),
+      );
+      const node = new SimNode(this, { ...coreBase, id }, clock, TICK_MS);
+      this.nodes.push(node);
+      this.#byId.set(id, node);
+      this.#nodeRandom.set(id, random);
+    }
+    this.#clients = new SimClients(this.queue, clientRandom, this.nodes, this.checker);
+    this.#clients.onAck((invokedAtMs, ackedAtMs) => {
+      if (this.#healedAtMs !== null && invokedAtMs >= this.#healedAtMs && this.#commitAtMs === null) {
+        this.#commitAtMs = ackedAtMs;
+      }
+    });
+    this.#faults = new SimFaults(this.queue, faultRandom, this, { ...DEFAULT_FAULTS, ...options.faults });
+  }
+
+  run(): SimResult {
+    let violation: SimViolation | null = null;
+    try {
+      this.#start();
+      const endMs = this.#mode === 'safety' ? this.#faultPhaseMs : this.#faultPhaseMs + this.#healedPhaseMsMax;
+      while (this.queue.runNext(endMs)) {
+        assert.ok(this.queue.eventsRun <= EVENTS_PER_RUN_MAX, 'EVENTS_PER_RUN_MAX exceeded');
+        if (this.#healedAtMs !== null && this.#livenessDone()) break;
+      }
+    } catch (err) {
+      violation =
+        err instanceof SimViolation
+          ? err
+          : new SimViolation('core-error', (err as Error).stack ?? String(err), this.queue.nowMs, { cause: err });
+    }
+    return {
+      seed: this.#seed,
+      mode: this.#mode,
+      nodes: this.#nodeCount,
+      ok: violation === null,
+      violation: violation === null ? null : { kind: violation.kind, message: violation.message, atMs: violation.atMs },
+      replay: replayCommand(this.#seed, this.#mode, this.#nodeCount, this.#unsafe),
+      stats: this.#stats(),
+    };
+  }
+
+  #start(): void {
+    for (const node of this.nodes) node.start(this.#nodeRandom.get(node.id)!.fork());
+    for (let i = 0; i < CLIENTS; i++) this.#clients.add(CLIENT_PROFILE, i * 7);
+    this.#faults.start();
+    if (this.#mode === 'liveness') this.queue.at(this.#faultPhaseMs, () => this.#heal());
+  }
+
+  // ---- SimNodeHost ----
+
+  send(msg: Message): void {
+    this.network.send(msg);
+  }
+
+  onApplied(node: SimNode, entry: Entry): void {
+    this.#clients.onApplied(node, entry);
+  }
+
+  onReadServed(node: SimNode, requestId: number, observedIndex: number): void {
+    this.#clients.onReadServed(node, requestId, observedIndex);
+  }
+
+  onReadFailed(node: SimNode, failure: ReadFailure): void {
+    this.#clients.onReadFailed(node, failure);
+  }
+
+  onCrashed(node: SimNode): void {
+    this.#clients.onCrashed(node);
+  }
+
+  // ---- FaultTargets ----
+
+  leader(): SimNode | null {
+    let best: SimNode | null = null;
+    let bestTerm = -1;
+    for (const node of this.nodes) {
+      const ss = node.softState();
+      if (ss !== null && ss.role === 'leader' && ss.term > bestTerm) {
+        best = node;
+        bestTerm = ss.term;
+      }
+    }
+    return best;
+  }
+
+  crash(node: SimNode, point: CrashPoint | 'now', downMs: number, termBump: number): void {
+    const restartAfterCrash = (): void => {
+      const inc = node.incarnation;
+      this.queue.after(downMs, () => {
+        if (!node.up && node.incarnation === inc) node.start(this.#nodeRandom.get(node.id)!.fork(), termBump);
+      });
+    };
+    if (point === 'now') {
+      if (!node.up) return;
+      node.crash();
+      restartAfterCrash();
+      return;
+    }
+    // Armed: strikes inside a later Ready; if none qualifies within ARMED_CRASH_WAIT_MS_MAX, crash between events.
+    node.pendingCrash = point;
+    const inc = node.incarnation;
+    const poll = (): void => {
+      if (node.incarnation !== inc) {
+        restartAfterCrash();
+        return;
+      }
+      if (this.#healedAtMs !== null) {
+        node.pendingCrash = null;
+        return;
+      }
+      if (this.queue.nowMs >= armedAtMs + ARMED_CRASH_WAIT_MS_MAX) {
+        node.crash();
+        restartAfterCrash();
+        return;
+      }
+      this.queue.after(TICK_MS, poll);
+    };
+    const armedAtMs = this.queue.nowMs;
+    this.queue.after(0, poll);
+  }
+
+  // ---- internals ----
+
+  #deliver(msg: Message): void {
+    const node = this.#byId.get(msg.to);
+    assert.ok(node !== undefined, `message to unknown node ${msg.to}`);
+    node.deliver(msg);
+  }
+
+  #heal(): void {
+    this.#healedAtMs = this.queue.nowMs;
+    this.#faults.stop();
+    this.network.healAll();
+    this.network.setProfile(HEALED_NETWORK);
+    for (const node of this.nodes) {
+      node.pendingCrash = null;
+      if (!node.up) node.start(this.#nodeRandom.get(node.id)!.fork());
+    }
+    this.#clients.add(PROBE_PROFILE, 0);
+    const healedAt = this.#healedAtMs;
+    this.queue.at(healedAt + LIVENESS_LEADER_BOUND_MS, () => {
+      if (this.#leaderAtMs === null) {
+        throw new SimViolation('liveness', `no established leader ${LIVENESS_LEADER_BOUND_MS}ms after heal at ${healedAt}ms${this.#describeRoles()}`, this.queue.nowMs);
+      }
+    });
+    this.queue.at(healedAt + LIVENESS_COMMIT_BOUND_MS, () => {
+      if (this.#commitAtMs === null) {
+        throw new SimViolation('liveness', `no write committed ${LIVENESS_COMMIT_BOUND_MS}ms after heal at ${healedAt}ms${this.#describeRoles()}`, this.queue.nowMs);
+      }
+    });
+  }
+
+  #describeRoles(): string {
+    const parts = this.nodes.map((n) => {
+      const ss = n.softState();
+      return ss === null ? `${n.id}:down` : `${n.id}:${ss.role}/t${ss.term}/lead=${ss.leaderId ?? '-'}`;
+    });
+    return ` (${parts.join(' ')})`;
+  }
+
+  /** After the heal: record when a leader is established; true once both liveness goals are met. */
+  #livenessDone(): boolean {
+    if (this.#leaderAtMs === null && this.#establishedLeader()) this.#leaderAtMs = this.queue.nowMs;
+    return this.#leaderAtMs !== null && this.#commitAtMs !== null && this.queue.nowMs >= this.#commitAtMs + 500;
+  }
+
+  /** A leader followed, in its term, by a majority of the cluster (itself included). */
+  #establishedLeader(): boolean {
+    const leader = this.leader();
+    if (leader === null) return false;
+    const ls = leader.softState()!;
+    let followers = 0;
+    for (const node of this.nodes) {
+      const ss = node.softState();
+      if (ss !== null && ss.term === ls.term && (node === leader || ss.leaderId === leader.id)) followers++;
+    }
+    return followers > this.nodes.length / 2;
+  }
+
+  #stats(): SimStats {
+    const healed = this.#healedAtMs;
+    return {
+      simMs: this.queue.nowMs,
+      events: this.queue.eventsRun,
+      leaderTerms: this.checker.leaderTerms,
+      committed: this.checker.committedCount,
+      readsChecked: this.checker.readsChecked,
+      network: { ...this.network.stats },
+      clients: { ...this.#clients.stats },
+      faults: { ...this.#faults.stats },
+      leaderAfterHealMs: healed === null || this.#leaderAtMs === null ? null : this.#leaderAtMs - healed,
+      commitAfterHealMs: healed === null || this.#commitAtMs === null ? null : this.#commitAtMs - healed,
+    };
+  }
+}
+
+/** A per-seed network profile: latency spread, slow tail (reordering), loss and duplication. */
+function drawNetwork(random: SimRandom): NetworkProfile {
+  return {
+    latencyMsMin: 1,
+    latencyMsMax: random.pick([2, 5, 15]),
+    slowProbability: random.pick([0, 0.02, 0.1]),
+    slowLatencyMsMax: random.pick([50, 300, 1000]),
+    lossProbability: random.pick([0, 0.01, 0.05]),
+    duplicateProbability: random.pick([0, 0.01, 0.05]),
+  };
+}
+
+/** A per-seed core configuration (production timing; message limits varied to vary interleavings). */
+function drawCoreConfig(
+  random: SimRandom,
+  mode: SimMode,
+  voters: readonly NodeId[],
+  unsafe: UnsafeVariants | undefined,
+): Omit<CoreConfig, 'id'> {
+  const base = {
+    voters,
+    electionTimeoutTicks: ELECTION_TIMEOUT_TICKS,
+    heartbeatTicks: HEARTBEAT_TICKS,
+    // Liveness relies on both; safety must hold without them too.
+    preVote: mode === 'liveness' || random.chance(0.8),
+    checkQuorum: mode === 'liveness' || random.chance(0.8),
+    entriesPerMessageMax: random.pick([1, 3, 64]),
+    bytesPerMessageMax: random.pick([64, 1 << 20]),
+    inflightMessagesMax: random.pick([1, 4, 32]),
+  };
+  return unsafe === undefined ? base : { ...base, unsafe };
+}

@@ -1,0 +1,227 @@
+/**
+ * Transport over TCP: msgpackr payloads in length-prefixed frames (frame-decoder.ts) on persistent
+ * connections — one outbound connection per peer for sending (peer-link.ts), inbound connections
+ * for receiving. Every connection starts with a Hello handshake (handshake.ts).
+ */
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import type { Logger } from 'pino';
+import { pino } from 'pino';
+import type { Message, NodeId } from '../core/types.js';
+import type { PeerInfo } from '../api.js';
+import { createPackr } from '../codec.js';
+import { parseMessage } from '../validate.js';
+import { FrameDecoder, frameHeader } from './frame-decoder.js';
+import { helloMismatch, parseHello, PROTOCOL_VERSION } from './handshake.js';
+import { PeerLink, type PeerLinkStats } from './peer-link.js';
+import type { Transport } from './transport.js';
+
+/** Options of TcpTransport. Addresses are `host:port`. */
+export interface TcpTransportOptions {
+  readonly id: NodeId;
+  readonly clusterId: string;
+  /** Every voter (this node's own entry, if present, is ignored). */
+  readonly peers: readonly PeerInfo[];
+  /** Address to listen on, e.g. `127.0.0.1:7001`; port 0 picks a free port (see `address()`). */
+  readonly listen: string;
+  readonly logger?: Logger;
+  /** Frames queued per peer before new ones are dropped. Default 8192. */
+  readonly sendQueueFramesMax?: number;
+  /** Reconnect backoff: first delay, doubling up to the max. Defaults 20 ms and 1000 ms. */
+  readonly reconnectDelayMsMin?: number;
+  readonly reconnectDelayMsMax?: number;
+  /** Largest accepted frame; larger closes the connection. Default 64 MiB. */
+  readonly frameBytesMax?: number;
+}
+
+/** Counters of the transport, for status and tests. */
+export interface TcpTransportStats {
+  readonly peers: Readonly<Record<NodeId, PeerLinkStats>>;
+  readonly receivedFrames: number;
+  readonly malformedFrames: number;
+  readonly handshakeRejections: number;
+}
+
+/** Splits `host:port` (IPv6 as `[::1]:7001`). Throws on a bad address. */
+export function parseAddress(address: string): { host: string; port: number } {
+  const match = /^\[?([^\]]*?)\]?:(\d{1,5})$/.exec(address);
+  const port = Number(match?.[2]);
+  if (match === null || match[1] === undefined || match[1] === '' || !(port >= 0 && port <= 65535)) {
+    throw new Error(`bad address "${address}": expected host:port`);
+  }
+  return { host: match[1], port };
+}
+
+export class TcpTransport implements Transport {
+  readonly id: NodeId;
+  readonly #o: TcpTransportOptions;
+  readonly #log: Logger;
+  readonly #packr = createPackr();
+  readonly #links = new Map<NodeId, PeerLink>();
+  readonly #server: net.Server;
+  readonly #inbound = new Set<net.Socket>();
+  readonly #peerIds: ReadonlySet<NodeId>;
+  #handler: ((msg: Message) => void) | null = null;
+  #closed = false;
+  #receivedFrames = 0;
+  #malformedFrames = 0;
+  #handshakeRejections = 0;
+
+  constructor(options: TcpTransportOptions) {
+    this.id = options.id;
+    this.#o = options;
+    this.#log = options.logger ?? pino({ level: 'silent' });
+    const others = options.peers.filter((p) => p.id !== options.id);
+    this.#peerIds = new Set(others.map((p) => p.id));
+    for (const peer of others) {
+      const { host, port } = parseAddress(peer.raftAddress);
+      this.#links.set(
+        peer.id,
+        new PeerLink({
+          self: options.id,
+          clusterId: options.clusterId,
+          peer: peer.id,
+          host,
+          port,
+          sendQueueFramesMax: options.sendQueueFramesMax ?? 8192,
+          reconnectDelayMsMin: options.reconnectDelayMsMin ?? 20,
+          reconnectDelayMsMax: options.reconnectDelayMsMax ?? 1000,
+          frameBytesMax: options.frameBytesMax ?? 64 * 1024 * 1024,
+          packr: this.#packr,
+          logger: this.#log,
+        }),
+      );
+    }
+    this.#server = net.createServer({ noDelay: true }, (socket) => this.#accept(socket));
+  }
+
+  /** Listens on `listen` and starts dialling peers. Rejects if the address cannot be bound. */
+  async start(): Promise<void> {
+    const { host, port } = parseAddress(this.#o.listen);
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen({ host, port }, () => {
+        this.#server.off('error', reject);
+        resolve();
+      });
+    });
+    this.#log.info({ address: this.address() }, 'raft transport listening');
+    for (const link of this.#links.values()) link.connect();
+  }
+
+  /** The bound `host:port` (useful after listening on port 0). */
+  address(): string {
+    const address = this.#server.address();
+    assert.ok(address !== null && typeof address === 'object', 'transport not listening');
+    return address.family === 'IPv6'
+      ? `[${address.address}]:${address.port}`
+      : `${address.address}:${address.port}`;
+  }
+
+  send(msg: Message): void {
+    const link = this.#links.get(msg.to);
+    if (link === undefined || this.#closed) return;
+    link.send(this.#packr.pack(msg));
+  }
+
+  onMessage(handler: (msg: Message) => void): void {
+    this.#handler = handler;
+  }
+
+  stats(): TcpTransportStats {
+    const peers: Record<NodeId, PeerLinkStats> = {};
+    for (const [id, link] of this.#links) peers[id] = link.stats();
+    return {
+      peers,
+      receivedFrames: this.#receivedFrames,
+      malformedFrames: this.#malformedFrames,
+      handshakeRejections: this.#handshakeRejections,
+    };
+  }
+
+  #accept(socket: net.Socket): void {
+    if (this.#closed) {
+      socket.destroy();
+      return;
+    }
+    this.#inbound.add(socket);
+    const decoder = new FrameDecoder(this.#o.frameBytesMax ?? 64 * 1024 * 1024);
+    let peer: NodeId | null = null; // set by a valid Hello
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        for (const frame of decoder.push(chunk)) {
+          if (peer === null) {
+            peer = this.#onHello(socket, frame);
+            if (peer === null) return;
+          } else {
+            this.#onFrame(peer, frame);
+          }
+        }
+      } catch (err) {
+        this.#log.warn({ peer, err }, 'bad frame stream, closing');
+        socket.destroy();
+      }
+    });
+    socket.on('error', (err) => this.#log.debug({ peer, err: err.message }, 'inbound connection error'));
+    socket.on('close', () => this.#inbound.delete(socket));
+  }
+
+  /** Checks the dialer's Hello and answers with ours; returns the peer id, or null (closed). */
+  #onHello(socket: net.Socket, frame: Buffer): NodeId | null {
+    let decoded: unknown = null;
+    try {
+      decoded = this.#packr.unpack(frame);
+    } catch {
+      // fall through: malformed
+    }
+    const hello = parseHello(decoded);
+    const mismatch =
+      hello === null
+        ? 'malformed handshake'
+        : helloMismatch(hello, this.#o.clusterId, this.id, this.#peerIds);
+    if (mismatch !== null || hello === null) {
+      this.#handshakeRejections++;
+      this.#log.error(
+        { remote: `${socket.remoteAddress}:${socket.remotePort}`, reason: mismatch },
+        'inbound handshake rejected',
+      );
+      socket.destroy();
+      return null;
+    }
+    const reply = this.#packr.pack({
+      hello: PROTOCOL_VERSION,
+      clusterId: this.#o.clusterId,
+      from: this.id,
+      to: hello.from,
+    });
+    socket.write(Buffer.concat([frameHeader(reply.length), reply]));
+    return hello.from;
+  }
+
+  /** Decode, validate, check the sender, deliver. Malformed frames are counted and dropped. */
+  #onFrame(peer: NodeId, frame: Buffer): void {
+    this.#receivedFrames++;
+    let msg: Message | null = null;
+    try {
+      msg = parseMessage(this.#packr.unpack(frame));
+    } catch {
+      msg = null;
+    }
+    if (msg === null || msg.from !== peer || msg.to !== this.id) {
+      this.#malformedFrames++;
+      if (this.#malformedFrames % 1000 === 1)
+        this.#log.warn({ peer, malformedFrames: this.#malformedFrames }, 'dropped malformed message');
+      return;
+    }
+    this.#handler?.(msg);
+  }
+
+  /** Closes every connection and the listener. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const link of this.#links.values()) link.close();
+    for (const socket of this.#inbound) socket.destroy();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+}

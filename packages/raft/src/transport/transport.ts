@@ -1,0 +1,21 @@
+/**
+ * Transport: how Raft messages reach peers (hashicorp/raft's Transport, reduced to what a
+ * Ready-driven core needs).
+ */
+import type { Message, NodeId } from '../core/types.js';
+
+/**
+ * Moves Raft messages between nodes. Contract:
+ * - `send(msg)` is fire-and-forget: never throws for network reasons, never blocks, may drop
+ *   (Raft retransmits). Messages to one peer are delivered in send order or not at all.
+ * - `onMessage(handler)` registers the single receiver; it is called asynchronously (never inside
+ *   `send`), only with validated messages addressed to this node.
+ * - `start()` begins accepting; `close()` stops everything and is idempotent.
+ */
+export interface Transport {
+  readonly id: NodeId;
+  start(): Promise<void>;
+  send(msg: Message): void;
+  onMessage(handler: (msg: Message) => void): void;
+  close(): Promise<void>;
+}

@@ -1,0 +1,23 @@
+/**
+ * The scenario registry: FAILURE-SCENARIOS case number → automated scenario, for
+ * `npm run chaos -- --scenario BC-08` and `--list`.
+ */
+import type { Scenario } from './scenario.js';
+import { bc05 } from './bc-05.js';
+import { bc07 } from './bc-07.js';
+import { bc08 } from './bc-08.js';
+import { bc10 } from './bc-10.js';
+import { bc20 } from './bc-20.js';
+import { bc26 } from './bc-26.js';
+
+/** Every automated scenario, by case number. */
+export const scenarios: readonly Scenario[] = [bc05, bc07, bc08, bc10, bc20, bc26];
+
+/** The scenario named `name` (case-insensitive, `BC-8` and `bc08` accepted). Throws listing the known ones. */
+export function findScenario(name: string): Scenario {
+  const m = /^bc-?0*(\d+)$/i.exec(name.trim());
+  const wanted = m === null ? name.trim().toUpperCase() : `BC-${m[1]!.padStart(2, '0')}`;
+  const found = scenarios.find((s) => s.name === wanted);
+  if (found === undefined) throw new Error(`unknown scenario ${name} (known: ${scenarios.map((s) => s.name).join(', ')})`);
+  return found;
+}

@@ -1,0 +1,184 @@
+// Proves the netns topology works as the faults need it: nodes reachable from the root namespace,
+// peer-only and client-only blocks cut exactly the links they name, netem delays, SIGSTOP/SIGCONT
+// and SIGKILL+restart act on the real node process, and teardown/cleanup leave nothing behind.
+import t from 'tap';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NetnsCluster } from './netns-cluster.js';
+import { cleanupLeftovers, netemArgs } from './netns.js';
+import type { NodeCommandBuilder } from './node-command.js';
+import { httpJson, HttpTransportError } from '../util/http.js';
+import { run } from '../util/exec.js';
+
+// A trivial node: GET / answers its id; GET /probe?url=U fetches U from inside the namespace
+// (to test node-to-node links) and answers the status or the error.
+const fakeNodeSource = `
+const http = require('node:http');
+const [id, address] = process.argv.slice(1);
+const [host, port] = address.split(':');
+http.createServer((req, res) => {
+  const url = new URL(req.url, 'http://x');
+  if (url.pathname === '/probe') {
+    const probe = http.get(url.searchParams.get('url'), { timeout: 500 }, (r) => { r.resume(); res.end(JSON.stringify({ ok: true, status: r.statusCode })); });
+    probe.on('timeout', () => { probe.destroy(); res.end(JSON.stringify({ ok: false, error: 'timeout' })); });
+    probe.on('error', (e) => { if (!res.writableEnded) res.end(JSON.stringify({ ok: false, error: e.code })); });
+    return;
+  }
+  res.end(JSON.stringify({ id, pid: process.pid }));
+}).listen(Number(port), host);
+`;
+
+const fakeNode: NodeCommandBuilder = (spec) => ({ file: process.execPath, args: ['-e', fakeNodeSource, spec.id, spec.httpAddress], env: {} });
+
+const isRoot = process.getuid?.() === 0;
+
+t.test('netemArgs builds tc netem arguments', async (t) => {
+  t.same(netemArgs({ delayMs: 50, jitterMs: 10, lossPercent: 5 }), ['delay', '50ms', '10ms', 'distribution', 'normal', 'loss', '5%']);
+  t.same(netemArgs({ reorderPercent: 20 }), ['delay', '1ms', 'reorder', '20%', '50%']);
+  t.same(netemArgs({}), []);
+});
+
+t.test('namespaced cluster of trivial servers', { skip: isRoot ? false : 'needs root (network namespaces)' }, async (t) => {
+  const runDir = mkdtempSync(join(tmpdir(), 'tenure-netns-test-'));
+  const cluster = await NetnsCluster.create({ runDir, command: fakeNode, clientCount: 2 });
+  t.teardown(async () => {
+    await cluster.down();
+    rmSync(runDir, { recursive: true, force: true });
+  });
+  await cluster.up();
+  const [e1, e2, e3] = cluster.endpoints();
+  if (e1 === undefined || e2 === undefined || e3 === undefined) throw new Error('expected three endpoints');
+
+  // Wait until each fake node listens (bounded polling, not a sleep).
+  const get = (url: string, localAddress: string | null = null, timeoutMs = 1000) => httpJson('GET', url, undefined, { timeoutMs, localAddress });
+  for (const e of [e1, e2, e3]) {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await get(`${e.httpUrl}/`);
+        break;
+      } catch (error) {
+        if (attempt > 100) throw error;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+
+  await t.test('every node answers from the root namespace with its own id', async (t) => {
+    for (const e of [e1, e2, e3]) t.match((await get(`${e.httpUrl}/`)).json, { id: e.id });
+  });
+
+  await t.test('nodes reach each other over the bridge', async (t) => {
+    t.match((await get(`${e1.httpUrl}/probe?url=${e2.httpUrl}/`)).json, { ok: true, status: 200 });
+  });
+
+  await t.test('a peer-only block cuts n1<->n2 but keeps clients and n3', async (t) => {
+    await cluster.setBlocks([
+      { from: 'n1', to: 'n2' },
+      { from: 'n2', to: 'n1' },
+    ]);
+    t.match((await get(`${e1.httpUrl}/probe?url=${e2.httpUrl}/`)).json, { ok: false });
+    t.match((await get(`${e2.httpUrl}/probe?url=${e1.httpUrl}/`)).json, { ok: false });
+    t.match((await get(`${e1.httpUrl}/probe?url=${e3.httpUrl}/`)).json, { ok: true });
+    t.match((await get(`${e1.httpUrl}/`)).json, { id: 'n1' });
+    t.match((await get(`${e2.httpUrl}/`)).json, { id: 'n2' });
+    await cluster.setBlocks([]);
+    t.match((await get(`${e1.httpUrl}/probe?url=${e2.httpUrl}/`)).json, { ok: true });
+  });
+
+  await t.test('a client block cuts only that client address', async (t) => {
+    const c1 = cluster.clientAddresses.find((c) => c.id === 'c1');
+    t.ok(c1?.localAddress);
+    await cluster.setBlocks([{ from: 'c1', to: 'n1' }]);
+    await t.rejects(get(`${e1.httpUrl}/`, c1!.localAddress, 300), HttpTransportError);
+    t.match((await get(`${e1.httpUrl}/`)).json, { id: 'n1' });
+    t.match((await get(`${e2.httpUrl}/`, c1!.localAddress)).json, { id: 'n2' });
+    await cluster.setBlocks([]);
+    t.match((await get(`${e1.httpUrl}/`, c1!.localAddress)).json, { id: 'n1' });
+  });
+
+  await t.test('netem delay is installed on the node egress and delays answers', { skip: cluster.capabilities.netemDelay ? false : 'kernel has no netem qdisc' }, async (t) => {
+    await cluster.setNetem('n3', { delayMs: 150 });
+    const ns = cluster.topology.node('n3').namespace;
+    t.match(await run('ip', ['netns', 'exec', ns, 'tc', 'qdisc', 'show', 'dev', 'eth0']), /netem.*delay 150ms/);
+    const startMs = performance.now();
+    await get(`${e3.httpUrl}/`);
+    // netem never delivers early: a handshake plus a response each cross the delayed egress.
+    t.ok(performance.now() - startMs >= 150, 'answer took at least the netem delay');
+    await cluster.setNetem('n3', null);
+    t.notMatch(await run('ip', ['netns', 'exec', ns, 'tc', 'qdisc', 'show', 'dev', 'eth0']), /netem/);
+  });
+
+  await t.test('loss and rate degradation install and clear', async (t) => {
+    const ns = cluster.topology.node('n3').namespace;
+    // 100% loss on n3's egress: no answer reaches the client; clearing restores it.
+    await cluster.setNetem('n3', { lossPercent: 100 });
+    await t.rejects(get(`${e3.httpUrl}/`, null, 300), { name: 'HttpTransportError', message: /no answer/ });
+    await cluster.setNetem('n3', { rateKbit: 512 });
+    t.match(await run('ip', ['netns', 'exec', ns, 'tc', 'qdisc', 'show', 'dev', 'eth0']), cluster.capabilities.netemDelay ? /netem/ : /tbf/);
+    t.match((await get(`${e3.httpUrl}/`)).json, { id: 'n3' });
+    await cluster.setNetem('n3', null);
+    t.notMatch(await run('ip', ['netns', 'exec', ns, 'tc', 'qdisc', 'show', 'dev', 'eth0']), /tbf|netem/);
+    t.match((await get(`${e3.httpUrl}/`)).json, { id: 'n3' });
+  });
+
+  await t.test('pause stops answers, resume brings them back (same pid)', async (t) => {
+    const before = (await get(`${e2.httpUrl}/`)).json as { pid: number };
+    t.equal(before.pid, cluster.pid('n2'), 'ip netns exec runs the node in place');
+    await cluster.pauseNode('n2');
+    t.equal(cluster.nodeState('n2'), 'paused');
+    await t.rejects(get(`${e2.httpUrl}/`, null, 300), { name: 'HttpTransportError', message: /no answer/ });
+    await cluster.resumeNode('n2');
+    t.match((await get(`${e2.httpUrl}/`)).json, { pid: before.pid });
+  });
+
+  await t.test('kill then restart gives a new process on the same address', async (t) => {
+    const before = cluster.pid('n1');
+    await cluster.killNode('n1');
+    t.equal(cluster.nodeState('n1'), 'stopped');
+    await t.rejects(get(`${e1.httpUrl}/`, null, 500), HttpTransportError);
+    await cluster.startNode('n1');
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const reply = (await get(`${e1.httpUrl}/`)).json as { pid: number };
+        t.not(reply.pid, before);
+        break;
+      } catch (error) {
+        if (attempt > 100) throw error;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  });
+
+  await t.test('down removes namespaces and links', async (t) => {
+    const prefix = cluster.topology.prefix;
+    await cluster.down();
+    t.notMatch(await run('ip', ['netns', 'list']), new RegExp(prefix));
+    t.notMatch(await run('ip', ['-o', 'link', 'show']), new RegExp(prefix));
+  });
+});
+
+t.test('cleanupLeftovers removes a dead run and spares a live one', { skip: isRoot ? false : 'needs root' }, async (t) => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'tenure-netns-state-'));
+  t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
+  // A "dead" run: namespace and bridge named by a prefix whose state file names a dead pid.
+  const dead = 'tn0dead0';
+  await run('ip', ['netns', 'add', `${dead}-n1`]);
+  await run('ip', ['link', 'add', `${dead}-br`, 'type', 'bridge']);
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(join(stateDir, `${dead}.json`), JSON.stringify({ prefix: dead, pid: 2 ** 22 + 1, subnetIndex: 250, createdAtIso: '' }));
+  // A live run (this process's parent is alive) must be spared.
+  const live = 'tn0a11ee';
+  await run('ip', ['netns', 'add', `${live}-n1`]);
+  writeFileSync(join(stateDir, `${live}.json`), JSON.stringify({ prefix: live, pid: process.ppid, subnetIndex: 249, createdAtIso: '' }));
+  t.teardown(async () => {
+    await run('ip', ['netns', 'del', `${live}-n1`]).catch(() => undefined);
+  });
+  const report = cleanupLeftovers({ stateDir });
+  t.ok(report.prefixes.includes(dead));
+  t.notOk(report.prefixes.includes(live));
+  const namespaces = await run('ip', ['netns', 'list']);
+  t.notMatch(namespaces, new RegExp(dead));
+  t.match(namespaces, new RegExp(live));
+  t.notMatch(await run('ip', ['-o', 'link', 'show']), new RegExp(dead));
+});

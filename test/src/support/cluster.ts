@@ -1,0 +1,325 @@
+/**
+ * Test support: a cluster of REAL `tenure-server` processes (packages/server/dist/main.js) on
+ * allocated loopback ports with temporary data directories. Start, wait for a leader (polling
+ * /v1/cluster), kill -9 / SIGSTOP / SIGCONT / restart single nodes, and a teardown that never
+ * leaks processes (also on process exit). Used by cluster tests, the API bench and chaos tests.
+ *
+ * Build the server first (`npx tsc -b packages/server`).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdtempSync, rmSync, type WriteStream } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Repository root (this file is test/src/support or test/dist/support). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+/** The server entry spawned for every node. */
+export const SERVER_MAIN = join(REPO_ROOT, 'packages', 'server', 'dist', 'main.js');
+
+/** Ask the OS for `count` free TCP ports on 127.0.0.1 (bind to port 0, read it, close). */
+export async function allocatePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<import('node:net').Server>((res, rej) => {
+          const s = createServer();
+          s.once('error', rej);
+          s.listen(0, '127.0.0.1', () => res(s));
+        }),
+    ),
+  );
+  const ports = servers.map((s) => (s.address() as import('node:net').AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+
+export interface ClusterOptions {
+  /** Number of nodes (default 3). */
+  readonly nodes?: number;
+  readonly heartbeatMs?: number;
+  readonly electionTimeoutMs?: number;
+  /** pino level of the node processes (default `warn`); logs go to `<baseDir>/<id>.log`. */
+  readonly logLevel?: string;
+  /** Extra `tenure-server` flags for every node. */
+  readonly extraArgs?: readonly string[];
+  /** Keep data and logs after teardown (debugging). */
+  readonly keepFiles?: boolean;
+}
+
+export interface NodeInfo {
+  readonly id: string;
+  readonly httpPort: number;
+  readonly raftPort: number;
+  readonly httpAddress: string;
+  readonly raftAddress: string;
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly dataDir: string;
+  readonly logFile: string;
+}
+
+/** HTTP answer of `LocalCluster.request`: status, lower-case headers, parsed JSON (or text). */
+export interface HttpAnswer<T = any> {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly body: T;
+}
+
+export interface ClusterView {
+  readonly id: string;
+  readonly leader: string | null;
+  readonly term: number;
+  readonly commitIndex: number;
+  readonly appliedIndex: number;
+  readonly members: readonly { id: string; role: string; httpAddress: string; raftAddress: string }[];
+}
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const c of live) {
+      try {
+        c.kill('SIGCONT');
+        c.kill('SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A running local cluster of real node processes. */
+export class LocalCluster {
+  readonly nodes: readonly NodeInfo[];
+  readonly baseDir: string;
+  readonly #opts: ClusterOptions;
+  readonly #procs = new Map<string, ChildProcess>();
+  readonly #logs = new Map<string, WriteStream>();
+  readonly #paused = new Set<string>();
+  #tornDown = false;
+
+  private constructor(nodes: NodeInfo[], baseDir: string, opts: ClusterOptions) {
+    this.nodes = nodes;
+    this.baseDir = baseDir;
+    this.#opts = opts;
+  }
+
+  /** Allocate ports and directories, spawn every node and wait until a leader is known everywhere. */
+  static async start(opts: ClusterOptions = {}): Promise<LocalCluster> {
+    if (!existsSync(SERVER_MAIN)) throw new Error(`${SERVER_MAIN} is missing: run npx tsc -b packages/server first`);
+    installExitHook();
+    const n = opts.nodes ?? 3;
+    const ports = await allocatePorts(n * 2);
+    const baseDir = mkdtempSync(join(tmpdir(), 'tenure-cluster-'));
+    const nodes: NodeInfo[] = Array.from({ length: n }, (_, i) => {
+      const id = `n${i + 1}`;
+      const httpPort = ports[i * 2]!;
+      const raftPort = ports[i * 2 + 1]!;
+      return {
+        id,
+        httpPort,
+        raftPort,
+        httpAddress: `127.0.0.1:${httpPort}`,
+        raftAddress: `127.0.0.1:${raftPort}`,
+        url: `http://127.0.0.1:${httpPort}`,
+        dataDir: join(baseDir, id),
+        logFile: join(baseDir, `${id}.log`),
+      };
+    });
+    const c = new LocalCluster(nodes, baseDir, opts);
+    try {
+      for (const node of nodes) c.#spawn(node.id);
+      await c.waitForLeader();
+    } catch (err) {
+      await c.teardown();
+      throw err;
+    }
+    return c;
+  }
+
+  /** `--peers` value of this cluster. */
+  get peers(): string {
+    return this.nodes.map((n) => `${n.id}=${n.raftAddress}@${n.httpAddress}`).join(',');
+  }
+
+  node(id: string): NodeInfo {
+    const n = this.nodes.find((x) => x.id === id);
+    if (!n) throw new Error(`no node ${id}`);
+    return n;
+  }
+
+  /** Ids of nodes whose process is running (paused ones included). */
+  running(): string[] {
+    return this.nodes.map((n) => n.id).filter((id) => this.#procs.has(id));
+  }
+
+  pid(id: string): number | null {
+    return this.#procs.get(id)?.pid ?? null;
+  }
+
+  #spawn(id: string): void {
+    const node = this.node(id);
+    const o = this.#opts;
+    const args = [
+      SERVER_MAIN,
+      '--id',
+      id,
+      '--peers',
+      this.peers,
+      '--data-dir',
+      node.dataDir,
+      '--cluster-id',
+      'tenure-test',
+      '--heartbeat-ms',
+      String(o.heartbeatMs ?? 100),
+      '--election-timeout-ms',
+      String(o.electionTimeoutMs ?? 1000),
+      '--log-level',
+      o.logLevel ?? 'warn',
+      ...(o.extraArgs ?? []),
+    ];
+    let log = this.#logs.get(id);
+    if (!log) {
+      log = createWriteStream(node.logFile, { flags: 'a' });
+      this.#logs.set(id, log);
+    }
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.pipe(log, { end: false });
+    child.stderr!.pipe(log, { end: false });
+    live.add(child);
+    this.#procs.set(id, child);
+    child.once('exit', () => {
+      live.delete(child);
+      if (this.#procs.get(id) === child) this.#procs.delete(id);
+      this.#paused.delete(id);
+    });
+  }
+
+  /** Start a stopped node again with the same data; resolves once it answers /healthz. */
+  async restart(id: string, timeoutMs = 15_000): Promise<void> {
+    if (this.#procs.has(id)) throw new Error(`${id} is still running`);
+    this.#spawn(id);
+    const until = Date.now() + timeoutMs;
+    while (Date.now() < until) {
+      if (!this.#procs.has(id)) throw new Error(`${id} exited during start; see ${this.node(id).logFile}`);
+      try {
+        const r = await fetch(`${this.node(id).url}/healthz`, { signal: AbortSignal.timeout(500) });
+        if (r.status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      await sleep(50);
+    }
+    throw new Error(`${id} did not come up within ${timeoutMs} ms`);
+  }
+
+  /** Send `signal` (default SIGKILL) and wait for the process to exit. */
+  async kill(id: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.#procs.get(id);
+    if (!child) return;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    if (this.#paused.has(id)) child.kill('SIGCONT');
+    child.kill(signal);
+    await exited;
+  }
+
+  /** Graceful stop (SIGTERM), SIGKILL after `timeoutMs`. */
+  async stop(id: string, timeoutMs = 10_000): Promise<void> {
+    const child = this.#procs.get(id);
+    if (!child) return;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    await exited;
+    clearTimeout(t);
+  }
+
+  /** SIGSTOP the node (it keeps its sockets but answers nothing). */
+  pause(id: string): void {
+    const child = this.#procs.get(id);
+    if (!child) throw new Error(`${id} is not running`);
+    child.kill('SIGSTOP');
+    this.#paused.add(id);
+  }
+
+  /** SIGCONT a paused node. */
+  resume(id: string): void {
+    const child = this.#procs.get(id);
+    if (!child) return;
+    child.kill('SIGCONT');
+    this.#paused.delete(id);
+  }
+
+  /** GET /v1/cluster of one node, or null when it does not answer within 1 s. */
+  async clusterView(id: string): Promise<ClusterView | null> {
+    try {
+      const r = await fetch(`${this.node(id).url}/v1/cluster`, { signal: AbortSignal.timeout(1000) });
+      if (r.status !== 200) return null;
+      return (await r.json()) as ClusterView;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Poll /v1/cluster on every running, unpaused node until all of them (at least a majority of the
+   * cluster) name the same leader, which is itself among them. Resolves with its id.
+   */
+  async waitForLeader(timeoutMs = 20_000, among: readonly string[] = this.running().filter((id) => !this.#paused.has(id))): Promise<string> {
+    const until = Date.now() + timeoutMs;
+    const majority = Math.floor(this.nodes.length / 2) + 1;
+    while (Date.now() < until) {
+      const views = await Promise.all(among.map((id) => this.clusterView(id)));
+      const leaders = new Set(views.map((v) => v?.leader ?? null));
+      const leader = views[0]?.leader ?? null;
+      if (views.length >= majority && views.every((v) => v !== null) && leaders.size === 1 && leader !== null && among.includes(leader)) {
+        const lv = views[among.indexOf(leader)];
+        if (lv && lv.members.find((m) => m.id === leader)?.role === 'leader') return leader;
+      }
+      await sleep(50);
+    }
+    throw new Error(`no leader agreed on by ${among.join(', ')} within ${timeoutMs} ms`);
+  }
+
+  /** The current leader (polling until known). */
+  leader(timeoutMs?: number): Promise<string> {
+    return this.waitForLeader(timeoutMs);
+  }
+
+  /** JSON request to one node. `body` undefined sends no body. Never throws on HTTP status. */
+  async request<T = any>(id: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 30_000): Promise<HttpAnswer<T>> {
+    const r = await fetch(`${this.node(id).url}${path}`, {
+      method,
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await r.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // not JSON (metrics, docs)
+    }
+    const h: Record<string, string> = {};
+    r.headers.forEach((v, k) => (h[k] = v));
+    return { status: r.status, headers: h, body: parsed as T };
+  }
+
+  /** Kill every process (SIGCONT first for paused ones) and delete the files. Idempotent. */
+  async teardown(): Promise<void> {
+    if (this.#tornDown) return;
+    this.#tornDown = true;
+    await Promise.all(this.running().map((id) => this.kill(id, 'SIGKILL')));
+    for (const log of this.#logs.values()) log.end();
+    if (!this.#opts.keepFiles) rmSync(this.baseDir, { recursive: true, force: true });
+  }
+}
