@@ -155,8 +155,8 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
   renew(): Promise<void> {
     if (this.#ended !== null) return Promise.reject(this.#endError());
     if (this.#renewing !== null) return this.#renewing;
-    const run = this.#renewOnce().finally(() => {
-      this.#renewing = null;
+    const run: Promise<void> = this.#renewOnce().finally(() => {
+      if (this.#renewing === run) this.#renewing = null;
     });
     this.#renewing = run;
     return run;
@@ -196,6 +196,8 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
     try {
       outcome = await this.renewCall(controller.signal, Math.floor(budgetMs));
     } catch (error) {
+      // Clear before scheduling the retry so a timer that fires at once starts a new renewal.
+      this.#renewing = null;
       const err = error instanceof TenureError ? error : new TenureError(String(error), { code: 'internal', cause: error });
       if (this.#ended !== null) throw this.#endError();
       if (isLossCode(err.code)) {
@@ -213,6 +215,7 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
     } finally {
       if (this.#renewController === controller) this.#renewController = null;
     }
+    this.#renewing = null;
     if (this.#ended !== null) {
       if (this.#ended !== 'released') this.onAbandoned();
       throw this.#endError();

@@ -4,6 +4,7 @@
  */
 import type { CommandResult, WaiterOutcome } from './api.js';
 import { DueQueue } from './due-queue.js';
+import { FifoMap } from './fifo-map.js';
 import { GrantHistory } from './history.js';
 import type { CoordLimitsFull } from './limits.js';
 import type { Candidacy, ElectionRecord, Grant, KvRecord, LeaseRecord, Waiter } from './model.js';
@@ -31,7 +32,7 @@ export class Core {
   /** Election groups with candidates. Size ≤ electionsMax. */
   readonly elections = new Map<string, ElectionRecord>();
   /** Emptied groups → their last revision (bounded, oldest evicted). */
-  readonly retiredElections = new Map<string, number>();
+  readonly retiredElections = new FifoMap<string, number>();
   readonly kv = new Map<string, KvRecord>();
   /** Grants, waiters, candidacies and waited-on lock-delays: what `nextDueMs` reports. */
   readonly wake = new DueQueue<WakeEntry>();

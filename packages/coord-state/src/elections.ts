@@ -78,11 +78,7 @@ export function settleElection(core: Core, ctx: ApplyContext, rec: ElectionRecor
   if (rec.candidates.size === 0) {
     core.elections.delete(rec.group);
     if (core.limits.retiredElectionsMax === 0) return;
-    while (core.retiredElections.size >= core.limits.retiredElectionsMax) {
-      const oldest = core.retiredElections.keys().next();
-      if (oldest.done) break;
-      core.retiredElections.delete(oldest.value);
-    }
+    while (core.retiredElections.size >= core.limits.retiredElectionsMax) core.retiredElections.shift();
     core.retiredElections.set(rec.group, rec.revision);
   }
 }

@@ -5,6 +5,7 @@
  * `perNameMax` grants per name, at most `namesMax` names (least recently ended evicted first).
  */
 import type { FencingToken } from './api.js';
+import { FifoMap } from './fifo-map.js';
 
 /** Why a grant ended. `revoked` is reserved for SPEC §6 operator revoke. */
 export type GrantEndReason = 'released' | 'expired' | 'revoked';
@@ -20,7 +21,7 @@ export interface EndedGrant {
 
 export class GrantHistory {
   /** name → ended grants, oldest first; Map order = least recently ended name first. */
-  readonly #byName = new Map<string, EndedGrant[]>();
+  readonly #byName = new FifoMap<string, EndedGrant[]>();
   readonly #perNameMax: number;
   readonly #namesMax: number;
 
@@ -38,15 +39,10 @@ export class GrantHistory {
     if (this.#namesMax === 0) return;
     let list = this.#byName.get(name);
     if (list === undefined) {
-      while (this.#byName.size >= this.#namesMax) {
-        const oldest = this.#byName.keys().next();
-        if (oldest.done) break;
-        this.#byName.delete(oldest.value);
-      }
+      while (this.#byName.size >= this.#namesMax) this.#byName.shift();
       list = [];
-    } else {
-      this.#byName.delete(name); // re-insert: most recently ended name last
     }
+    // set() (re-)inserts as newest: the least recently ended name is evicted first.
     list.push(ended);
     if (list.length > this.#perNameMax) list.shift();
     this.#byName.set(name, list);

@@ -92,7 +92,15 @@ function finishWaiter(core: Core, ctx: ApplyContext, w: Waiter, outcome: WaiterO
   const rec = w.lease;
   assert(rec.waiters !== null && rec.waiters.get(w.waiterId) === w, 'lease: finishing an unknown waiter');
   rec.waiters.delete(w.waiterId);
-  if (rec.waiters.size === 0) rec.waiters = null;
+  if (rec.waiters.size === 0) {
+    rec.waiters = null;
+    // Nobody waits for the lock-delay any more: its end is no reason to wake the leader.
+    if (rec.lockDelayQueue === 'wake') {
+      core.wake.remove(rec);
+      rec.lockDelayQueue = 'sweep';
+      core.scheduleSweep(rec, rec.lockDelayUntilMs);
+    }
+  }
   core.wake.remove(w);
   core.pendingWaiters.delete(w.waiterId);
   core.waiterOutcomes.set(w.waiterId, { name: rec.name, outcome }, ctx.nowMs);

@@ -100,7 +100,7 @@ export class CoordStateMachine implements CoordState {
   #applyEnvelope(ctx: ApplyContext, envelope: CommandEnvelope): CommandResult {
     const shapeError = checkEnvelopeShape(envelope);
     if (shapeError !== null) return { ok: false, error: shapeError };
-    const idem = envelope.idempotency;
+    const idem = envelope.idempotency ?? null; // a missing field counts as null
     if (idem !== null) {
       const prior = this.#core.idempotency.get(idem.key, ctx.nowMs);
       if (prior !== undefined) {
@@ -264,7 +264,7 @@ export class CoordStateMachine implements CoordState {
       }
       if (rec.lockDelayUntilMs !== 0) {
         assert(rec.lockDelayUntilMs > now && rec.dueMs === rec.lockDelayUntilMs && rec.heapIndex !== -1, `invariant: lock-delay of ${name}`);
-        assert.equal(rec.lockDelayQueue, rec.waiters !== null ? 'wake' : rec.lockDelayQueue);
+        assert.equal(rec.lockDelayQueue, rec.waiters !== null ? 'wake' : 'sweep', `invariant: lock-delay queue of ${name}`);
         if (rec.lockDelayQueue === 'wake') wakeRecords++;
       } else {
         assert(rec.lockDelayQueue === 'none' && rec.heapIndex === -1, `invariant: stray lock-delay of ${name}`);

@@ -107,7 +107,7 @@ export function checkEnvelopeShape(x: unknown): StateError | null {
   if (!isRecord(x)) return invalidArgument('envelope', 'must be an object');
   if (x['v'] !== 1) return invalidArgument('v', 'must be 1');
   const idem = x['idempotency'];
-  if (idem !== null) {
+  if (idem !== null && idem !== undefined) {
     if (!isRecord(idem)) return invalidArgument('idempotency', 'must be an object or null');
     const key = idem['key'];
     if (typeof key !== 'string' || key.length < 1 || key.length > IDEMPOTENCY_KEY_CHARS_MAX) return invalidArgument('idempotency.key', `must be 1–${IDEMPOTENCY_KEY_CHARS_MAX} characters`);

@@ -5,6 +5,7 @@
  * waiter outcomes.
  */
 import assert from 'node:assert';
+import { FifoMap } from './fifo-map.js';
 
 /** One stored value with the cluster time (ms) it was recorded at. */
 export interface Windowed<V> {
@@ -13,7 +14,7 @@ export interface Windowed<V> {
 }
 
 export class WindowedMap<K, V> {
-  readonly #entries = new Map<K, Windowed<V>>();
+  readonly #entries = new FifoMap<K, Windowed<V>>();
   readonly #windowMs: number;
   readonly #sizeMax: number;
   #lastAtMs = 0;
@@ -46,9 +47,8 @@ export class WindowedMap<K, V> {
 
   /** Drops every entry whose window ended at or before `nowMs`. */
   expire(nowMs: number): void {
-    for (const [key, e] of this.#entries) {
-      if (e.atMs + this.#windowMs > nowMs) break;
-      this.#entries.delete(key);
+    for (let first = this.#entries.oldest(); first !== undefined && first[1].atMs + this.#windowMs <= nowMs; first = this.#entries.oldest()) {
+      this.#entries.shift();
     }
   }
 
@@ -66,14 +66,13 @@ export class WindowedMap<K, V> {
   checkInvariants(): void {
     assert(this.#entries.size <= Math.max(this.#sizeMax, 0), 'windowed-map: over its bound');
     let prev = -Infinity;
-    for (const e of this.#entries.values()) {
+    for (const [, e] of this.#entries.entries()) {
       assert(e.atMs >= prev, 'windowed-map: not in time order');
       prev = e.atMs;
     }
   }
 
   #deleteOldest(): void {
-    const first = this.#entries.keys().next();
-    if (!first.done) this.#entries.delete(first.value);
+    this.#entries.shift();
   }
 }

@@ -57,7 +57,7 @@ export class ChangeHub {
 export function waitForChange<T>(hub: ChangeHub, key: string, check: () => T | null, deadlineMs: number, signal?: AbortSignal): Promise<T | null> {
   return new Promise((resolve) => {
     let done = false;
-    let timer: NodeJS.Timeout | undefined;
+    let timer: NodeJS.Timeout | undefined = undefined;
     const finish = (v: T | null): void => {
       if (done) return;
       done = true;

@@ -4,6 +4,7 @@
  * what was wrong; `main.ts` prints it and exits with code 2.
  */
 import { isAbsolute, resolve } from 'node:path';
+import { DEFAULT_LIMITS } from '@tenure/coord-state';
 
 /** One cluster member as given by `--peers id=raftHost:port@httpHost:port`. */
 export interface PeerConfig {
@@ -66,20 +67,22 @@ export class ConfigError extends Error {
   }
 }
 
-/** Default limits (SPEC §3). */
+/** Default limits: the coordination state machine's own defaults (SPEC §3 ranges). */
 export const DEFAULT_LIMITS_CONFIG: LimitsConfig = {
-  ttlMsMin: 100,
-  ttlMsMax: 3_600_000,
-  waitMsMax: 60_000,
-  valueBytesMax: 65_536,
-  leasesMax: 100_000,
-  waitersPerLeaseMax: 1_000,
-  candidatesPerGroupMax: 1_000,
-  electionsMax: 10_000,
-  keysMax: 100_000,
-  idempotencyWindowMs: 600_000,
-  idempotencyRecordsMax: 200_000,
+  ttlMsMin: DEFAULT_LIMITS.ttlMsMin,
+  ttlMsMax: DEFAULT_LIMITS.ttlMsMax,
+  waitMsMax: DEFAULT_LIMITS.waitMsMax,
+  valueBytesMax: DEFAULT_LIMITS.valueBytesMax,
+  leasesMax: DEFAULT_LIMITS.leasesMax,
+  waitersPerLeaseMax: DEFAULT_LIMITS.waitersPerLeaseMax,
+  candidatesPerGroupMax: DEFAULT_LIMITS.candidatesPerGroupMax,
+  electionsMax: DEFAULT_LIMITS.electionsMax,
+  keysMax: DEFAULT_LIMITS.keysMax,
+  idempotencyWindowMs: DEFAULT_LIMITS.idempotencyWindowMs,
+  idempotencyRecordsMax: DEFAULT_LIMITS.idempotencyRecordsMax,
 };
+
+const D = DEFAULT_LIMITS_CONFIG;
 
 interface SettingDoc {
   readonly flag: string;
@@ -98,20 +101,20 @@ export const SETTINGS: readonly SettingDoc[] = [
   { flag: 'data-dir', env: 'TENURE_DATA_DIR', def: './data/<id>', doc: 'Directory for the Raft log and state.' },
   { flag: 'heartbeat-ms', env: 'TENURE_HEARTBEAT_MS', def: '100', doc: 'Leader heartbeat interval.' },
   { flag: 'election-timeout-ms', env: 'TENURE_ELECTION_TIMEOUT_MS', def: '1000', doc: 'Base election timeout; randomized in [base, 2 × base). Must be ≥ 5 × heartbeat.' },
-  { flag: 'tick-ms', env: 'TENURE_TICK_MS', def: '10', doc: 'Raft tick length; heartbeat and election timeout must be multiples-ish of it.' },
+  { flag: 'tick-ms', env: 'TENURE_TICK_MS', def: '10', doc: 'Raft tick length; heartbeat and election timeout are rounded to whole ticks.' },
   { flag: 'request-timeout-ms', env: 'TENURE_REQUEST_TIMEOUT_MS', def: '5000', doc: 'Default per-request deadline (header `Request-Timeout-Ms` overrides).' },
   { flag: 'request-timeout-ms-max', env: 'TENURE_REQUEST_TIMEOUT_MS_MAX', def: '120000', doc: 'Largest accepted `Request-Timeout-Ms`.' },
-  { flag: 'ttl-ms-min', env: 'TENURE_TTL_MS_MIN', def: '100', doc: 'Smallest lease/candidacy ttlMs.' },
-  { flag: 'ttl-ms-max', env: 'TENURE_TTL_MS_MAX', def: '3600000', doc: 'Largest lease/candidacy ttlMs.' },
-  { flag: 'wait-ms-max', env: 'TENURE_WAIT_MS_MAX', def: '60000', doc: 'Largest acquire/campaign waitMs.' },
-  { flag: 'value-bytes-max', env: 'TENURE_VALUE_BYTES_MAX', def: '65536', doc: 'Largest KV / election value (JSON bytes); larger gets 413.' },
-  { flag: 'leases-max', env: 'TENURE_LEASES_MAX', def: '100000', doc: 'Live leases limit (429 beyond).' },
-  { flag: 'waiters-per-lease-max', env: 'TENURE_WAITERS_PER_LEASE_MAX', def: '1000', doc: 'Queued waiters per lease (429 beyond).' },
-  { flag: 'candidates-per-group-max', env: 'TENURE_CANDIDATES_PER_GROUP_MAX', def: '1000', doc: 'Candidates per election group.' },
-  { flag: 'elections-max', env: 'TENURE_ELECTIONS_MAX', def: '10000', doc: 'Election groups limit.' },
-  { flag: 'keys-max', env: 'TENURE_KEYS_MAX', def: '100000', doc: 'KV keys limit.' },
-  { flag: 'idempotency-window-ms', env: 'TENURE_IDEMPOTENCY_WINDOW_MS', def: '600000', doc: 'How long (cluster time) idempotency records are kept.' },
-  { flag: 'idempotency-records-max', env: 'TENURE_IDEMPOTENCY_RECORDS_MAX', def: '200000', doc: 'Bound on idempotency records in memory.' },
+  { flag: 'ttl-ms-min', env: 'TENURE_TTL_MS_MIN', def: String(D.ttlMsMin), doc: 'Smallest lease/candidacy ttlMs.' },
+  { flag: 'ttl-ms-max', env: 'TENURE_TTL_MS_MAX', def: String(D.ttlMsMax), doc: 'Largest lease/candidacy ttlMs.' },
+  { flag: 'wait-ms-max', env: 'TENURE_WAIT_MS_MAX', def: String(D.waitMsMax), doc: 'Largest acquire/campaign waitMs.' },
+  { flag: 'value-bytes-max', env: 'TENURE_VALUE_BYTES_MAX', def: String(D.valueBytesMax), doc: 'Largest KV / election value (JSON bytes); larger gets 413.' },
+  { flag: 'leases-max', env: 'TENURE_LEASES_MAX', def: String(D.leasesMax), doc: 'Live leases limit (429 beyond). All limits must be equal on every node: they shape replicated results.' },
+  { flag: 'waiters-per-lease-max', env: 'TENURE_WAITERS_PER_LEASE_MAX', def: String(D.waitersPerLeaseMax), doc: 'Queued waiters per lease (429 beyond).' },
+  { flag: 'candidates-per-group-max', env: 'TENURE_CANDIDATES_PER_GROUP_MAX', def: String(D.candidatesPerGroupMax), doc: 'Candidates per election group.' },
+  { flag: 'elections-max', env: 'TENURE_ELECTIONS_MAX', def: String(D.electionsMax), doc: 'Election groups limit.' },
+  { flag: 'keys-max', env: 'TENURE_KEYS_MAX', def: String(D.keysMax), doc: 'KV keys limit.' },
+  { flag: 'idempotency-window-ms', env: 'TENURE_IDEMPOTENCY_WINDOW_MS', def: String(D.idempotencyWindowMs), doc: 'How long (cluster time) idempotency records are kept.' },
+  { flag: 'idempotency-records-max', env: 'TENURE_IDEMPOTENCY_RECORDS_MAX', def: String(D.idempotencyRecordsMax), doc: 'Bound on idempotency records in memory.' },
   { flag: 'log-level', env: 'TENURE_LOG_LEVEL', def: 'info', doc: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
 ];
 

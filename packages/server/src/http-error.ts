@@ -39,5 +39,7 @@ export function timeoutError(message = 'not known to be committed within the dea
 
 /** The JSON error body of SPEC §3. */
 export function errorBody(code: string, message: string, details: Readonly<Record<string, unknown>> = {}): { error: Record<string, unknown> } {
-  return { error: { ...details, code, message } };
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(details)) if (k !== 'code' && k !== 'message') rest[k] = v;
+  return { error: { code, message, ...rest } };
 }

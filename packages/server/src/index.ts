@@ -15,4 +15,4 @@ export { createMetrics, type ServerMetrics } from './metrics.js';
 export { createLogger } from './logger.js';
 export { HttpError } from './http-error.js';
 export { canonicalJson, requestFingerprint } from './canonical-json.js';
-export { localNodes } from './cluster/launcher.js';
+export { localNodes, type LocalNodeSpec } from './cluster/local-nodes.js';

@@ -1,6 +1,6 @@
 // Proves every SPEC §3 route answers with the contract's shapes and codes through buildApp (app.inject, fake Raft).
 import t from 'tap';
-import { harness, send } from './harness.js';
+import { harness, send } from './fixtures/harness.js';
 
 t.test('leases: acquire, re-acquire renews, get, list, renew, release, 404 after', async (t) => {
   const h = await harness();

@@ -1,6 +1,6 @@
 // Proves a follower forwards writes and linearizable reads to the leader once, answers stale reads locally, and says 503 no_leader rather than forwarding twice.
 import t from 'tap';
-import { harness, send } from './harness.js';
+import { harness, send } from './fixtures/harness.js';
 
 t.test('a follower forwards writes with body, key and deadline to the leader', async (t) => {
   const h = await harness();

@@ -1,6 +1,6 @@
 // Proves bad input never crashes or 500s: every malformed request gets a 4xx in the SPEC §3 error shape naming the field.
 import t from 'tap';
-import { harness, send } from './harness.js';
+import { harness, send } from './fixtures/harness.js';
 
 interface Case {
   readonly name: string;

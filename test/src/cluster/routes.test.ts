@@ -69,3 +69,17 @@ t.test('idempotent replay through another node, and leadership transfer', async 
   const g = await c.request(leader, 'GET', '/v1/leases/I');
   t.equal(g.body.fencingToken, first.body.fencingToken, 'the lease survives the transfer');
 });
+
+t.test('SIGTERM on the leader hands leadership over and exits 0; the node restarts from its data', async (t) => {
+  const c = await LocalCluster.start();
+  t.teardown(() => c.teardown());
+  const leader = await c.waitForLeader();
+  const a = await c.request(leader, 'POST', '/v1/leases/G/acquire', { holder: 'A', ttlMs: 60000 });
+  const code = await c.stop(leader);
+  t.equal(code, 0, 'graceful exit');
+  const next = await c.waitForLeader();
+  t.not(next, leader);
+  await c.restart(leader);
+  const v = await c.request(leader, 'GET', '/v1/leases/G');
+  t.equal(v.body.fencingToken, a.body.fencingToken);
+});

@@ -62,6 +62,7 @@ export interface NodeInfo {
 }
 
 /** HTTP answer of `LocalCluster.request`: status, lower-case headers, parsed JSON (or text). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test answers are read field by field
 export interface HttpAnswer<T = any> {
   readonly status: number;
   readonly headers: Record<string, string>;
@@ -231,15 +232,16 @@ export class LocalCluster {
     await exited;
   }
 
-  /** Graceful stop (SIGTERM), SIGKILL after `timeoutMs`. */
-  async stop(id: string, timeoutMs = 10_000): Promise<void> {
+  /** Graceful stop (SIGTERM), SIGKILL after `timeoutMs`. Resolves with the exit code (null if killed). */
+  async stop(id: string, timeoutMs = 10_000): Promise<number | null> {
     const child = this.#procs.get(id);
-    if (!child) return;
-    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    if (!child) return null;
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     child.kill('SIGTERM');
     const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    await exited;
+    const code = await exited;
     clearTimeout(t);
+    return code;
   }
 
   /** SIGSTOP the node (it keeps its sockets but answers nothing). */
@@ -295,6 +297,7 @@ export class LocalCluster {
   }
 
   /** JSON request to one node. `body` undefined sends no body. Never throws on HTTP status. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test answers are read field by field
   async request<T = any>(id: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 30_000): Promise<HttpAnswer<T>> {
     const r = await fetch(`${this.node(id).url}${path}`, {
       method,

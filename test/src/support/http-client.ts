@@ -26,6 +26,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * Send a mutating request until it gets an answer that is not 503/504/network error. Every
  * attempt carries the same Idempotency-Key. Throws when `totalMs` passes.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- test answers are read field by field
 export async function retrying<T = any>(cluster: LocalCluster, method: string, path: string, body: unknown, opts: RetryOptions = {}): Promise<RetriedAnswer<T>> {
   const key = randomUUID();
   const until = Date.now() + (opts.totalMs ?? 30_000);

@@ -19,7 +19,10 @@ export class ClusterTime {
   #termStartMonoMs = 0;
 
   constructor(clock: Clock, initialMs: number) {
-    assert.ok(Number.isFinite(initialMs) && initialMs >= 0, 'initial cluster time must be a finite ms count ≥ 0');
+    assert.ok(
+      Number.isFinite(initialMs) && initialMs >= 0,
+      'initial cluster time must be a finite ms count ≥ 0',
+    );
     this.#clock = clock;
     this.#highestSeenMs = initialMs;
   }
@@ -45,6 +48,7 @@ export class ClusterTime {
     if (!this.#leading) return this.#highestSeenMs;
     const elapsedMs = this.#clock.nowMs() - this.#termStartMonoMs;
     const nowMs = Math.max(this.#highestSeenMs, this.#termStartClusterTimeMs + elapsedMs);
+    assert.ok(nowMs >= this.#highestSeenMs, 'leader cluster time never decreases');
     this.#highestSeenMs = nowMs;
     return nowMs;
   }

@@ -20,7 +20,16 @@ export function validateCoreConfig(config: CoreConfig): void {
     Number.isInteger(config.electionTimeoutTicks) && config.electionTimeoutTicks > config.heartbeatTicks,
     'electionTimeoutTicks must be an integer > heartbeatTicks',
   );
-  assert.ok(Number.isInteger(config.entriesPerMessageMax) && config.entriesPerMessageMax >= 1, 'entriesPerMessageMax ≥ 1');
-  assert.ok(Number.isInteger(config.bytesPerMessageMax) && config.bytesPerMessageMax >= 1, 'bytesPerMessageMax ≥ 1');
-  assert.ok(Number.isInteger(config.inflightMessagesMax) && config.inflightMessagesMax >= 1, 'inflightMessagesMax ≥ 1');
+  assert.ok(
+    Number.isInteger(config.entriesPerMessageMax) && config.entriesPerMessageMax >= 1,
+    'entriesPerMessageMax ≥ 1',
+  );
+  assert.ok(
+    Number.isInteger(config.bytesPerMessageMax) && config.bytesPerMessageMax >= 1,
+    'bytesPerMessageMax ≥ 1',
+  );
+  assert.ok(
+    Number.isInteger(config.inflightMessagesMax) && config.inflightMessagesMax >= 1,
+    'inflightMessagesMax ≥ 1',
+  );
 }

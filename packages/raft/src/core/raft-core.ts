@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import { ClusterTime } from './cluster-time.js';
 import { committedEntriesPerReadyMax, validateCoreConfig } from './config.js';
+import { isWellFormedMessage } from './message-checks.js';
 import { Progress } from './progress.js';
 import { quorumSize, quorumValue, tallyVotes } from './quorum.js';
 import { RaftLog } from './raft-log.js';
@@ -128,7 +129,10 @@ export class RaftCore {
     assert.ok(this.#log.lastTerm() <= hardState.term, 'log terms ≤ hard state term');
     this.#term = hardState.term;
     this.#votedFor = hardState.votedFor;
-    this.#time = new ClusterTime(clock, Math.max(this.#log.lastClusterTimeMs(), snapshot?.clusterTimeMs ?? 0));
+    this.#time = new ClusterTime(
+      clock,
+      Math.max(this.#log.lastClusterTimeMs(), snapshot?.clusterTimeMs ?? 0),
+    );
     this.#handedHardState = this.hardState();
     this.#handedSoftState = this.softState();
     this.#resetElectionTimer();
@@ -148,13 +152,15 @@ export class RaftCore {
   }
 
   /**
-   * Feed one message received from a peer. Messages not addressed to this node, from non-voters or
-   * from itself are ignored. Term rules: Raft §5.1 plus pre-vote (§9.6: PreVote and granted
-   * PreVoteResponse never change terms) and leader stickiness (§4.2.3 / §9.6: while a live leader
-   * was heard within electionTimeoutTicks, PreVote/RequestVote are ignored unless `transfer`).
+   * Feed one message received from a peer. Messages not addressed to this node, from non-voters,
+   * from itself, or malformed (message-checks.ts) are ignored. Term rules: Raft §5.1 plus pre-vote
+   * (§9.6: PreVote and granted PreVoteResponse never change terms) and leader stickiness (§4.2.3 /
+   * §9.6: while a live leader was heard within electionTimeoutTicks, PreVote/RequestVote are ignored
+   * unless `transfer`).
    */
   step(msg: Message): void {
     if (msg.to !== this.#id || msg.from === this.#id || !this.#peerSet.has(msg.from)) return;
+    if (!isWellFormedMessage(msg)) return;
     if (msg.term > this.#term) {
       if (this.#ignoresCampaign(msg)) return;
       const keepsTerm = msg.type === 'PreVote' || (msg.type === 'PreVoteResponse' && msg.granted);
@@ -247,6 +253,10 @@ export class RaftCore {
   /** Highest index confirmed applied via advance() (starts at initial.appliedIndex or snapshot.index). */
   appliedIndex(): LogIndex {
     return this.#log.appliedIndex();
+  }
+  /** Ticks since construction; Progress.lastAckTick is on this scale. */
+  tickCount(): number {
+    return this.#tickCount;
   }
   /** Target of the ongoing leadership transfer, or null. */
   transferTarget(): NodeId | null {
@@ -427,7 +437,9 @@ export class RaftCore {
   }
 
   #stopLeading(): void {
-    for (const requestId of this.#reads.drainAll()) this.#readFailures.push({ requestId, leaderHint: this.#leaderId });
+    for (const requestId of this.#reads.drainAll()) {
+      this.#readFailures.push({ requestId, leaderHint: this.#leaderId });
+    }
     this.#progress.clear();
     this.#transferTarget = null;
     this.#appendPending = false;
@@ -491,7 +503,9 @@ export class RaftCore {
     this.#heartbeatSeq = 0;
     this.#transferTarget = null;
     const nextIndex = this.#log.lastIndex() + 1;
-    for (const peer of this.#peers) this.#progress.set(peer, new Progress(nextIndex, this.#config.inflightMessagesMax));
+    for (const peer of this.#peers) {
+      this.#progress.set(peer, new Progress(nextIndex, this.#config.inflightMessagesMax));
+    }
     this.#time.startLeading();
     this.#appendOwn('noop', emptyData);
   }
@@ -520,12 +534,15 @@ export class RaftCore {
   }
 
   #voteLogOk(lastLogIndex: LogIndex, lastLogTerm: Term): boolean {
-    return this.#config.unsafe?.skipLogUpToDateCheck === true || this.#log.isUpToDate(lastLogIndex, lastLogTerm);
+    return (
+      this.#config.unsafe?.skipLogUpToDateCheck === true || this.#log.isUpToDate(lastLogIndex, lastLogTerm)
+    );
   }
 
   /** Grant a pre-vote iff the requested term is ahead of ours and its log is up to date (§9.6). */
   #handlePreVote(msg: PreVoteMsg): void {
-    const granted = msg.term > this.#term && !this.#inLease() && this.#voteLogOk(msg.lastLogIndex, msg.lastLogTerm);
+    const granted =
+      msg.term > this.#term && !this.#inLease() && this.#voteLogOk(msg.lastLogIndex, msg.lastLogTerm);
     const term = granted ? msg.term : this.#term;
     this.#send({ type: 'PreVoteResponse', from: this.#id, to: msg.from, term, granted });
   }
@@ -584,10 +601,22 @@ export class RaftCore {
         this.#send(this.#appendResponse(msg.from, false, 0, 0, 0, msg.heartbeatSeq));
         return;
       case 'PreVote':
-        this.#send({ type: 'PreVoteResponse', from: this.#id, to: msg.from, term: this.#term, granted: false });
+        this.#send({
+          type: 'PreVoteResponse',
+          from: this.#id,
+          to: msg.from,
+          term: this.#term,
+          granted: false,
+        });
         return;
       case 'RequestVote':
-        this.#send({ type: 'RequestVoteResponse', from: this.#id, to: msg.from, term: this.#term, granted: false });
+        this.#send({
+          type: 'RequestVoteResponse',
+          from: this.#id,
+          to: msg.from,
+          term: this.#term,
+          granted: false,
+        });
         return;
       default:
         return;
@@ -619,7 +648,11 @@ export class RaftCore {
       return;
     }
     if (entries.length > 0) {
-      this.#log.appendFromLeader(prevLogIndex, entries, this.#config.unsafe?.truncateMatchingEntries === true);
+      this.#log.appendFromLeader(
+        prevLogIndex,
+        entries,
+        this.#config.unsafe?.truncateMatchingEntries === true,
+      );
       this.#time.observe(this.#log.lastClusterTimeMs());
     }
     const lastNewIndex = prevLogIndex + entries.length;
@@ -696,7 +729,9 @@ export class RaftCore {
         this.#sendTimeoutNow(msg.from);
       }
       // The follower can now learn a commit index it could not verify before: notify at next ready().
-      if (Math.min(this.#log.commitIndex(), pr.matchIndex) > pr.commitSentIndex) this.#commitBroadcastPending = true;
+      if (Math.min(this.#log.commitIndex(), pr.matchIndex) > pr.commitSentIndex) {
+        this.#commitBroadcastPending = true;
+      }
     } else if (pr.state === 'probe') {
       pr.probeSent = false;
     } else if (msg.heartbeatSeq > pr.lastEntriesSeq && pr.matchIndex < pr.nextIndex - 1) {
@@ -737,7 +772,7 @@ export class RaftCore {
     const prevLogIndex = pr.nextIndex - 1;
     const prevLogTerm = this.#log.term(prevLogIndex);
     // Entries before our firstIndex need InstallSnapshot (a later issue): skip this follower for now.
-    if (prevLogTerm === undefined) return false;
+    if (pr.nextIndex < this.#log.firstIndex() || prevLogTerm === undefined) return false;
     const entries =
       pr.nextIndex > lastIndex
         ? []
@@ -764,7 +799,13 @@ export class RaftCore {
     this.#sendAppendMsg(peer, pr, asIndex(prevLogIndex), prevLogTerm, []);
   }
 
-  #sendAppendMsg(peer: NodeId, pr: Progress, prevLogIndex: LogIndex, prevLogTerm: Term, entries: readonly Entry[]): void {
+  #sendAppendMsg(
+    peer: NodeId,
+    pr: Progress,
+    prevLogIndex: LogIndex,
+    prevLogTerm: Term,
+    entries: readonly Entry[],
+  ): void {
     const leaderCommit = this.#log.commitIndex();
     this.#heartbeatSeq++;
     this.#send({

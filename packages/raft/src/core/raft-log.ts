@@ -44,7 +44,12 @@ export class RaftLog {
    * into [snapshot.index, lastIndex]; `appliedIndex` (default snapshot.index) must be ≤ commitIndex.
    * Throws (assertion) on malformed input.
    */
-  constructor(snapshot: SnapshotMeta | null, entries: readonly Entry[], commitIndex: number, appliedIndex?: number) {
+  constructor(
+    snapshot: SnapshotMeta | null,
+    entries: readonly Entry[],
+    commitIndex: number,
+    appliedIndex?: number,
+  ) {
     this.#snapshotIndex = snapshot?.index ?? 0;
     this.#snapshotTerm = snapshot?.term ?? asTerm(0);
     this.#snapshotClusterTimeMs = snapshot?.clusterTimeMs ?? 0;
@@ -184,7 +189,10 @@ export class RaftLog {
       const existing = this.term(entry.index);
       if (existing === undefined) break;
       if (existing !== entry.term) {
-        assert.ok(entry.index > this.#commitIndex, 'conflict at or below commitIndex (committed entry overwritten)');
+        assert.ok(
+          entry.index > this.#commitIndex,
+          'conflict at or below commitIndex (committed entry overwritten)',
+        );
         this.#truncateFrom(entry.index);
         break;
       }
@@ -224,7 +232,10 @@ export class RaftLog {
   takeCommitted(countMax: number): Entry[] {
     const hi = Math.min(this.#commitIndex, this.#unstableFrom - 1, this.#applyHandedOutIndex + countMax);
     if (hi <= this.#applyHandedOutIndex) return [];
-    const out = this.#entries.slice(this.#applyHandedOutIndex - this.#snapshotIndex, hi - this.#snapshotIndex);
+    const out = this.#entries.slice(
+      this.#applyHandedOutIndex - this.#snapshotIndex,
+      hi - this.#snapshotIndex,
+    );
     this.#applyHandedOutIndex = hi;
     return out;
   }
@@ -264,7 +275,10 @@ export class RaftLog {
     const last = this.lastIndex();
     assert.equal(entry.index, last + 1, 'entries must be contiguous');
     assert.ok(entry.term >= this.lastTerm(), 'log terms must not decrease');
-    assert.ok(entry.clusterTimeMs >= this.lastClusterTimeMs(), 'clusterTimeMs must not decrease along the log');
+    assert.ok(
+      entry.clusterTimeMs >= this.lastClusterTimeMs(),
+      'clusterTimeMs must not decrease along the log',
+    );
     this.#entries.push(entry);
   }
 }

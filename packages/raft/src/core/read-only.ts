@@ -42,7 +42,10 @@ export class ReadOnlyQueue {
   addConfirming(requestId: number, index: LogIndex, seq: number): void {
     assert.ok(!this.isFull(), 'read queue full');
     const tail = this.#confirming[this.#confirming.length - 1];
-    assert.ok(this.#confirming.length === this.#head || tail === undefined || tail.seq <= seq, 'read seqs ordered');
+    assert.ok(
+      this.#confirming.length === this.#head || tail === undefined || tail.seq <= seq,
+      'read seqs ordered',
+    );
     this.#confirming.push({ requestId, index, seq });
   }
 

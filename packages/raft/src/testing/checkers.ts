@@ -8,7 +8,8 @@
  *   the same prefix before it (checked incrementally: each (index, term) remembers its entry and the
  *   term of the entry before it).
  * - Leader completeness: an entry committed in term t is in the log of every leader of a term > t.
- * - State machine safety: every node applies the same entry at each index, in order, once.
+ * - State machine safety: every node applies, and durably commits, the same entry at each index;
+ *   each node applies in index order.
  * - Commit index never decreases on a node (in memory within one incarnation; durably across restarts),
  *   and a node never rewrites or drops entries at or below its durable commit index.
  * - Acknowledged writes are in the log of every later leader; a ReadIndex read observes every write
@@ -246,16 +247,7 @@ export class SafetyChecker {
     this.#commitInMemory.set(nodeId, commitIndex);
   }
 
-  /** The durable commit index after an fsync (never decreases, across restarts too). */
-  observeDurableCommit(nodeId: NodeId, commitIndex: LogIndex): void {
-    const before = this.#commitDurable.get(nodeId) ?? 0;
-    if (commitIndex < before) {
-      this.#fail('commit-monotonic', `${nodeId} durable commitIndex went from ${before} to ${commitIndex}`);
-    }
-    this.#commitDurable.set(nodeId, commitIndex);
-  }
-
-  /** A node restarted from durable state: its commit index restarts from the durable one. */
+  /** A node restarted from durable state: its in-memory commit index restarts from the durable one. */
   observeRestart(nodeId: NodeId, durableCommit: LogIndex): void {
     this.#currentLeaders.delete(nodeId);
     this.#commitInMemory.set(nodeId, durableCommit);
@@ -263,19 +255,41 @@ export class SafetyChecker {
 
   /**
    * `nodeId` (in term `nodeTerm`) applied `entry` after having applied up to `appliedBefore`.
-   * State machine safety, apply order, cluster time order and bound; a newly committed index is also
-   * checked against every current leader of a later term.
+   * Apply order, then the entry is learned as committed (see #learnCommitted).
    */
   observeApply(nodeId: NodeId, entry: Entry, nodeTerm: Term, appliedBefore: number): void {
     if (entry.index !== appliedBefore + 1) {
       this.#fail('apply-order', `${nodeId} applied ${describeEntry(entry)} after ${appliedBefore}`);
     }
+    this.#learnCommitted(nodeId, entry, nodeTerm, 'applied');
+  }
+
+  /**
+   * `nodeId` (in term `nodeTerm`) made `commitIndex` durable with `log` as its durable log: every entry
+   * up to it is committed. The durable commit index never decreases (across restarts too).
+   */
+  observeDurableCommit(nodeId: NodeId, commitIndex: LogIndex, log: LogView, nodeTerm: Term): void {
+    const before = this.#commitDurable.get(nodeId) ?? 0;
+    if (commitIndex < before) {
+      this.#fail('commit-monotonic', `${nodeId} durable commitIndex went from ${before} to ${commitIndex}`);
+    }
+    this.#commitDurable.set(nodeId, commitIndex);
+    const upTo = Math.min(commitIndex, log.lastIndex);
+    for (let i = before + 1; i <= upTo; i++) this.#learnCommitted(nodeId, log.entryAt(i)!, nodeTerm, 'durably committed');
+  }
+
+  /**
+   * `entry` is committed per `nodeId`, whose term is `nodeTerm` (≥ the term in which the entry was
+   * committed). State machine safety against what other nodes committed or applied; a newly
+   * committed index is checked for cluster-time order and against every current leader of a later term.
+   */
+  #learnCommitted(nodeId: NodeId, entry: Entry, nodeTerm: Term, how: string): void {
     const rec = this.#committed[entry.index - 1];
     if (rec !== undefined) {
       if (!sameEntry(rec.entry, entry)) {
         this.#fail(
           'state-machine-safety',
-          `${nodeId} applied ${describeEntry(entry)} but index ${entry.index} was applied as ${describeEntry(rec.entry)}`,
+          `${nodeId} ${how} ${describeEntry(entry)} but index ${entry.index} was committed as ${describeEntry(rec.entry)}`,
         );
       }
       return;

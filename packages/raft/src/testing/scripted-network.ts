@@ -132,7 +132,13 @@ export class ScriptedNetwork {
 
   /** Full CoreConfig of node `id` (defaults + options). */
   configOf(id: NodeId): CoreConfig {
-    return { ...scriptedDefaults, ...this.#options.config, ...this.#options.perNode?.[id], id, voters: this.ids };
+    return {
+      ...scriptedDefaults,
+      ...this.#options.config,
+      ...this.#options.perNode?.[id],
+      id,
+      voters: this.ids,
+    };
   }
 
   core(id: NodeId): RaftCore {
@@ -233,12 +239,15 @@ export class ScriptedNetwork {
     }
   }
 
-  /** Tick `id` until it starts a campaign (its own randomized timeout), then stabilize. */
+  /**
+   * Tick `id` alone until it starts a campaign (its own randomized timeout); its vote requests stay
+   * queued (nothing is delivered). Throws if it did not campaign within 2 × electionTimeoutTicks.
+   */
   campaign(id: NodeId): void {
     const core = this.core(id);
-    const cfg = this.configOf(id);
+    const ticksMax = 2 * this.configOf(id).electionTimeoutTicks + 1;
     const role = core.softState().role;
-    for (let i = 0; i < 2 * cfg.electionTimeoutTicks + 1 && core.softState().role === role; i++) this.tick(id);
+    for (let i = 0; i < ticksMax && core.softState().role === role; i++) this.tick(id);
     assert.notEqual(core.softState().role, role, `${id} did not campaign`);
   }
 
@@ -249,7 +258,11 @@ export class ScriptedNetwork {
   elect(id: NodeId): void {
     const core = this.core(id);
     const idle = (x: NodeId) => this.core(x).softState().role === 'follower' || x === id;
-    for (let i = 0; i < 4 * this.configOf(id).electionTimeoutTicks && core.softState().role === 'follower'; i++) {
+    for (
+      let i = 0;
+      i < 4 * this.configOf(id).electionTimeoutTicks && core.softState().role === 'follower';
+      i++
+    ) {
       for (const x of this.ids) {
         if (this.#down.has(x)) continue;
         const before = this.core(x).softState().role;
@@ -285,11 +298,14 @@ export class ScriptedNetwork {
     this.#cut.clear();
   }
 
-  /** Stop `id`: its in-memory state is lost, its disk kept; queued messages to/from it are dropped. */
+  /**
+   * Stop `id`: its in-memory state is lost, its disk kept. Messages already queued stay on the wire:
+   * those to `id` are dropped only if delivered while it is down (so a restarted node may still get
+   * messages sent to its previous incarnation, as on a real network).
+   */
   crash(id: NodeId): void {
     this.cores.delete(id);
     this.#down.add(id);
-    this.queue = this.queue.filter((m) => m.to !== id && m.from !== id);
   }
   /** Start `id` again from its disk. */
   restart(id: NodeId): void {
@@ -336,7 +352,11 @@ export class ScriptedNetwork {
 
   #start(id: NodeId): void {
     const disk = this.disks.get(id)!;
-    const initial: CoreInitialState = { hardState: disk.hardState, snapshot: disk.snapshot, entries: disk.entries.slice() };
+    const initial: CoreInitialState = {
+      hardState: disk.hardState,
+      snapshot: disk.snapshot,
+      entries: disk.entries.slice(),
+    };
     const core = new RaftCore(this.configOf(id), initial, this.clocks.get(id)!, this.#randomFor(id));
     core.checkInvariants();
     this.cores.set(id, core);

@@ -51,7 +51,7 @@ export const DEFAULT_FAULTS: FaultProfile = {
   transferWeight: 7,
   healWeight: 15,
   powerLossWeight: 3,
-  crashPoints: ['now', 'now', 'beforeFsync', 'afterFsync', 'afterSend', 'afterVoteGranted'],
+  crashPoints: ['now', 'now', 'beforeFsync', 'afterFsync', 'afterSend', 'afterVoteGranted', 'afterCommitAdvance', 'afterElected'],
   partitionMsMin: 200,
   partitionMsMax: 5000,
   crashLeaderProbability: 0.5,

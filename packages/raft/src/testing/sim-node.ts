@@ -31,9 +31,17 @@ import { SimStorage } from './sim-storage.js';
 
 /**
  * Where inside Ready processing a scheduled crash strikes: before the fsync, after it, after sending,
- * or after sending a Ready that grants a vote (the moment a forgotten vote would matter, Figure 2).
+ * after sending a Ready that grants a vote (the moment a forgotten vote would matter, Figure 2), or
+ * after the fsync of a Ready that advances the commit index (before followers hear of it), or after
+ * the fsync of the Ready in which the node became leader (before its first AppendEntries leave).
  */
-export type CrashPoint = 'beforeFsync' | 'afterFsync' | 'afterSend' | 'afterVoteGranted';
+export type CrashPoint =
+  | 'beforeFsync'
+  | 'afterFsync'
+  | 'afterSend'
+  | 'afterVoteGranted'
+  | 'afterCommitAdvance'
+  | 'afterElected';
 
 /** Bound on Ready batches processed after one input; more means the core never settles (a bug). */
 export const READY_ROUNDS_MAX = 64;
@@ -195,8 +203,13 @@ export class SimNode {
       this.crash();
       return false;
     }
-    this.#fsync(rd);
-    if (this.pendingCrash === 'afterFsync') {
+    const commitBefore = this.storage.hardState.commitIndex;
+    this.#fsync(core, rd);
+    if (
+      this.pendingCrash === 'afterFsync' ||
+      (this.pendingCrash === 'afterCommitAdvance' && this.storage.hardState.commitIndex > commitBefore) ||
+      (this.pendingCrash === 'afterElected' && rd.softState?.role === 'leader')
+    ) {
       this.crash();
       return false;
     }
@@ -223,7 +236,7 @@ export class SimNode {
   }
 
   /** fsync, then the storage-side checks: log matching, no rewrite of committed entries, durable commit. */
-  #fsync(rd: Ready): void {
+  #fsync(core: RaftCore, rd: Ready): void {
     const commitBefore = this.storage.hardState.commitIndex;
     const first = rd.entries[0]?.index;
     const termsBefore: Term[] = [];
@@ -238,7 +251,6 @@ export class SimNode {
     }
     const checker = this.#host.checker;
     const hs = this.storage.hardState;
-    checker.observeDurableCommit(this.id, hs.commitIndex);
     if (firstWritten !== null) {
       checker.observePersisted(this.id, this.storage, firstWritten);
       if (firstWritten <= commitBefore) {
@@ -249,6 +261,7 @@ export class SimNode {
       hs.commitIndex <= this.storage.lastIndex,
       `durable commitIndex ${hs.commitIndex} beyond durable last index ${this.storage.lastIndex}`,
     );
+    checker.observeDurableCommit(this.id, hs.commitIndex, this.storage, core.softState().term);
   }
 
   #apply(term: Term, entries: readonly Entry[]): void {

@@ -6,7 +6,8 @@
  *
  * Modes:
  * - `safety`: faults for the whole run; the checkers (checkers.ts) run after every event.
- * - `liveness`: a fault phase, then everything heals (partitions and loss end, crashed nodes restart);
+ * - `liveness`: a fault phase, then everything heals (partitions and loss end, crashed nodes restart,
+ *   some with a higher term, and 30 % of runs restart one more node with a higher term);
  *   a leader must then be established within LIVENESS_LEADER_BOUND_MS and a write proposed after
  *   the heal must be acknowledged within LIVENESS_COMMIT_BOUND_MS. Safety checkers stay on.
  */
@@ -142,6 +143,7 @@ class Simulation implements SimNodeHost, FaultTargets {
   readonly #unsafe: UnsafeVariants | undefined;
   readonly #faultPhaseMs: number;
   readonly #healedPhaseMsMax: number;
+  readonly #healRandom: SimRandom;
   #healedAtMs: number | null = null;
   #leaderAtMs: number | null = null;
   #commitAtMs: number | null = null;
@@ -161,6 +163,7 @@ class Simulation implements SimNodeHost, FaultTargets {
     const faultRandom = master.fork();
     const clientRandom = master.fork();
     const nodeRandom = master.fork();
+    this.#healRandom = master.fork();
 
     this.checker = new SafetyChecker({
       nowMs: () => this.queue.nowMs,
@@ -311,9 +314,16 @@ class Simulation implements SimNodeHost, FaultTargets {
     this.#faults.stop();
     this.network.healAll();
     this.network.setProfile(HEALED_NETWORK);
+    const random = this.#healRandom;
     for (const node of this.nodes) {
       node.pendingCrash = null;
-      if (!node.up) node.start(this.#nodeRandom.get(node.id)!.fork());
+      if (!node.up) node.start(this.#nodeRandom.get(node.id)!.fork(), random.chance(0.3) ? random.intBetween(1, 3) : 0);
+    }
+    if (random.chance(0.3)) {
+      // A node rejoins with a higher term (and no vote): it must not keep the cluster leaderless.
+      const node = random.pick(this.nodes);
+      node.crash();
+      node.start(this.#nodeRandom.get(node.id)!.fork(), random.intBetween(1, 3));
     }
     this.#clients.add(PROBE_PROFILE, 0);
     const healedAt = this.#healedAtMs;

@@ -185,17 +185,15 @@ t.test(
       net.restart('n3');
       t.equal(net.disks.get('n3')!.hardState.votedFor, unsafe ? null : 'n1');
       // n2's term-1 RequestVote reaches the restarted n3 (sent again by hand: the original was dropped).
-      net
-        .core('n3')
-        .step({
-          type: 'RequestVote',
-          from: 'n2',
-          to: 'n3',
-          term: asTerm(1),
-          lastLogIndex: asIndex(0),
-          lastLogTerm: asTerm(0),
-          transfer: false,
-        });
+      net.core('n3').step({
+        type: 'RequestVote',
+        from: 'n2',
+        to: 'n3',
+        term: asTerm(1),
+        lastLogIndex: asIndex(0),
+        lastLogTerm: asTerm(0),
+        transfer: false,
+      });
       net.process('n3');
       net.deliver((m) => m.from === 'n3' && m.to === 'n2');
       t.equal(
@@ -209,7 +207,7 @@ t.test(
 );
 
 t.test(
-  '§9.6 pre-vote: an isolated node does not inflate its term and rejoins without disruption',
+  '§9.6 / BC-20 pre-vote: an isolated node does not inflate its term and rejoins without disruption',
   async (t) => {
     const net = new ScriptedNetwork(three, { config: { preVote: true } });
     net.elect('n1');
@@ -226,8 +224,28 @@ t.test(
   },
 );
 
+t.test('BC-20 with pre-vote and check-quorum: the heal causes no election at all', async (t) => {
+  const net = new ScriptedNetwork(three, { config: { preVote: true, checkQuorum: true } });
+  net.elect('n1');
+  net.isolate('n3');
+  for (let i = 0; i < 300; i++) {
+    net.tickAll();
+    net.stabilize();
+  }
+  t.equal(termOf(net, 'n3'), 1, 'term not inflated during 30 election timeouts');
+  net.heal();
+  let ticksWithoutN1 = 0;
+  for (let i = 0; i < 100; i++) {
+    net.tickAll();
+    net.stabilize();
+    if (net.leader() !== 'n1') ticksWithoutN1++;
+  }
+  t.equal(ticksWithoutN1, 0, 'n1 led throughout');
+  t.same(net.core('n3').softState(), { role: 'follower', leaderId: 'n1', term: 1 });
+});
+
 t.test(
-  'without pre-vote a rejoining node with an inflated term forces a new election it cannot win',
+  'BC-20 without pre-vote a rejoining node with an inflated term forces a new election it cannot win',
   async (t) => {
     const net = new ScriptedNetwork(three);
     net.elect('n1');

@@ -5,7 +5,12 @@ import t from 'tap';
 import { RaftCore } from '../../src/core/raft-core.js';
 import { asIndex, asTerm } from '../../src/core/types.js';
 import type { AppendEntriesMsg, Entry, Message, NodeId, Term } from '../../src/core/types.js';
-import { ManualClock, ScriptedNetwork, SeededRandom, scriptedDefaults } from '../../src/testing/scripted-network.js';
+import {
+  ManualClock,
+  ScriptedNetwork,
+  SeededRandom,
+  scriptedDefaults,
+} from '../../src/testing/scripted-network.js';
 
 const three = ['n1', 'n2', 'n3'];
 const five = ['n1', 'n2', 'n3', 'n4', 'n5'];
@@ -13,7 +18,11 @@ const isAppend = (m: Message): m is AppendEntriesMsg => m.type === 'AppendEntrie
 const carries = (m: Message, index: number) => isAppend(m) && m.entries.some((e) => e.index === index);
 const logTerms = (net: ScriptedNetwork, id: NodeId) => net.disks.get(id)!.entries.map((e) => e.term);
 const entry = (index: number, term: number, clusterTimeMs = 0): Entry => ({
-  term: asTerm(term), index: asIndex(index), type: 'command', clusterTimeMs, data: new TextEncoder().encode(`e${index}t${term}`),
+  term: asTerm(term),
+  index: asIndex(index),
+  type: 'command',
+  clusterTimeMs,
+  data: new TextEncoder().encode(`e${index}t${term}`),
 });
 const logOf = (terms: number[]) => terms.map((term, i) => entry(i + 1, term));
 
@@ -65,7 +74,11 @@ t.test('the leader counts itself toward a commit only after persisting (advance)
     for (const m of frd.messages) leader.step(m);
     net.core(id).advance(frd);
   }
-  t.equal(leader.hardState().commitIndex, 2, 'followers persisted: their acks form a majority without the leader');
+  t.equal(
+    leader.hardState().commitIndex,
+    2,
+    'followers persisted: their acks form a majority without the leader',
+  );
   leader.advance(rd);
   leader.checkInvariants();
 
@@ -95,12 +108,29 @@ t.test('a follower never commits beyond the index its log was verified to match'
     snapshot: null,
     entries: logOf([1, 1, 1]),
   };
-  const core = new RaftCore({ ...scriptedDefaults, id: 'n2', voters: three }, initial, new ManualClock(), new SeededRandom(1));
+  const core = new RaftCore(
+    { ...scriptedDefaults, id: 'n2', voters: three },
+    initial,
+    new ManualClock(),
+    new SeededRandom(1),
+  );
   core.step({
-    type: 'AppendEntries', from: 'n1', to: 'n2', term: asTerm(2), prevLogIndex: asIndex(1), prevLogTerm: asTerm(1),
-    entries: [], leaderCommit: asIndex(3), clusterTimeMs: 0, heartbeatSeq: 1,
+    type: 'AppendEntries',
+    from: 'n1',
+    to: 'n2',
+    term: asTerm(2),
+    prevLogIndex: asIndex(1),
+    prevLogTerm: asTerm(1),
+    entries: [],
+    leaderCommit: asIndex(3),
+    clusterTimeMs: 0,
+    heartbeatSeq: 1,
   });
-  t.equal(core.hardState().commitIndex, 1, 'stale entries 2..3 may differ from the leader: commit stops at 1');
+  t.equal(
+    core.hardState().commitIndex,
+    1,
+    'stale entries 2..3 may differ from the leader: commit stops at 1',
+  );
   const rd = core.ready();
   t.match(rd.messages, [{ type: 'AppendEntriesResponse', success: true, matchIndex: 1, heartbeatSeq: 1 }]);
   t.equal(rd.committedEntries.length, 1);
@@ -108,50 +138,68 @@ t.test('a follower never commits beyond the index its log was verified to match'
 });
 
 for (const unsafe of [false, true]) {
-  t.test(`§5.4.2 Figure 8: an old-term entry on a majority ${unsafe ? 'IS (unsafe flag)' : 'is not'} committed by counting`, async (t) => {
-    const net = new ScriptedNetwork(five, {
-      config: { entriesPerMessageMax: 1 },
-      perNode: unsafe ? { n1: { unsafe: { commitPreviousTermByCounting: true }, entriesPerMessageMax: 1 } } : {},
-    });
-    // Figure 8 (b): S1 and S2 hold index 2 of term 2, S5 holds index 2 of term 3.
-    const disks: Record<string, number[]> = { n1: [1, 2], n2: [1, 2], n3: [1], n4: [1], n5: [1, 3] };
-    for (const id of five) {
-      // S5 already knows term 4 (it timed out once while cut off), so its next campaign is for term 5.
-      net.setDisk(id, { hardState: { term: asTerm(id === 'n5' ? 4 : 3), votedFor: null, commitIndex: asIndex(1) }, snapshot: null, entries: logOf(disks[id]!) });
-      net.crash(id);
-      net.restart(id);
-    }
-    // (c) S1 wins term 4 (S2, S3) and replicates index 2 to S3: a majority (S1, S2, S3) holds it.
-    net.cut('n1', 'n4', 'n5');
-    net.campaign('n1');
-    net.deliver((m) => m.type === 'RequestVote');
-    net.deliver((m) => m.type === 'RequestVoteResponse');
-    t.same(net.core('n1').softState(), { role: 'leader', leaderId: 'n1', term: 4 });
-    for (let i = 0; i < 20 && net.queue.length > 0 && net.core('n1').hardState().commitIndex < 2; i++) {
-      if (net.core('n3').lastIndex() >= 2) net.drop((m) => m.to === 'n3' && carries(m, 3)); // S3 never gets the term-4 entry
-      net.deliver();
-    }
-    t.equal(net.diskTerm('n3', asIndex(2)), 2, 'index 2 (term 2) is on S1, S2, S3');
-    t.equal(net.diskTerm('n3', asIndex(3)), undefined, 'the term-4 entry is not on a majority');
-    t.equal(net.core('n1').hardState().commitIndex, unsafe ? 2 : 1, unsafe ? 'committed by counting' : 'not committed');
-    const appliedByN1 = net.applied.get('n1')!.map((e) => e.term);
-    // (d) S1 crashes; S5 wins term 5 with S3, S4 (its last term 3 beats theirs) and overwrites index 2.
-    net.crash('n1');
-    net.heal();
-    net.cut('n5', 'n2');
-    net.tick('n3', 10); // their memory of S1's leadership lapses (stickiness)
-    net.tick('n4', 10);
-    net.campaign('n5');
-    net.stabilize();
-    t.same(net.core('n5').softState(), { role: 'leader', leaderId: 'n5', term: 5 });
-    net.tick('n5');
-    net.stabilize();
-    t.equal(net.diskTerm('n3', asIndex(2)), 3, 'S3 index 2 overwritten by the term-3 entry');
-    const appliedByN5 = net.applied.get('n5')!.map((e) => e.term);
-    t.equal(appliedByN5[1], 3, 'S5 applied the term-3 entry at index 2');
-    if (unsafe) t.equal(appliedByN1[1], 2, 'S1 had applied a different entry at index 2: State Machine Safety broken');
-    else t.same(appliedByN1, [1], 'S1 only applied index 1: safety holds');
-  });
+  t.test(
+    `§5.4.2 Figure 8: an old-term entry on a majority ${unsafe ? 'IS (unsafe flag)' : 'is not'} committed by counting`,
+    async (t) => {
+      const net = new ScriptedNetwork(five, {
+        config: { entriesPerMessageMax: 1 },
+        perNode: unsafe
+          ? { n1: { unsafe: { commitPreviousTermByCounting: true }, entriesPerMessageMax: 1 } }
+          : {},
+      });
+      // Figure 8 (b): S1 and S2 hold index 2 of term 2, S5 holds index 2 of term 3.
+      const disks: Record<string, number[]> = { n1: [1, 2], n2: [1, 2], n3: [1], n4: [1], n5: [1, 3] };
+      for (const id of five) {
+        // S5 already knows term 4 (it timed out once while cut off), so its next campaign is for term 5.
+        net.setDisk(id, {
+          hardState: { term: asTerm(id === 'n5' ? 4 : 3), votedFor: null, commitIndex: asIndex(1) },
+          snapshot: null,
+          entries: logOf(disks[id]!),
+        });
+        net.crash(id);
+        net.restart(id);
+      }
+      // (c) S1 wins term 4 (S2, S3) and replicates index 2 to S3: a majority (S1, S2, S3) holds it.
+      net.cut('n1', 'n4', 'n5');
+      net.campaign('n1');
+      net.deliver((m) => m.type === 'RequestVote');
+      net.deliver((m) => m.type === 'RequestVoteResponse');
+      t.same(net.core('n1').softState(), { role: 'leader', leaderId: 'n1', term: 4 });
+      for (let i = 0; i < 20 && net.queue.length > 0 && net.core('n1').hardState().commitIndex < 2; i++) {
+        if (net.core('n3').lastIndex() >= 2) net.drop((m) => m.to === 'n3' && carries(m, 3)); // S3 never gets the term-4 entry
+        net.deliver();
+      }
+      t.equal(net.diskTerm('n3', asIndex(2)), 2, 'index 2 (term 2) is on S1, S2, S3');
+      t.equal(net.diskTerm('n3', asIndex(3)), undefined, 'the term-4 entry is not on a majority');
+      t.equal(
+        net.core('n1').hardState().commitIndex,
+        unsafe ? 2 : 1,
+        unsafe ? 'committed by counting' : 'not committed',
+      );
+      const appliedByN1 = net.applied.get('n1')!.map((e) => e.term);
+      // (d) S1 crashes; S5 wins term 5 with S3, S4 (its last term 3 beats theirs) and overwrites index 2.
+      net.crash('n1');
+      net.heal();
+      net.cut('n5', 'n2');
+      net.tick('n3', 10); // their memory of S1's leadership lapses (stickiness)
+      net.tick('n4', 10);
+      net.campaign('n5');
+      net.stabilize();
+      t.same(net.core('n5').softState(), { role: 'leader', leaderId: 'n5', term: 5 });
+      net.tick('n5');
+      net.stabilize();
+      t.equal(net.diskTerm('n3', asIndex(2)), 3, 'S3 index 2 overwritten by the term-3 entry');
+      const appliedByN5 = net.applied.get('n5')!.map((e) => e.term);
+      t.equal(appliedByN5[1], 3, 'S5 applied the term-3 entry at index 2');
+      if (unsafe)
+        t.equal(
+          appliedByN1[1],
+          2,
+          'S1 had applied a different entry at index 2: State Machine Safety broken',
+        );
+      else t.same(appliedByN1, [1], 'S1 only applied index 1: safety holds');
+    },
+  );
 }
 
 /** Figure 7: leader log [1,1,1,4,4,5,5,6,6,6]; each follower log is repaired to match. */
@@ -183,58 +231,75 @@ for (const [name, followerLog] of Object.entries(figure7)) {
     let rejections = 0;
     for (let i = 0; i < 50 && (i === 0 || net.queue.length > 0); i++) {
       if (i % 5 === 0) net.tick('n1');
-      rejections += net.queue.filter((m) => m.type === 'AppendEntriesResponse' && m.from === 'n2' && !m.success).length;
+      rejections += net.queue.filter(
+        (m) => m.type === 'AppendEntriesResponse' && m.from === 'n2' && !m.success,
+      ).length;
       net.deliver();
     }
     net.stabilize();
     t.same(logTerms(net, 'n2'), [...figure7Leader, 8], 'follower log equals the leader log');
-    t.ok(rejections <= expectedRejections[name]!, `${rejections} rejection(s), at most one per conflicting term`);
+    t.ok(
+      rejections <= expectedRejections[name]!,
+      `${rejections} rejection(s), at most one per conflicting term`,
+    );
     t.equal(net.core('n2').hardState().commitIndex, 11);
   });
 }
 
-t.test('§5.3 lagging follower catches up in batches bounded by entriesPerMessageMax and bytesPerMessageMax', async (t) => {
-  const net = new ScriptedNetwork(three, { config: { entriesPerMessageMax: 3, bytesPerMessageMax: 200 } });
-  net.elect('n1');
-  net.isolate('n3');
-  for (let i = 0; i < 20; i++) net.propose('n1', `small-${i}`);
-  net.propose('n1', 'x'.repeat(500)); // one entry larger than the byte limit still goes alone
-  net.propose('n1', 'tail');
-  net.stabilize();
-  net.heal();
-  const sizes: number[] = [];
-  const bytes: number[] = [];
-  net.tick('n1');
-  for (let i = 0; i < 200 && net.queue.length > 0; i++) {
-    for (const m of net.queue) {
-      if (isAppend(m) && m.to === 'n3' && m.entries.length > 0) {
-        sizes.push(m.entries.length);
-        bytes.push(m.entries.reduce((s, e) => s + e.data.byteLength + 32, 0));
+t.test(
+  '§5.3 lagging follower catches up in batches bounded by entriesPerMessageMax and bytesPerMessageMax',
+  async (t) => {
+    const net = new ScriptedNetwork(three, { config: { entriesPerMessageMax: 3, bytesPerMessageMax: 200 } });
+    net.elect('n1');
+    net.isolate('n3');
+    for (let i = 0; i < 20; i++) net.propose('n1', `small-${i}`);
+    net.propose('n1', 'x'.repeat(500)); // one entry larger than the byte limit still goes alone
+    net.propose('n1', 'tail');
+    net.stabilize();
+    net.heal();
+    const sizes: number[] = [];
+    const bytes: number[] = [];
+    net.tick('n1');
+    for (let i = 0; i < 200 && net.queue.length > 0; i++) {
+      for (const m of net.queue) {
+        if (isAppend(m) && m.to === 'n3' && m.entries.length > 0) {
+          sizes.push(m.entries.length);
+          bytes.push(m.entries.reduce((s, e) => s + e.data.byteLength + 32, 0));
+        }
       }
+      net.deliver();
     }
-    net.deliver();
-  }
-  t.equal(net.core('n3').lastIndex(), 23, 'caught up');
-  t.ok(sizes.every((n) => n <= 3), `every batch ≤ 3 entries (${sizes.join(',')})`);
-  t.ok(bytes.every((b, i) => b <= 200 || sizes[i] === 1), 'every batch ≤ 200 bytes unless a single entry');
-  t.ok(sizes.includes(3), 'batches are filled up to the limit');
-});
+    t.equal(net.core('n3').lastIndex(), 23, 'caught up');
+    t.ok(
+      sizes.every((n) => n <= 3),
+      `every batch ≤ 3 entries (${sizes.join(',')})`,
+    );
+    t.ok(
+      bytes.every((b, i) => b <= 200 || sizes[i] === 1),
+      'every batch ≤ 200 bytes unless a single entry',
+    );
+    t.ok(sizes.includes(3), 'batches are filled up to the limit');
+  },
+);
 
-t.test('pipelining: at most inflightMessagesMax AppendEntries with entries in flight per follower', async (t) => {
-  const net = new ScriptedNetwork(three, { config: { entriesPerMessageMax: 1, inflightMessagesMax: 2 } });
-  net.elect('n1');
-  for (let i = 0; i < 5; i++) net.core('n1').propose(new Uint8Array([i]));
-  net.process('n1');
-  const toN2 = () => net.queue.filter((m) => isAppend(m) && m.to === 'n2' && m.entries.length > 0);
-  t.equal(toN2().length, 2, 'window of 2 for five entries');
-  t.equal(net.core('n1').progress().get('n2')!.inflightMessages, 2);
-  net.deliver((m) => m.to === 'n2' && carries(m, 2)); // first in flight reaches n2 …
-  net.deliver((m) => m.from === 'n2'); // … its ack frees one slot
-  t.equal(toN2().length, 2, 'one delivered, one more sent: still 2 in flight');
-  t.equal(net.core('n1').progress().get('n2')!.nextIndex, 5, 'nextIndex advanced optimistically');
-  net.stabilize();
-  t.equal(net.core('n2').lastIndex(), 6);
-});
+t.test(
+  'pipelining: at most inflightMessagesMax AppendEntries with entries in flight per follower',
+  async (t) => {
+    const net = new ScriptedNetwork(three, { config: { entriesPerMessageMax: 1, inflightMessagesMax: 2 } });
+    net.elect('n1');
+    for (let i = 0; i < 5; i++) net.core('n1').propose(new Uint8Array([i]));
+    net.process('n1');
+    const toN2 = () => net.queue.filter((m) => isAppend(m) && m.to === 'n2' && m.entries.length > 0);
+    t.equal(toN2().length, 2, 'window of 2 for five entries');
+    t.equal(net.core('n1').progress().get('n2')!.inflightMessages, 2);
+    net.deliver((m) => m.to === 'n2' && carries(m, 2)); // first in flight reaches n2 …
+    net.deliver((m) => m.from === 'n2'); // … its ack frees one slot
+    t.equal(toN2().length, 2, 'one delivered, one more sent: still 2 in flight');
+    t.equal(net.core('n1').progress().get('n2')!.nextIndex, 5, 'nextIndex advanced optimistically');
+    net.stabilize();
+    t.equal(net.core('n2').lastIndex(), 6);
+  },
+);
 
 t.test('probe state after a rejection: one AppendEntries at a time until the follower matches', async (t) => {
   const net = new ScriptedNetwork(three, { config: { entriesPerMessageMax: 1 } });
@@ -263,7 +328,11 @@ t.test('lost AppendEntries are detected through heartbeat responses and re-sent'
   const net = new ScriptedNetwork(three);
   net.elect('n1');
   net.propose('n1', 'lost');
-  t.equal(net.drop((m) => m.to === 'n2'), 1, 'the entries for n2 are lost');
+  t.equal(
+    net.drop((m) => m.to === 'n2'),
+    1,
+    'the entries for n2 are lost',
+  );
   net.stabilize();
   t.equal(net.core('n2').lastIndex(), 1);
   net.tick('n1');
@@ -274,20 +343,30 @@ t.test('lost AppendEntries are detected through heartbeat responses and re-sent'
   t.same(net.appliedTexts('n2'), ['lost']);
 });
 
-t.test('UNSAFE truncateMatchingEntries: a stale duplicate AppendEntries drops acknowledged entries', async (t) => {
-  for (const unsafe of [false, true]) {
-    const net = new ScriptedNetwork(three, unsafe ? { perNode: { n2: { unsafe: { truncateMatchingEntries: true } } } } : {});
-    net.elect('n1');
-    net.propose('n1', 'a');
-    net.propose('n1', 'b');
-    const stale = net.queue.find((m) => m.to === 'n2' && carries(m, 2))!;
-    net.deliver((m) => m.to === 'n2'); // n2 appends and acknowledges 2 and 3; it knows commit 1 only
-    t.equal(net.core('n2').lastIndex(), 3);
-    t.equal(net.core('n2').hardState().commitIndex, 1);
-    net.core('n2').step(stale); // a duplicate of the old message arrives late
-    t.equal(net.core('n2').lastIndex(), unsafe ? 2 : 3, unsafe ? 'acknowledged entry 3 dropped' : 'log kept');
-  }
-});
+t.test(
+  'UNSAFE truncateMatchingEntries: a stale duplicate AppendEntries drops acknowledged entries',
+  async (t) => {
+    for (const unsafe of [false, true]) {
+      const net = new ScriptedNetwork(
+        three,
+        unsafe ? { perNode: { n2: { unsafe: { truncateMatchingEntries: true } } } } : {},
+      );
+      net.elect('n1');
+      net.propose('n1', 'a');
+      net.propose('n1', 'b');
+      const stale = net.queue.find((m) => m.to === 'n2' && carries(m, 2))!;
+      net.deliver((m) => m.to === 'n2'); // n2 appends and acknowledges 2 and 3; it knows commit 1 only
+      t.equal(net.core('n2').lastIndex(), 3);
+      t.equal(net.core('n2').hardState().commitIndex, 1);
+      net.core('n2').step(stale); // a duplicate of the old message arrives late
+      t.equal(
+        net.core('n2').lastIndex(),
+        unsafe ? 2 : 3,
+        unsafe ? 'acknowledged entry 3 dropped' : 'log kept',
+      );
+    }
+  },
+);
 
 t.test('§5.3 commit index reaches followers promptly after the leader commits', async (t) => {
   const net = new ScriptedNetwork(three);
@@ -298,18 +377,43 @@ t.test('§5.3 commit index reaches followers promptly after the leader commits',
 });
 
 t.test('follower hints: conflictTerm/conflictIndex follow the contract', async (t) => {
-  const initial = { hardState: { term: asTerm(3), votedFor: null, commitIndex: asIndex(1) }, snapshot: null, entries: logOf([1, 2, 2, 3]) };
-  const core = new RaftCore({ ...scriptedDefaults, id: 'n2', voters: three }, initial, new ManualClock(), new SeededRandom(1));
+  const initial = {
+    hardState: { term: asTerm(3), votedFor: null, commitIndex: asIndex(1) },
+    snapshot: null,
+    entries: logOf([1, 2, 2, 3]),
+  };
+  const core = new RaftCore(
+    { ...scriptedDefaults, id: 'n2', voters: three },
+    initial,
+    new ManualClock(),
+    new SeededRandom(1),
+  );
   const probe = (prevLogIndex: number, prevLogTerm: Term) => {
     core.step({
-      type: 'AppendEntries', from: 'n1', to: 'n2', term: asTerm(4), prevLogIndex: asIndex(prevLogIndex), prevLogTerm,
-      entries: [], leaderCommit: asIndex(1), clusterTimeMs: 0, heartbeatSeq: 1,
+      type: 'AppendEntries',
+      from: 'n1',
+      to: 'n2',
+      term: asTerm(4),
+      prevLogIndex: asIndex(prevLogIndex),
+      prevLogTerm,
+      entries: [],
+      leaderCommit: asIndex(1),
+      clusterTimeMs: 0,
+      heartbeatSeq: 1,
     });
     const rd = core.ready();
     core.advance(rd);
     return rd.messages[0];
   };
-  t.match(probe(9, asTerm(4)), { success: false, conflictTerm: 0, conflictIndex: 5 }, 'no entry: lastIndex + 1');
-  t.match(probe(3, asTerm(3)), { success: false, conflictTerm: 2, conflictIndex: 2 }, 'first index of the conflicting term');
+  t.match(
+    probe(9, asTerm(4)),
+    { success: false, conflictTerm: 0, conflictIndex: 5 },
+    'no entry: lastIndex + 1',
+  );
+  t.match(
+    probe(3, asTerm(3)),
+    { success: false, conflictTerm: 2, conflictIndex: 2 },
+    'first index of the conflicting term',
+  );
   t.match(probe(4, asTerm(3)), { success: true, matchIndex: 4 });
 });

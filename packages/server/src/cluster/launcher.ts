@@ -14,6 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { localNodes } from './local-nodes.js';
 
 interface LaunchOptions {
   host: string;
@@ -23,16 +24,6 @@ interface LaunchOptions {
   dataDir: string;
   only: string | null;
   extra: string[];
-}
-
-/** Node specs of a local cluster: n1..nN on consecutive ports. */
-export function localNodes(o: Pick<LaunchOptions, 'host' | 'httpPort' | 'raftPort' | 'nodes' | 'dataDir'>): { id: string; httpAddress: string; raftAddress: string; dataDir: string }[] {
-  return Array.from({ length: o.nodes }, (_, i) => ({
-    id: `n${i + 1}`,
-    httpAddress: `${o.host}:${o.httpPort + i}`,
-    raftAddress: `${o.host}:${o.raftPort + i}`,
-    dataDir: join(o.dataDir, `n${i + 1}`),
-  }));
 }
 
 function fail(message: string): never {

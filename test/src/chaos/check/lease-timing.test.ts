@@ -58,7 +58,7 @@ t.test('an abandoned lease still held past ttl + Δmax is late; leaderless time 
     const leaderless = ms >= 1000 && ms < 3000;
     samples.push({ timeMs: ms, node: 'n1', reachable: !leaderless, leader: leaderless ? null : 'n1', term: 1, commitIndex: 1, appliedIndex: 1 });
   }
-  t.ok(leaderlessMs(samples, 0, 9200) >= 1900);
+  t.ok(leaderlessMs(samples, 0, 9200) >= 1700, "about 2 s without a leader (300 ms sample window)");
   const excused = checkLeaseTiming(h.ops, samples, [], opts);
   t.ok(excused.ok, JSON.stringify(excused.violations));
 });

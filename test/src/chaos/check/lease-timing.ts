@@ -16,7 +16,7 @@
  *   expiry (`earlyMarginMinMs`).
  */
 import type { Checker, CheckResult, FaultEvent, HistoryOp, LeaderSample, RunRecord, RunTiming, Violation } from '../types.js';
-import { effectOf, num, okValue, percentiles, str, describeOp } from './history.js';
+import { effectOf, num, obj, okValue, percentiles, str, describeOp } from './history.js';
 import { mergeAttempts } from './merge.js';
 import { tokenObservations, type TokenObservation } from './fencing.js';
 
@@ -107,10 +107,10 @@ export function checkLeaseTiming(rawOps: readonly HistoryOp[], samples: readonly
       if (g1.holder === null) continue;
       const isLease = res.startsWith('lease:');
       const ended = resOps.some((op) => endsGrant(op, g1, isLease) && op.invokeMs < horizon && (op.completeMs === null || effectOf(op.outcome) === 'maybe' || op.completeMs >= g1.firstObsInvokeMs));
-      const base = lastAcked(resOps, g1, isLease, horizon);
+      const base = lastAcked(resOps, g1, isLease, horizon, drift);
       if (g2 !== null && !ended && base !== null) {
         pairsChecked++;
-        const earliest = base.sendMs + base.ttlMs * (1 - drift);
+        const earliest = base.earliestMs;
         earlyMarginMin = Math.min(earlyMarginMin, g2.firstEvidenceMs - earliest);
         if (g2.firstEvidenceMs < earliest) {
           violations.push({
@@ -161,27 +161,46 @@ function endsGrant(op: HistoryOp, g: GrantFacts, isLease: boolean): boolean {
   return op.kind === 'election.resign' && str(op.args, 'candidate') === g.holder;
 }
 
-/** The last acked acquire/renew (campaign/renew) of `g` sent before `horizonMs`: send time and ttl. */
-function lastAcked(ops: readonly HistoryOp[], g: GrantFacts, isLease: boolean, horizonMs: number): { sendMs: number; ttlMs: number; op: HistoryOp } | null {
+/**
+ * The last acked acquire/renew (campaign/renew) of `g` sent before `horizonMs`, and the earliest
+ * moment `g` may lapse: min over that op and every later request of the same holder that may have
+ * re-armed the grant with a shorter ttl (acquire/campaign of any non-refused outcome) of
+ * send time + ttlMs × (1 − drift). For elections the ttl is the shortest any campaign asked for.
+ */
+function lastAcked(ops: readonly HistoryOp[], g: GrantFacts, isLease: boolean, horizonMs: number, drift: number): { sendMs: number; ttlMs: number; earliestMs: number; op: HistoryOp } | null {
   let best: { sendMs: number; ttlMs: number; op: HistoryOp } | null = null;
   let campaignTtl: number | null = null;
-  for (const op of ops) {
-    if (op.invokeMs >= horizonMs) continue;
+  const mine = ops.filter((op) => op.invokeMs < horizonMs && effectOf(op.outcome) !== 'fail'
+    && (isLease ? str(op.args, 'holder') === g.holder && (op.kind === 'lease.acquire' || op.kind === 'lease.renew')
+      : str(op.args, 'candidate') === g.holder && (op.kind === 'election.campaign' || op.kind === 'election.renew')));
+  for (const op of mine) {
+    if (!isLease && op.kind === 'election.campaign' && num(op.args, 'ttlMs') !== null) campaignTtl = Math.min(campaignTtl ?? Infinity, num(op.args, 'ttlMs')!);
+  }
+  for (const op of mine) {
     const v = okValue(op.outcome);
     if (v === null) continue;
-    let ttl: number | null = null;
+    let ttl: number | null;
     if (isLease) {
-      if ((op.kind !== 'lease.acquire' && op.kind !== 'lease.renew') || str(v, 'holder') !== g.holder || num(v, 'fencingToken') !== g.token) continue;
+      if (str(v, 'holder') !== g.holder || num(v, 'fencingToken') !== g.token) continue;
       ttl = num(v, 'ttlMs') ?? num(op.args, 'ttlMs');
     } else {
-      if ((op.kind !== 'election.campaign' && op.kind !== 'election.renew') || str(op.args, 'candidate') !== g.holder) continue;
-      if (op.kind === 'election.campaign') campaignTtl = num(op.args, 'ttlMs');
+      // Only answers that show this candidate leading under this very token date this grant.
+      if (v['elected'] !== true || (num(v, 'fencingToken') ?? num(obj(v, 'leader'), 'fencingToken')) !== g.token) continue;
       ttl = campaignTtl;
     }
     if (ttl === null) continue;
     if (best === null || op.invokeMs > best.sendMs) best = { sendMs: op.invokeMs, ttlMs: ttl, op };
   }
-  return best;
+  if (best === null) return null;
+  let earliestMs = best.sendMs + best.ttlMs * (1 - drift);
+  for (const op of mine) {
+    // Any request that may have been applied after `best` (a concurrent or unknown one, too) may have re-armed it.
+    const mayFollow = effectOf(op.outcome) === 'maybe' || op.completeMs === null || op.completeMs > best.sendMs;
+    if (op === best.op || !mayFollow) continue;
+    const ttl = isLease ? (num(okValue(op.outcome), 'ttlMs') ?? num(op.args, 'ttlMs') ?? best.ttlMs) : (campaignTtl ?? best.ttlMs);
+    earliestMs = Math.min(earliestMs, Math.max(op.invokeMs, best.sendMs) + ttl * (1 - drift));
+  }
+  return { ...best, earliestMs };
 }
 
 /** Latest ack (completion) of an ok acquire/renew of lease grant `g`. */

@@ -23,7 +23,8 @@
  * - maxHoldMs is not modelled (the workload does not use it); ttlMs of a grant is taken from the
  *   response, or from the request when the response is unknown.
  * - Elections: only the leader (head of the queue) and its value/token are checked; the candidates
- *   list in GET answers is not. Re-campaigning by a live candidate may or may not update its value.
+ *   list in GET answers is not. Re-campaigning by a live candidate may or may not update its value;
+ *   its ttl becomes the shorter of the old and new one.
  * - KV: a delete of an absent key may answer 200 or 404; a put's revision must exceed the key's
  *   current revision (global revisions are not compared across keys/partitions).
  * - Any 4xx other than the conflict codes of SPEC §3 (e.g. 400, 429) is "no effect, no information".
@@ -47,7 +48,7 @@ type Res = LeaseRes | ElecRes | KvRes;
 /** An immutable model state; `key` identifies it exactly (for the search's memo). */
 export interface ModelState { readonly res: Readonly<Record<string, Res>>; readonly key: string }
 
-/** One possible successor: the state, and whether the op took effect (false = unknown op dropped). */
+/** One possible successor: the state, and whether the op took effect (always true; kept for clarity). */
 export interface Alt { readonly state: ModelState; readonly effect: boolean }
 
 /** An op prepared for the model. `completeMs` is ∞ when the op may take effect after its response. */
@@ -159,7 +160,7 @@ function issue(tok: number | null, next: number, t: number | null): { tok: numbe
 /**
  * Every state `op` may lead to from `state` when linearized now. `nowLoMs` is the lower bound on the
  * real time of this linearization point (max invoke over the linearized prefix, this op included).
- * Unknown ops also get the "never took effect" alternative (`effect: false`).
+ * Unknown ops are never offered a no-op: "never took effect" = the search leaves them out.
  */
 export function stepModel(state: ModelState, m: ModelOp, nowLoMs: number, opts: ModelOptions): Alt[] {
   const out = new Map<string, Alt>();
@@ -169,7 +170,10 @@ export function stepModel(state: ModelState, m: ModelOp, nowLoMs: number, opts: 
       if (!out.has(s.key)) out.set(s.key, { state: s, effect: true });
     }
   }
-  if (m.effect === 'maybe') out.set(`noop:${state.key}`, { state, effect: false });
+  // An unknown op that "never took effect" is simply left unlinearized by the search (wgl.ts), so
+  // it needs no no-op alternative here; an effect that leaves the state unchanged is that same
+  // case with a tighter time bound, so it is dropped too.
+  if (m.effect === 'maybe') out.delete(state.key);
   return [...out.values()];
 }
 
@@ -416,9 +420,11 @@ function electionCampaign(res: ResMap, m: ModelOp, nowLo: number): ResMap[] {
       candidates.push({ ...e, q });
     }
   } else {
+    // Re-campaign by a live candidate: SPEC leaves open whether it updates value and ttlMs, so
+    // both values are allowed and the shorter ttl is kept (earlier expiry = more permissive).
     const old = e.q[idx]!;
     for (const v of new Set([old.v, value])) {
-      candidates.push({ ...e, q: e.q.map((x, i) => (i === idx ? { c, v, ttl, base: nowLo } : x)) });
+      candidates.push({ ...e, q: e.q.map((x, i) => (i === idx ? { c, v, ttl: Math.min(old.ttl, ttl), base: nowLo } : x)) });
     }
   }
   const out: ResMap[] = [];

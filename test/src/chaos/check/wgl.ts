@@ -1,8 +1,10 @@
 /**
  * Wing–Gong / Lowe linearizability search (as in Porcupine) over one partition of a history, with a
  * nondeterministic model, memoization of (linearized set, model state, time bound) and a step/time
- * budget. Unknown ops get a return at +∞ and the model offers them a "never took effect"
- * alternative, so they may be linearized anywhere after their invoke, or not at all.
+ * budget. Unknown ops get a return at +∞, so they may be linearized anywhere after their invoke;
+ * the search succeeds once every op with a definite outcome is linearized, so an unknown op left
+ * out "never took effect" — without branching on it (that branching is what makes naive searches
+ * blow up on histories with many timeouts).
  */
 import assert from 'node:assert';
 import { stepModel, initialState, type ModelOp, type ModelOptions, type ModelState, type Alt } from './model.js';
@@ -135,14 +137,16 @@ export function searchLinearization(ops: readonly ModelOp[], resources: readonly
       if (seen(h, alt.state.key, lo)) { bits[i >>> 5]! &= ~(1 << (i & 31)); continue; }
       stack.push({ entry, alts, altNext: a + 1, prevState: state, prevNowLo: nowLo, prevHash: setHash });
       state = alt.state; nowLo = lo; setHash = h;
+      if (ops[i]!.effect !== 'maybe') definiteLeft--;
       lift(entry);
       return true;
     }
     return false;
   };
 
+  let definiteLeft = ops.filter((m) => m.effect !== 'maybe').length;
   let entry: Entry | null = head.next;
-  while (head.next !== null) {
+  while (definiteLeft > 0) {
     steps++;
     if ((steps & 1023) === 0 && (steps > budget.stepsMax || performance.now() - t0 > budget.timeMsMax)) {
       return { kind: 'unknown', steps, reason: `search budget exhausted after ${steps} steps, ${(performance.now() - t0).toFixed(0)} ms (${n} ops)` };
@@ -165,6 +169,7 @@ export function searchLinearization(ops: readonly ModelOp[], resources: readonly
       if (f === undefined) return { kind: 'violation', steps, deepest };
       unlift(f.entry);
       const i = f.entry.opIdx;
+      if (ops[i]!.effect !== 'maybe') definiteLeft++;
       bits[i >>> 5]! &= ~(1 << (i & 31));
       state = f.prevState; nowLo = f.prevNowLo; setHash = f.prevHash;
       if (tryAlts(f.entry, f.alts, f.altNext)) { entry = head.next; moved = true; }

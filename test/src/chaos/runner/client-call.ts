@@ -94,8 +94,10 @@ export class LeaseClient {
     });
   }
 
-  acquire(node: NodeId, name: string, holder: string, ttlMs: number, timeoutMs?: number): Promise<CallResult> {
-    return this.#call('lease.acquire', node, 'POST', `/v1/leases/${name}/acquire`, name, { holder, ttlMs }, timeoutMs);
+  /** Acquire; `waitMs` > 0 queues (the client deadline then defaults to waitMs + 3 s). */
+  acquire(node: NodeId, name: string, holder: string, ttlMs: number, timeoutMs?: number, waitMs = 0): Promise<CallResult> {
+    const body: JsonObject = waitMs > 0 ? { holder, ttlMs, waitMs } : { holder, ttlMs };
+    return this.#call('lease.acquire', node, 'POST', `/v1/leases/${name}/acquire`, name, body, timeoutMs ?? (waitMs > 0 ? waitMs + 3_000 : undefined));
   }
 
   renew(node: NodeId, name: string, holder: string, fencingToken: number, timeoutMs?: number): Promise<CallResult> {
@@ -121,6 +123,20 @@ export class LeaseClient {
       localAddress: this.localAddress,
       timeoutMs: waitMs + 2_000,
     });
+  }
+
+  campaign(node: NodeId, group: string, candidate: string, ttlMs: number, timeoutMs?: number): Promise<CallResult> {
+    const body = { candidate, ttlMs };
+    return recordedCall(this.history, this.cluster, { process: this.process, kind: 'election.campaign', node, method: 'POST', path: `/v1/elections/${group}/campaign`, body, args: { group, ...body }, localAddress: this.localAddress, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+  }
+
+  electionRenew(node: NodeId, group: string, candidate: string, timeoutMs?: number): Promise<CallResult> {
+    const body = { candidate };
+    return recordedCall(this.history, this.cluster, { process: this.process, kind: 'election.renew', node, method: 'POST', path: `/v1/elections/${group}/renew`, body, args: { group, ...body }, localAddress: this.localAddress, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+  }
+
+  electionGet(node: NodeId, group: string, timeoutMs?: number): Promise<CallResult> {
+    return recordedCall(this.history, this.cluster, { process: this.process, kind: 'election.get', node, method: 'GET', path: `/v1/elections/${group}`, args: { group }, localAddress: this.localAddress, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
   }
 
   kvPut(node: NodeId, key: string, value: Json, timeoutMs?: number): Promise<CallResult> {

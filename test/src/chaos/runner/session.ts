@@ -7,7 +7,7 @@
  */
 import { appendFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ChaosBackend } from '../topology/backend.js';
 import { ComposeCluster } from '../topology/compose-cluster.js';
 import { NetnsCluster } from '../topology/netns-cluster.js';
@@ -40,6 +40,8 @@ export interface SessionOptions {
   readonly wallClockFaults?: boolean;
   /** How long `open` waits for the first leader, ms. Default 30,000. */
   readonly firstLeaderWaitMs?: number;
+  /** Passed to `createCheckers` as the per-checker search bound, ms. Default 60,000. */
+  readonly searchBudgetMs?: number;
 }
 
 /** A checker verdict bundle plus where the artefacts are. */
@@ -71,8 +73,10 @@ export async function loadModules(): Promise<LoadedModules> {
     try {
       return (await import(url.href)) as Record<string, unknown>;
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes(relative.replace('../', '').replace('.js', ''))) {
+      // Only the module itself missing counts as absent (node: ERR_MODULE_NOT_FOUND; tsx: plain
+      // Error); a module that exists but fails to load is a real error and is rethrown.
+      const missing = fileURLToPath(url);
+      if (String((error as Error).message).includes(`Cannot find module '${missing}'`)) {
         notes.push(`${relative} not found: using the harness fallback`);
         return null;
       }
@@ -251,7 +255,7 @@ export class Session {
     await this.close();
     writeFileSync(join(this.runDir, 'history.jsonl'), events.map((e) => JSON.stringify(e)).join('\n') + (events.length > 0 ? '\n' : ''));
     writeFileSync(join(this.runDir, 'leader-samples.jsonl'), record.leaderSamples.map((s) => JSON.stringify(s)).join('\n') + '\n');
-    const checkers: Checker[] = [leaderSampleChecker(), ...(this.modules.createCheckers?.({ timing: this.timing, searchBudgetMs: 60_000 }) ?? []), ...extraCheckers];
+    const checkers: Checker[] = [leaderSampleChecker(), ...(this.modules.createCheckers?.({ timing: this.timing, searchBudgetMs: this.options.searchBudgetMs ?? 60_000 }) ?? []), ...extraCheckers];
     const verdicts: Verdict[] = [...extraVerdicts];
     for (const checker of checkers) {
       const startMs = performance.now();

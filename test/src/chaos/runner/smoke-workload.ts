@@ -1,6 +1,6 @@
 /**
  * The harness's fallback workload (used only when workload/index.ts is missing): a few client
- * processes loop acquire → renew → release on two lease names through random nodes, recording
+ * processes loop acquire → renew → release on eight lease names through random nodes, recording
  * every call in the history. Outcomes per types.ts: 2xx ok, 4xx and 503 fail, anything else
  * unknown. Bounded: each call has a 3 s client deadline and the loop ends with the signal.
  */
@@ -22,7 +22,7 @@ export function createSmokeWorkload(random: Random, processCount = 4, ttlMs = 3_
           (async () => {
             let incarnation = 0;
             while (!controller.signal.aborted) {
-              const name = `smoke-${p % 2}`;
+              const name = `smoke-${r.int(0, 7)}`;
               const holder = `${proc}-${incarnation++}`;
               const node = r.pick(cluster.nodeIds);
               const client = new LeaseClient(history, cluster, proc);

@@ -72,8 +72,11 @@ export class ComposeCluster implements ChaosBackend {
     return run(file, [...prefix, '-p', this.#project, '-f', join(this.#options.repoRoot, 'docker-compose.yml'), ...args]);
   }
 
-  #container(id: NodeId): string {
-    return `${this.#project}-${id}-1`;
+  /** The service's container id (v1 and v2 name containers differently, so ask compose). */
+  async #container(id: NodeId): Promise<string> {
+    const out = (await this.#compose(['ps', '-q', id])).trim();
+    if (out === '') throw new Error(`no container for service ${id}`);
+    return out.split('\n')[0]!;
   }
 
   endpoints(): readonly NodeEndpoint[] {
@@ -138,10 +141,10 @@ export class ComposeCluster implements ChaosBackend {
     const network = `${this.#project}_default`;
     for (const id of this.nodeIds) {
       if (isolated.has(id) && !this.#disconnected.has(id)) {
-        await run('docker', ['network', 'disconnect', network, this.#container(id)]);
+        await run('docker', ['network', 'disconnect', network, await this.#container(id)]);
         this.#disconnected.add(id);
       } else if (!isolated.has(id) && this.#disconnected.has(id)) {
-        await run('docker', ['network', 'connect', '--alias', id, network, this.#container(id)]);
+        await run('docker', ['network', 'connect', '--alias', id, network, await this.#container(id)]);
         this.#disconnected.delete(id);
       }
     }

@@ -5,7 +5,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NetnsCluster } from './netns-cluster.js';
+import { NetnsCluster, findLibfaketime } from './netns-cluster.js';
 import { cleanupLeftovers, netemArgs } from './netns.js';
 import type { NodeCommandBuilder } from './node-command.js';
 import { httpJson, HttpTransportError } from '../util/http.js';
@@ -25,6 +25,7 @@ http.createServer((req, res) => {
     probe.on('error', (e) => { if (!res.writableEnded) res.end(JSON.stringify({ ok: false, error: e.code })); });
     return;
   }
+  if (url.pathname === '/time') return res.end(JSON.stringify({ dateMs: Date.now(), perfMs: performance.now() }));
   res.end(JSON.stringify({ id, pid: process.pid }));
 }).listen(Number(port), host);
 `;
@@ -155,6 +156,48 @@ t.test('namespaced cluster of trivial servers', { skip: isRoot ? false : 'needs 
     await cluster.down();
     t.notMatch(await run('ip', ['netns', 'list']), new RegExp(prefix));
     t.notMatch(await run('ip', ['-o', 'link', 'show']), new RegExp(prefix));
+  });
+});
+
+t.test('libfaketime clock faults reach the node process', { skip: isRoot ? (findLibfaketime() === null ? 'libfaketime missing (scripts/chaos-deps.sh)' : false) : 'needs root' }, async (t) => {
+  const runDir = mkdtempSync(join(tmpdir(), 'tenure-netns-clock-'));
+  const cluster = await NetnsCluster.create({ runDir, command: fakeNode, nodeIds: ['n1', 'n2'], clientCount: 0, wallClockFaults: true });
+  t.teardown(async () => {
+    await cluster.down();
+    rmSync(runDir, { recursive: true, force: true });
+  });
+  await cluster.startNode('n1');
+  await cluster.startNode('n2', { clockRate: 2 });
+  const time = async (id: string): Promise<{ dateMs: number; perfMs: number }> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await httpJson('GET', `${cluster.endpoint(id).httpUrl}/time`, undefined, { timeoutMs: 1000 })).json as { dateMs: number; perfMs: number };
+      } catch (error) {
+        if (attempt > 100) throw error;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  };
+  await t.test('a wall-clock step moves Date only, at run time', async (t) => {
+    const before = await time('n1');
+    await cluster.setWallClockOffset('n1', 3600);
+    // libfaketime re-reads the timestamp file at most every second (FAKETIME_CACHE_DURATION=1).
+    let after = await time('n1');
+    for (let attempt = 0; after.dateMs - Date.now() < 3_000_000 && attempt < 60; attempt++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await time('n1');
+    }
+    t.ok(after.dateMs - Date.now() > 3_500_000, 'node wall clock is about an hour ahead');
+    t.ok(after.perfMs - before.perfMs < 600_000, 'monotonic clock did not jump');
+    await cluster.setWallClockOffset('n1', 0);
+  });
+  await t.test('a clock rate scales the monotonic clock', async (t) => {
+    const a = await time('n2');
+    const startMs = performance.now();
+    await new Promise((r) => setTimeout(r, 1000));
+    const b = await time('n2');
+    const realMs = performance.now() - startMs;
+    t.ok((b.perfMs - a.perfMs) / realMs > 1.5, `node monotonic ran at about x2 (${((b.perfMs - a.perfMs) / realMs).toFixed(2)})`);
   });
 });
 

@@ -1,0 +1,55 @@
+/**
+ * Cheap structural checks of an incoming message before the core acts on it (STYLE: validate at the
+ * gateway, assert inside). The transport decodes and validates shapes; this guards the relations the
+ * core's assertions rely on, so a malformed peer message is dropped instead of crashing the node.
+ * Cost: O(entries) for AppendEntries, O(1) otherwise.
+ */
+import type { AppendEntriesMsg, Message } from './types.js';
+
+const isCount = (n: unknown): boolean => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
+const isTimeMs = (n: unknown): boolean => typeof n === 'number' && Number.isFinite(n) && n >= 0;
+
+/**
+ * True if `msg` is internally consistent: non-negative integer term/indices, and for AppendEntries
+ * contiguous entries starting at prevLogIndex + 1 whose terms are within [prevLogTerm, msg.term] and
+ * non-decreasing, with non-decreasing cluster times (Raft §5.3 log matching; SPEC §2).
+ */
+export function isWellFormedMessage(msg: Message): boolean {
+  if (!isCount(msg.term)) return false;
+  switch (msg.type) {
+    case 'PreVote':
+    case 'RequestVote':
+      return isCount(msg.lastLogIndex) && isCount(msg.lastLogTerm) && msg.lastLogTerm <= msg.term;
+    case 'AppendEntries':
+      return isWellFormedAppend(msg);
+    case 'AppendEntriesResponse':
+      return (
+        isCount(msg.matchIndex) &&
+        isCount(msg.conflictIndex) &&
+        isCount(msg.conflictTerm) &&
+        isCount(msg.heartbeatSeq)
+      );
+    case 'PreVoteResponse':
+    case 'RequestVoteResponse':
+    case 'TimeoutNow':
+      return true;
+  }
+}
+
+function isWellFormedAppend(msg: AppendEntriesMsg): boolean {
+  if (!isCount(msg.prevLogIndex) || !isCount(msg.prevLogTerm) || !isCount(msg.leaderCommit)) return false;
+  if (!isCount(msg.heartbeatSeq) || !isTimeMs(msg.clusterTimeMs) || msg.prevLogTerm > msg.term) return false;
+  if (!Array.isArray(msg.entries)) return false;
+  let term: number = msg.prevLogTerm;
+  let clusterTimeMs = 0;
+  for (let i = 0; i < msg.entries.length; i++) {
+    const e = msg.entries[i]!;
+    const placed = e.index === msg.prevLogIndex + 1 + i;
+    if (!placed || !isCount(e.term) || e.term < term || e.term > msg.term) return false;
+    if (!isTimeMs(e.clusterTimeMs) || e.clusterTimeMs < clusterTimeMs) return false;
+    if (!(e.data instanceof Uint8Array) || (e.type !== 'command' && e.type !== 'noop')) return false;
+    term = e.term;
+    clusterTimeMs = e.clusterTimeMs;
+  }
+  return true;
+}
