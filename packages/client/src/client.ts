@@ -142,15 +142,19 @@ export class TenureClient {
 
   constructor(options: TenureClientOptions) {
     const maxDriftRatio = options.maxDriftRatio ?? 0.01;
-    if (!(maxDriftRatio >= 0 && maxDriftRatio < 0.5)) throw new RangeError('maxDriftRatio must be in [0, 0.5)');
-    if (options.safetyMarginMs !== undefined && !(options.safetyMarginMs >= 0)) throw new RangeError('safetyMarginMs must be ≥ 0');
+    if (!(maxDriftRatio >= 0 && maxDriftRatio < 0.5))
+      throw new RangeError('maxDriftRatio must be in [0, 0.5)');
+    if (options.safetyMarginMs !== undefined && !(options.safetyMarginMs >= 0))
+      throw new RangeError('safetyMarginMs must be ≥ 0');
     this.clientId = options.clientId ?? processIncarnationId();
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? Math.random;
     this.#logger = options.logger ?? silentLogger;
     this.#maxDriftRatio = maxDriftRatio;
     this.#safetyMarginMs = options.safetyMarginMs;
-    this.#sleep = options.sleep ?? ((delayMs, signal) => setTimeoutPromise(delayMs, undefined, signal === undefined ? {} : { signal }));
+    this.#sleep =
+      options.sleep ??
+      ((delayMs, signal) => setTimeoutPromise(delayMs, undefined, signal === undefined ? {} : { signal }));
     this.#transport = new Transport(
       {
         endpoints: options.endpoints,
@@ -158,12 +162,24 @@ export class TenureClient {
         retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
         discoverMembers: options.discoverMembers ?? false,
       },
-      { fetch: options.fetch ?? fetch, now: () => performance.now(), sleep: this.#sleep, random: this.#random, logger: this.#logger },
+      {
+        fetch: options.fetch ?? fetch,
+        now: () => performance.now(),
+        sleep: this.#sleep,
+        random: this.#random,
+        logger: this.#logger,
+      },
     );
     this.kv = {
-      put: (key, value, opts = {}) => this.#kvWrite('PUT', key, { value, ...fenceFields(opts) }, opts).then((r) => r as { key: string; revision: number }),
+      put: (key, value, opts = {}) =>
+        this.#kvWrite('PUT', key, { value, ...fenceFields(opts) }, opts).then(
+          (r) => r as { key: string; revision: number },
+        ),
       get: (key, opts = {}) => this.#read<KvView>(`/v1/kv/${enc(key)}`, opts, true),
-      delete: (key, opts = {}) => this.#kvWrite('DELETE', key, fenceFields(opts), opts).then((r) => r as { key: string; deleted: true }),
+      delete: (key, opts = {}) =>
+        this.#kvWrite('DELETE', key, fenceFields(opts), opts).then(
+          (r) => r as { key: string; deleted: true },
+        ),
     };
   }
 
@@ -194,16 +210,32 @@ export class TenureClient {
     const sendTimeMs = this.#clock.now();
     let grant: LeaseGrant;
     try {
-      grant = await this.#mutate<LeaseGrant>('POST', `/v1/leases/${enc(name)}/acquire`, body, options, options.waitMs ?? 0);
+      grant = await this.#mutate<LeaseGrant>(
+        'POST',
+        `/v1/leases/${enc(name)}/acquire`,
+        body,
+        options,
+        options.waitMs ?? 0,
+      );
     } catch (error) {
       if (error instanceof TenureError && error.outcomeUnknown) this.#releaseIfGranted(name, holder);
       throw error;
     }
     if (grant.holder !== holder || !Number.isSafeInteger(grant.fencingToken) || !(grant.ttlMs > 0)) {
       this.#releaseIfGranted(name, holder);
-      throw new TenureError('acquire answered a malformed grant', { code: 'internal', status: 200, details: { grant } });
+      throw new TenureError('acquire answered a malformed grant', {
+        code: 'internal',
+        status: 200,
+        details: { grant },
+      });
     }
-    const lease = new Lease(grant, sendTimeMs, this.#leaseOps(), this.#timing(grant.ttlMs), options.autoRenew ?? true);
+    const lease = new Lease(
+      grant,
+      sendTimeMs,
+      this.#leaseOps(),
+      this.#timing(grant.ttlMs),
+      options.autoRenew ?? true,
+    );
     // A long wait (or slow retries) used up part of the ttl counted from our send time: renew now.
     if (this.#clock.now() - sendTimeMs > grant.ttlMs / 3) {
       try {
@@ -227,17 +259,34 @@ export class TenureClient {
     try {
       return await fn(lease);
     } finally {
-      await lease.release().catch((error: unknown) => this.#logger.warn?.({ name, err: error }, 'release failed'));
+      await lease
+        .release()
+        .catch((error: unknown) => this.#logger.warn?.({ name, err: error }, 'release failed'));
     }
   }
 
   /** One renewal of a grant (SPEC §3 renew) without a handle, e.g. from the CLI. 409 → TenureError. */
-  renewLease(name: string, holder: string, fencingToken: number, options: MutationOptions = {}): Promise<LeaseGrant> {
-    return this.#mutate<LeaseGrant>('POST', `/v1/leases/${enc(name)}/renew`, { holder, fencingToken }, options);
+  renewLease(
+    name: string,
+    holder: string,
+    fencingToken: number,
+    options: MutationOptions = {},
+  ): Promise<LeaseGrant> {
+    return this.#mutate<LeaseGrant>(
+      'POST',
+      `/v1/leases/${enc(name)}/renew`,
+      { holder, fencingToken },
+      options,
+    );
   }
 
   /** Releases a grant by `(holder, fencingToken)` (SPEC §3, BC-12) without a handle. 409 → TenureError. */
-  releaseLease(name: string, holder: string, fencingToken: number, options: MutationOptions = {}): Promise<{ name: string; released: true }> {
+  releaseLease(
+    name: string,
+    holder: string,
+    fencingToken: number,
+    options: MutationOptions = {},
+  ): Promise<{ name: string; released: true }> {
     return this.#mutate('POST', `/v1/leases/${enc(name)}/release`, { holder, fencingToken }, options);
   }
 
@@ -247,11 +296,18 @@ export class TenureClient {
   }
 
   /** Lists live leases whose names start with `prefix`, sorted by name, at most `limit`. */
-  async listLeases(query: { prefix?: string; limit?: number } = {}, options: ReadOptions = {}): Promise<LeaseView[]> {
+  async listLeases(
+    query: { prefix?: string; limit?: number } = {},
+    options: ReadOptions = {},
+  ): Promise<LeaseView[]> {
     const params = new URLSearchParams();
     if (query.prefix !== undefined) params.set('prefix', query.prefix);
     if (query.limit !== undefined) params.set('limit', String(query.limit));
-    const answer = await this.#read<{ leases: LeaseView[] }>(`/v1/leases${params.size > 0 ? `?${params}` : ''}`, options, false);
+    const answer = await this.#read<{ leases: LeaseView[] }>(
+      `/v1/leases${params.size > 0 ? `?${params}` : ''}`,
+      options,
+      false,
+    );
     return answer?.leases ?? [];
   }
 
@@ -265,12 +321,22 @@ export class TenureClient {
       {
         initial: async (signal) => {
           const view = await this.getLease(name, { signal });
-          return view === null ? { name, holder: null, fencingToken: null, changed: false } : { ...view, changed: false };
+          return view === null
+            ? { name, holder: null, fencingToken: null, changed: false }
+            : { ...view, changed: false };
         },
         next: async (after, signal) => {
           const path = `/v1/leases/${enc(name)}/watch?afterToken=${after.fencingToken ?? 0}&timeoutMs=${pollMs}`;
-          const view = await this.#transport.request<LeaseWatchView>({ method: 'GET', path, mutating: false, signal, extraWaitMs: pollMs });
-          const changed = view.body.changed && (view.body.fencingToken !== after.fencingToken || view.body.holder !== after.holder);
+          const view = await this.#transport.request<LeaseWatchView>({
+            method: 'GET',
+            path,
+            mutating: false,
+            signal,
+            extraWaitMs: pollMs,
+          });
+          const changed =
+            view.body.changed &&
+            (view.body.fencingToken !== after.fencingToken || view.body.holder !== after.holder);
           return changed ? view.body : null;
         },
       },
@@ -307,23 +373,38 @@ export class TenureClient {
       }
     };
     const campaignLoop = async (): Promise<void> => {
-      for (let failures = 0; !stop.signal.aborted; ) {
+      for (let failures = 0; !stop.signal.aborted;) {
         const sendTimeMs = this.#clock.now();
         try {
-          const answer = await this.#mutate<CampaignAnswer>('POST', `/v1/elections/${enc(group)}/campaign`, { candidate, ttlMs, value, waitMs }, { signal: stop.signal }, waitMs);
+          const answer = await this.#mutate<CampaignAnswer>(
+            'POST',
+            `/v1/elections/${enc(group)}/campaign`,
+            { candidate, ttlMs, value, waitMs },
+            { signal: stop.signal },
+            waitMs,
+          );
           failures = 0;
           settle(answer, sendTimeMs);
           // Guard against a server that does not hold the long-poll: never spin.
           const elapsedMs = this.#clock.now() - sendTimeMs;
-          if (elected === null && elapsedMs < waitMs / 2) await this.#sleep(waitMs / 2 - elapsedMs, stop.signal);
+          if (elected === null && elapsedMs < waitMs / 2)
+            await this.#sleep(waitMs / 2 - elapsedMs, stop.signal);
         } catch (error) {
           if (stop.signal.aborted) return;
-          if (error instanceof TenureError && error.status !== null && error.status >= 400 && error.status < 500) {
+          if (
+            error instanceof TenureError &&
+            error.status !== null &&
+            error.status >= 400 &&
+            error.status < 500
+          ) {
             fatal = error;
             stop.abort();
             return;
           }
-          await this.#sleep(backoffDelayMs(DEFAULT_RETRY_POLICY, failures++, this.#random), stop.signal).catch(() => undefined);
+          await this.#sleep(
+            backoffDelayMs(DEFAULT_RETRY_POLICY, failures++, this.#random),
+            stop.signal,
+          ).catch(() => undefined);
         }
       }
     };
@@ -336,7 +417,10 @@ export class TenureClient {
         }
         const sendTimeMs = this.#clock.now();
         try {
-          settle(await this.#campaignRenew(group, candidate, { signal: stop.signal, timeoutMs: periodMs }), sendTimeMs);
+          settle(
+            await this.#campaignRenew(group, candidate, { signal: stop.signal, timeoutMs: periodMs }),
+            sendTimeMs,
+          );
         } catch {
           // A lost candidacy is re-created by the next campaign call; transient errors retry next period.
         }
@@ -350,9 +434,21 @@ export class TenureClient {
       // Abandoned: leave the queue so this candidacy is never elected later.
       this.#mutate('POST', `/v1/elections/${enc(group)}/resign`, { candidate }, {}).catch(() => undefined);
       if (fatal !== null) throw fatal;
-      throw new TenureError(`campaign in ${group} aborted`, { code: 'aborted', cause: options.signal?.reason });
+      throw new TenureError(`campaign in ${group} aborted`, {
+        code: 'aborted',
+        cause: options.signal?.reason,
+      });
     }
-    const leadership = new Leadership(group, candidate, won.answer.fencingToken!, ttlMs, won.answer.leader?.value ?? value, won.sendTimeMs, this.#leadershipOps(), this.#timing(ttlMs));
+    const leadership = new Leadership(
+      group,
+      candidate,
+      won.answer.fencingToken!,
+      ttlMs,
+      won.answer.leader?.value ?? value,
+      won.sendTimeMs,
+      this.#leadershipOps(),
+      this.#timing(ttlMs),
+    );
     if (this.#clock.now() - won.sendTimeMs > ttlMs / 3) {
       try {
         await leadership.renew();
@@ -382,7 +478,13 @@ export class TenureClient {
         initial: (signal) => this.getElection(group, { signal }),
         next: async (after, signal) => {
           const path = `/v1/elections/${enc(group)}/observe?afterRevision=${after.revision}&timeoutMs=${pollMs}`;
-          const view = await this.#transport.request<ElectionObserveView>({ method: 'GET', path, mutating: false, signal, extraWaitMs: pollMs });
+          const view = await this.#transport.request<ElectionObserveView>({
+            method: 'GET',
+            path,
+            mutating: false,
+            signal,
+            extraWaitMs: pollMs,
+          });
           if (!view.body.changed || view.body.revision === after.revision) return null;
           const { changed: _changed, ...rest } = view.body;
           return rest;
@@ -398,39 +500,81 @@ export class TenureClient {
   /** SPEC §3 fence check: `{valid, current}`; `current` null for a resource with no live grant. */
   async fenceCheck(fence: FenceSpec, options: CallOptions = {}): Promise<FenceCheckResult> {
     // A read: the check changes nothing, so it is retried freely and needs no idempotency key.
-    const answer = await this.#transport.request<FenceCheckResult>({ method: 'POST', path: '/v1/fence/check', body: fence, mutating: false, ...callFields(options) });
+    const answer = await this.#transport.request<FenceCheckResult>({
+      method: 'POST',
+      path: '/v1/fence/check',
+      body: fence,
+      mutating: false,
+      ...callFields(options),
+    });
     return answer.body;
   }
 
   /** `GET /v1/cluster` from the leader if known, else any node. Also refreshes leader discovery. */
   async cluster(options: CallOptions = {}): Promise<ClusterView> {
-    const answer = await this.#transport.request<ClusterView>({ method: 'GET', path: '/v1/cluster', mutating: false, ...callFields(options) });
+    const answer = await this.#transport.request<ClusterView>({
+      method: 'GET',
+      path: '/v1/cluster',
+      mutating: false,
+      ...callFields(options),
+    });
     this.#transport.learnCluster(answer.body, answer.endpoint);
     return answer.body;
   }
 
   // ---- internals ------------------------------------------------------------------------------
 
-  async #mutate<T>(method: 'POST' | 'PUT' | 'DELETE', path: string, body: unknown, options: MutationOptions, extraWaitMs = 0): Promise<T> {
-    const spec: RequestSpec = { method, path, body, mutating: true, extraWaitMs, ...callFields(options), ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }) };
+  async #mutate<T>(
+    method: 'POST' | 'PUT' | 'DELETE',
+    path: string,
+    body: unknown,
+    options: MutationOptions,
+    extraWaitMs = 0,
+  ): Promise<T> {
+    const spec: RequestSpec = {
+      method,
+      path,
+      body,
+      mutating: true,
+      extraWaitMs,
+      ...callFields(options),
+      ...(options.idempotencyKey === undefined ? {} : { idempotencyKey: options.idempotencyKey }),
+    };
     return (await this.#transport.request<T>(spec)).body;
   }
 
   async #read<T>(path: string, options: ReadOptions, notFoundIsNull: boolean): Promise<T | null> {
-    const fullPath = options.consistency === 'stale' ? `${path}${path.includes('?') ? '&' : '?'}consistency=stale` : path;
+    const fullPath =
+      options.consistency === 'stale' ? `${path}${path.includes('?') ? '&' : '?'}consistency=stale` : path;
     try {
-      return (await this.#transport.request<T>({ method: 'GET', path: fullPath, mutating: false, ...callFields(options) })).body;
+      return (
+        await this.#transport.request<T>({
+          method: 'GET',
+          path: fullPath,
+          mutating: false,
+          ...callFields(options),
+        })
+      ).body;
     } catch (error) {
       if (notFoundIsNull && error instanceof TenureError && error.code === 'not_found') return null;
       throw error;
     }
   }
 
-  #kvWrite(method: 'PUT' | 'DELETE', key: string, body: Record<string, unknown>, options: MutationOptions): Promise<unknown> {
+  #kvWrite(
+    method: 'PUT' | 'DELETE',
+    key: string,
+    body: Record<string, unknown>,
+    options: MutationOptions,
+  ): Promise<unknown> {
     return this.#mutate(method, `/v1/kv/${enc(key)}`, body, options);
   }
 
-  #campaignRenew(group: string, candidate: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<CampaignAnswer> {
+  #campaignRenew(
+    group: string,
+    candidate: string,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<CampaignAnswer> {
     return this.#mutate<CampaignAnswer>('POST', `/v1/elections/${enc(group)}/renew`, { candidate }, options);
   }
 
@@ -440,14 +584,25 @@ export class TenureClient {
       const view = await this.getLease(name);
       if (view !== null && view.holder === holder) {
         await this.releaseLease(name, holder, view.fencingToken);
-        this.#logger.info?.({ name, fencingToken: view.fencingToken }, 'released lease granted by an acquire with unknown outcome');
+        this.#logger.info?.(
+          { name, fencingToken: view.fencingToken },
+          'released lease granted by an acquire with unknown outcome',
+        );
       }
-    })().catch((error: unknown) => this.#logger.warn?.({ name, err: error }, 'clean-up after unknown acquire failed'));
+    })().catch((error: unknown) =>
+      this.#logger.warn?.({ name, err: error }, 'clean-up after unknown acquire failed'),
+    );
   }
 
   #timing(ttlMs: number): GrantTiming {
     const safetyMarginMs = this.#safetyMarginMs ?? Math.min(100, Math.floor(ttlMs / 10));
-    return { clock: this.#clock, maxDriftRatio: this.#maxDriftRatio, safetyMarginMs, logger: this.#logger, random: this.#random };
+    return {
+      clock: this.#clock,
+      maxDriftRatio: this.#maxDriftRatio,
+      safetyMarginMs,
+      logger: this.#logger,
+      random: this.#random,
+    };
   }
 
   #leaseOps(): LeaseOps {
@@ -463,7 +618,12 @@ export class TenureClient {
     return {
       renew: (group, candidate, options) => this.#campaignRenew(group, candidate, options),
       proclaim: async (group, candidate, fencingToken, value) => {
-        await this.#mutate('POST', `/v1/elections/${enc(group)}/proclaim`, { candidate, fencingToken, value }, {});
+        await this.#mutate(
+          'POST',
+          `/v1/elections/${enc(group)}/proclaim`,
+          { candidate, fencingToken, value },
+          {},
+        );
       },
       resign: async (group, candidate) => {
         await this.#mutate('POST', `/v1/elections/${enc(group)}/resign`, { candidate }, {});
@@ -471,7 +631,11 @@ export class TenureClient {
     };
   }
 
-  #pollDeps(): { sleep: (delayMs: number, signal?: AbortSignal) => Promise<void>; random: () => number; logger: Logger } {
+  #pollDeps(): {
+    sleep: (delayMs: number, signal?: AbortSignal) => Promise<void>;
+    random: () => number;
+    logger: Logger;
+  } {
     return { sleep: this.#sleep, random: this.#random, logger: this.#logger };
   }
 }
@@ -486,15 +650,22 @@ function enc(segment: string): string {
 }
 
 function callFields(options: CallOptions): { signal?: AbortSignal; timeoutMs?: number } {
-  return { ...(options.signal === undefined ? {} : { signal: options.signal }), ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }) };
+  return {
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  };
 }
 
 function fenceFields(options: KvWriteOptions): Record<string, unknown> {
-  return { ...(options.fence === undefined ? {} : { fence: options.fence }), ...(options.ifRevision === undefined ? {} : { ifRevision: options.ifRevision }) };
+  return {
+    ...(options.fence === undefined ? {} : { fence: options.fence }),
+    ...(options.ifRevision === undefined ? {} : { ifRevision: options.ifRevision }),
+  };
 }
 
 function pollTimeoutMs(options: WatchOptions): number {
   const ms = options.pollTimeoutMs ?? LONG_POLL_MS_DEFAULT;
-  if (!(ms > 0 && ms <= LONG_POLL_MS_MAX)) throw new RangeError(`pollTimeoutMs must be in (0, ${LONG_POLL_MS_MAX}]`);
+  if (!(ms > 0 && ms <= LONG_POLL_MS_MAX))
+    throw new RangeError(`pollTimeoutMs must be in (0, ${LONG_POLL_MS_MAX}]`);
   return ms;
 }

@@ -4,54 +4,19 @@
  * types from coord-state, nothing else of ours"). Wire shapes the catalog does not cover
  * (cluster view, watch/observe answers) are declared here, to SPEC §3.
  */
-// TEMPORARY mirror of @tenure/coord-state errors.ts / api.ts: that package's index does not export
-// them yet. Replace with `export { ERROR_HTTP_STATUS } from '@tenure/coord-state'` + type re-exports.
-export const ERROR_HTTP_STATUS = {
-  invalid_argument: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  held: 409,
-  not_holder: 409,
-  lease_expired: 409,
-  stale_token: 409,
-  revision_mismatch: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  idempotency_key_reused: 422,
-  resource_exhausted: 429,
-  no_leader: 503,
-  timeout: 504,
-} as const;
-export type ErrorCode = keyof typeof ERROR_HTTP_STATUS;
-export type FencingToken = number;
-export type Revision = number;
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
-export interface LeaseGrant {
-  readonly name: string;
-  readonly holder: string;
-  readonly fencingToken: FencingToken;
-  readonly ttlMs: number;
-}
-export interface LeaseView extends LeaseGrant {
-  readonly remainingMs: number;
-}
-export interface ElectionLeader {
-  readonly candidate: string;
-  readonly value: JsonValue;
-  readonly fencingToken: FencingToken;
-}
-export interface ElectionView {
-  readonly group: string;
-  readonly leader: ElectionLeader | null;
-  readonly candidates: readonly { readonly candidate: string; readonly value: JsonValue }[];
-  readonly revision: number;
-}
-export interface KvView {
-  readonly key: string;
-  readonly value: JsonValue;
-  readonly revision: Revision;
-}
+export { ERROR_HTTP_STATUS } from '@tenure/coord-state';
+export type {
+  ErrorCode,
+  ElectionLeader,
+  ElectionView,
+  FencingToken,
+  JsonValue,
+  KvView,
+  LeaseGrant,
+  LeaseView,
+  Revision,
+} from '@tenure/coord-state';
+import type { ElectionLeader, FencingToken, JsonValue } from '@tenure/coord-state';
 
 /** One member of `GET /v1/cluster` (SPEC §3 "Details"): addresses are `host:port`. */
 export interface ClusterMember {

@@ -14,9 +14,11 @@ export function parseDurationMs(text: string): number {
   if (match === null) throw new RangeError(`invalid duration "${text}": use e.g. 500ms, 10s, 1m, 2h`);
   const amount = Number(match[1]);
   const unit = match[2];
-  if (unit === undefined && !Number.isInteger(amount)) throw new RangeError(`invalid duration "${text}": a bare number is whole milliseconds`);
+  if (unit === undefined && !Number.isInteger(amount))
+    throw new RangeError(`invalid duration "${text}": a bare number is whole milliseconds`);
   const ms = amount * (UNIT_MS[unit ?? 'ms'] ?? 1);
-  if (!Number.isInteger(ms)) throw new RangeError(`invalid duration "${text}": not a whole number of milliseconds`);
+  if (!Number.isInteger(ms))
+    throw new RangeError(`invalid duration "${text}": not a whole number of milliseconds`);
   if (!Number.isSafeInteger(ms)) throw new RangeError(`invalid duration "${text}": too large`);
   return ms;
 }

@@ -53,7 +53,13 @@ export class TenureError extends Error {
   /** A copy with `outcomeUnknown` set (the answer of one attempt, seen at the end of a retried call). */
   withOutcomeUnknown(outcomeUnknown: boolean): TenureError {
     if (outcomeUnknown === this.outcomeUnknown) return this;
-    return new TenureError(this.message, { code: this.code, status: this.status, details: this.details, outcomeUnknown, cause: this.cause });
+    return new TenureError(this.message, {
+      code: this.code,
+      status: this.status,
+      details: this.details,
+      outcomeUnknown,
+      cause: this.cause,
+    });
   }
 }
 
@@ -79,7 +85,11 @@ export function errorFromResponse(status: number, body: unknown): TenureError {
       return new TenureError(typeof message === 'string' ? message : code, { code, status, details });
     }
   }
-  return new TenureError(`unexpected HTTP ${status} answer`, { code: codeForStatus(status), status, details: { body } });
+  return new TenureError(`unexpected HTTP ${status} answer`, {
+    code: codeForStatus(status),
+    status,
+    details: { body },
+  });
 }
 
 function codeForStatus(status: number): TenureErrorCode {

@@ -28,7 +28,10 @@ export class FenceGuard {
 
   constructor(options: FenceGuardOptions = {}) {
     this.#resourcesMax = options.resourcesMax ?? 100_000;
-    assert.ok(Number.isSafeInteger(this.#resourcesMax) && this.#resourcesMax > 0, 'resourcesMax must be a positive integer');
+    assert.ok(
+      Number.isSafeInteger(this.#resourcesMax) && this.#resourcesMax > 0,
+      'resourcesMax must be a positive integer',
+    );
   }
 
   /**
@@ -36,9 +39,11 @@ export class FenceGuard {
    * throws StaleTokenError otherwise. Throws TypeError for a token that is not a non-negative integer.
    */
   check(resource: string, fencingToken: number): true {
-    if (!Number.isSafeInteger(fencingToken) || fencingToken < 0) throw new TypeError(`fencingToken must be a non-negative integer, got ${String(fencingToken)}`);
+    if (!Number.isSafeInteger(fencingToken) || fencingToken < 0)
+      throw new TypeError(`fencingToken must be a non-negative integer, got ${String(fencingToken)}`);
     const highest = this.#highest.get(resource);
-    if (highest !== undefined && fencingToken < highest) throw new StaleTokenError(resource, fencingToken, highest);
+    if (highest !== undefined && fencingToken < highest)
+      throw new StaleTokenError(resource, fencingToken, highest);
     this.#highest.delete(resource);
     this.#highest.set(resource, Math.max(fencingToken, highest ?? fencingToken));
     if (this.#highest.size > this.#resourcesMax) {

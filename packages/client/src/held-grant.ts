@@ -53,8 +53,17 @@ export interface HeldGrantEvents {
   lost: [TenureError];
 }
 
-/** Retry pacing while renewals fail: quick, bounded, never past the deadline. */
-const RENEW_RETRY_POLICY = { attempts: Number.MAX_SAFE_INTEGER, baseDelayMs: 50, maxDelayMs: 500 };
+/**
+ * Pacing of renewal retries while renewals fail, relative to the ttl so that a failover does not turn
+ * thousands of leases into a request storm (BC-16): from ttl/30 doubling up to ttl/6 (3 s ttl: 100 → 500 ms).
+ */
+function renewRetryPolicy(ttlMs: number): { attempts: number; baseDelayMs: number; maxDelayMs: number } {
+  return {
+    attempts: Number.MAX_SAFE_INTEGER,
+    baseDelayMs: Math.max(10, ttlMs / 30),
+    maxDelayMs: Math.max(20, ttlMs / 6),
+  };
+}
 
 /**
  * Base of Lease and Leadership. Subclasses provide one renewal call and the release call.
@@ -80,7 +89,13 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
   #ended: EndReason | null = null;
   #autoRenew: boolean;
 
-  protected constructor(fencingToken: number, ttlMs: number, sendTimeMs: number, timing: GrantTiming, autoRenew: boolean) {
+  protected constructor(
+    fencingToken: number,
+    ttlMs: number,
+    sendTimeMs: number,
+    timing: GrantTiming,
+    autoRenew: boolean,
+  ) {
     super();
     assert.ok(Number.isSafeInteger(fencingToken), 'fencingToken must be an integer');
     assert.ok(ttlMs > 0, 'ttlMs must be > 0');
@@ -144,7 +159,10 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
 
   /** Throws the loss reason (TenureError) unless `isHeld()`. Call before each side effect. */
   assertHeld(): void {
-    if (!this.isHeld()) throw this.signal.reason instanceof Error ? this.signal.reason : new TenureError('not held', { code: 'lease_lost' });
+    if (!this.isHeld())
+      throw this.signal.reason instanceof Error
+        ? this.signal.reason
+        : new TenureError('not held', { code: 'lease_lost' });
   }
 
   /**
@@ -160,6 +178,19 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
     });
     this.#renewing = run;
     return run;
+  }
+
+  /**
+   * Throws (AssertionError) if an invariant is broken: `signal.aborted` ⇔ ended; a live handle has a
+   * pending deadline timer; an ended one has no timers. Tests call it after each step (STYLE habit 6).
+   */
+  checkInvariants(): void {
+    assert.equal(this.#controller.signal.aborted, this.#ended !== null, 'signal.aborted must mirror ended');
+    if (this.#ended === null)
+      assert.notEqual(this.#deadlineTimer, null, 'a live handle has a deadline timer');
+    else
+      assert.ok(this.#deadlineTimer === null && this.#renewTimer === null, 'an ended handle has no timers');
+    assert.ok(Number.isFinite(this.#deadlineMs), 'deadlineMs is finite');
   }
 
   /** Renews with `signal` and a time budget (ms); resolves with the server's answer. */
@@ -198,7 +229,10 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
     } catch (error) {
       // Clear before scheduling the retry so a timer that fires at once starts a new renewal.
       this.#renewing = null;
-      const err = error instanceof TenureError ? error : new TenureError(String(error), { code: 'internal', cause: error });
+      const err =
+        error instanceof TenureError
+          ? error
+          : new TenureError(String(error), { code: 'internal', cause: error });
       if (this.#ended !== null) throw this.#endError();
       if (isLossCode(err.code)) {
         this.#end('lost', err);
@@ -209,7 +243,11 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
           this.#atRisk = true;
           this.emit('atRisk', err);
         }
-        if (this.#autoRenew) this.#scheduleRenew(clock.now() + backoffDelayMs(RENEW_RETRY_POLICY, this.#failedRenewals - 1, this.#timing.random));
+        if (this.#autoRenew)
+          this.#scheduleRenew(
+            clock.now() +
+              backoffDelayMs(renewRetryPolicy(this.#ttlMs), this.#failedRenewals - 1, this.#timing.random),
+          );
       }
       throw err;
     } finally {
@@ -221,7 +259,10 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
       throw this.#endError();
     }
     if (outcome.fencingToken !== this.#fencingToken) {
-      const err = new TenureError(`renewal answered token ${outcome.fencingToken}, held ${this.#fencingToken}`, { code: 'not_holder' });
+      const err = new TenureError(
+        `renewal answered token ${outcome.fencingToken}, held ${this.#fencingToken}`,
+        { code: 'not_holder' },
+      );
       this.#end('lost', err);
       throw err;
     }
@@ -233,7 +274,11 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
     this.#atRisk = false;
     this.#armDeadline();
     if (this.#autoRenew) this.#scheduleRenew(sendTimeMs + outcome.ttlMs / 3);
-    this.emit('renewed', { fencingToken: this.#fencingToken, ttlMs: outcome.ttlMs, deadlineMs: this.#deadlineMs });
+    this.emit('renewed', {
+      fencingToken: this.#fencingToken,
+      ttlMs: outcome.ttlMs,
+      deadlineMs: this.#deadlineMs,
+    });
   }
 
   #safeDeadline(sendTimeMs: number, ttlMs: number): number {
@@ -255,16 +300,28 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
     const clock = this.#timing.clock;
     if (this.#ended !== null) return;
     if (this.#renewTimer !== null) clock.clearTimer(this.#renewTimer);
-    this.#renewTimer = clock.setTimer(() => {
-      this.#renewTimer = null;
-      // After a stall the renewal timer may run before the deadline timer: isHeld() checks the clock.
-      if (!this.isHeld()) return;
-      this.renew().catch(() => undefined);
-    }, Math.max(0, atMs - clock.now()));
+    this.#renewTimer = clock.setTimer(
+      () => {
+        this.#renewTimer = null;
+        // After a stall the renewal timer may run before the deadline timer: isHeld() checks the clock.
+        if (!this.isHeld()) return;
+        this.renew().catch(() => undefined);
+      },
+      Math.max(0, atMs - clock.now()),
+    );
   }
 
   #expire(): void {
-    if (this.#end('expired', new TenureError('safe local deadline passed without a renewal (SPEC §2)', { code: 'lease_lost', details: { deadlineMs: this.#deadlineMs } }))) this.onAbandoned();
+    if (
+      this.#end(
+        'expired',
+        new TenureError('safe local deadline passed without a renewal (SPEC §2)', {
+          code: 'lease_lost',
+          details: { deadlineMs: this.#deadlineMs },
+        }),
+      )
+    )
+      this.onAbandoned();
   }
 
   #end(reason: EndReason, error: TenureError): boolean {

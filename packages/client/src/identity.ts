@@ -10,6 +10,9 @@ import { hostname } from 'node:os';
  * non-printable characters are replaced, keeping the id within SPEC §3's 200 characters.
  */
 export function processIncarnationId(): string {
-  const host = hostname().replace(/[^\x21-\x7e]/g, '_').slice(0, 64) || 'host';
+  const host =
+    hostname()
+      .replace(/[^\x21-\x7e]/g, '_')
+      .slice(0, 64) || 'host';
   return `${host}:${process.pid}:${randomUUID()}`;
 }

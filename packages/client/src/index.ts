@@ -3,7 +3,16 @@
  * FenceGuard, typed errors. The `tenure` CLI lives in ./cli (bin `tenure`).
  */
 export { TenureClient, newIdempotencyKey } from './client.js';
-export type { TenureClientOptions, AcquireOptions, CampaignOptions, KvApi, KvWriteOptions, MutationOptions, ReadOptions, WatchOptions } from './client.js';
+export type {
+  TenureClientOptions,
+  AcquireOptions,
+  CampaignOptions,
+  KvApi,
+  KvWriteOptions,
+  MutationOptions,
+  ReadOptions,
+  WatchOptions,
+} from './client.js';
 export type { CallOptions } from './transport.js';
 export { normalizeEndpoint } from './transport.js';
 export { Lease } from './lease.js';

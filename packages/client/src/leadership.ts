@@ -9,7 +9,11 @@ import { isLossCode, TenureError } from './errors.js';
 
 /** The API calls a Leadership needs (provided by TenureClient). */
 export interface LeadershipOps {
-  renew(group: string, candidate: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<CampaignAnswer>;
+  renew(
+    group: string,
+    candidate: string,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<CampaignAnswer>;
   proclaim(group: string, candidate: string, fencingToken: number, value: JsonValue): Promise<void>;
   resign(group: string, candidate: string): Promise<void>;
 }
@@ -23,7 +27,16 @@ export class Leadership extends HeldGrant {
   #resign: Promise<boolean> | null = null;
 
   /** @internal Built by TenureClient.campaign from the electing answer and its request's send time. */
-  constructor(group: string, candidate: string, fencingToken: number, ttlMs: number, value: JsonValue, sendTimeMs: number, ops: LeadershipOps, timing: GrantTiming) {
+  constructor(
+    group: string,
+    candidate: string,
+    fencingToken: number,
+    ttlMs: number,
+    value: JsonValue,
+    sendTimeMs: number,
+    ops: LeadershipOps,
+    timing: GrantTiming,
+  ) {
     super(fencingToken, ttlMs, sendTimeMs, timing, true);
     this.group = group;
     this.candidate = candidate;
@@ -72,13 +85,23 @@ export class Leadership extends HeldGrant {
 
   /** Plain JSON view for logs and the CLI. */
   toJSON(): { group: string; candidate: string; fencingToken: number; ttlMs: number; value: JsonValue } {
-    return { group: this.group, candidate: this.candidate, fencingToken: this.fencingToken, ttlMs: this.ttlMs, value: this.#value };
+    return {
+      group: this.group,
+      candidate: this.candidate,
+      fencingToken: this.fencingToken,
+      ttlMs: this.ttlMs,
+      value: this.#value,
+    };
   }
 
   protected override async renewCall(signal: AbortSignal, timeoutMs: number): Promise<RenewOutcome> {
     const answer = await this.#ops.renew(this.group, this.candidate, { signal, timeoutMs });
     if (!answer.elected || typeof answer.fencingToken !== 'number') {
-      throw new TenureError(`${this.candidate} is no longer leader of ${this.group}`, { code: 'not_holder', status: 200, details: { leader: answer.leader } });
+      throw new TenureError(`${this.candidate} is no longer leader of ${this.group}`, {
+        code: 'not_holder',
+        status: 200,
+        details: { leader: answer.leader },
+      });
     }
     return { fencingToken: answer.fencingToken, ttlMs: this.ttlMs };
   }

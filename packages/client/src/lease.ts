@@ -9,7 +9,12 @@ import { isLossCode, TenureError } from './errors.js';
 
 /** The API calls a Lease needs (provided by TenureClient). */
 export interface LeaseOps {
-  renew(name: string, holder: string, fencingToken: number, options: { signal: AbortSignal; timeoutMs: number }): Promise<LeaseGrant>;
+  renew(
+    name: string,
+    holder: string,
+    fencingToken: number,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<LeaseGrant>;
   release(name: string, holder: string, fencingToken: number): Promise<void>;
 }
 

@@ -28,7 +28,15 @@ const POLL_RETRY_POLICY = { attempts: Number.MAX_SAFE_INTEGER, baseDelayMs: 100,
  * failures (TenureError `unavailable`/`no_leader`/`timeout`/5xx) are retried with backoff; other errors
  * end the iteration by throwing. Ends cleanly when `signal` aborts or the consumer breaks.
  */
-export function longPoll<T>(source: LongPollSource<T>, options: LongPollOptions, deps: { sleep: (delayMs: number, signal?: AbortSignal) => Promise<void>; random: () => number; logger: Logger }): AsyncIterableIterator<T> {
+export function longPoll<T>(
+  source: LongPollSource<T>,
+  options: LongPollOptions,
+  deps: {
+    sleep: (delayMs: number, signal?: AbortSignal) => Promise<void>;
+    random: () => number;
+    logger: Logger;
+  },
+): AsyncIterableIterator<T> {
   const controller = new AbortController();
   const onAbort = (): void => controller.abort(options.signal?.reason);
   if (options.signal?.aborted) controller.abort(options.signal.reason);
@@ -88,5 +96,10 @@ export function longPoll<T>(source: LongPollSource<T>, options: LongPollOptions,
 
 function isTransient(error: unknown): boolean {
   if (!(error instanceof TenureError)) return false;
-  return error.code === 'unavailable' || error.code === 'no_leader' || error.code === 'timeout' || error.code === 'internal';
+  return (
+    error.code === 'unavailable' ||
+    error.code === 'no_leader' ||
+    error.code === 'timeout' ||
+    error.code === 'internal'
+  );
 }

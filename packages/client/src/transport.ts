@@ -81,13 +81,23 @@ const REQUEST_TIMEOUT_HEADER_MS_MIN = 100;
 const REQUEST_TIMEOUT_HEADER_MS_MAX = 120_000;
 /** Time allowed for an answer to travel back after the server-side deadline. */
 const RESPONSE_SLACK_MS_MAX = 500;
+/** Extra time a wait or long-poll may take past its `waitMs` / `timeoutMs` (SPEC §3: within timeoutMs + 1 s). */
+const WAIT_ANSWER_SLACK_MS = 1000;
 /** Deadline of a /v1/cluster discovery probe. */
 const DISCOVERY_TIMEOUT_MS = 1000;
 /** An endpoint that failed is skipped for this long unless every endpoint failed. */
 const ENDPOINT_COOLDOWN_MS = 1000;
 
 /** Connection errors that prove the request never left (safe to resend even without a key). */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 type AttemptResult =
   | { readonly kind: 'answer'; readonly status: number; readonly body: unknown; readonly headers: Headers }
@@ -98,7 +108,8 @@ type AttemptResult =
 /** Normalises `http://h:p/` → `http://h:p`; throws TypeError on a non-http URL. */
 export function normalizeEndpoint(endpoint: string): string {
   const url = new URL(endpoint.includes('://') ? endpoint : `http://${endpoint}`);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TypeError(`endpoint ${endpoint}: only http(s) URLs`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new TypeError(`endpoint ${endpoint}: only http(s) URLs`);
   return `${url.protocol}//${url.host}`;
 }
 
@@ -152,11 +163,18 @@ export class Transport {
    */
   async request<T>(spec: RequestSpec): Promise<ApiResponse<T>> {
     const { now } = this.#deps;
-    const key = spec.mutating ? (spec.idempotencyKey === undefined ? randomUUID() : spec.idempotencyKey) : null;
+    const key = spec.mutating
+      ? spec.idempotencyKey === undefined
+        ? randomUUID()
+        : spec.idempotencyKey
+      : null;
     const budgetMs = spec.timeoutMs ?? this.#opts.requestTimeoutMs;
     if (!(budgetMs > 0)) throw new RangeError('timeoutMs must be > 0');
     const extraWaitMs = spec.extraWaitMs ?? 0;
-    const slackMs = Math.min(RESPONSE_SLACK_MS_MAX, Math.ceil(budgetMs / 10));
+    // Waits and long-polls may answer up to 1 s after their time (SPEC §3 "Long-polls"): allow for it.
+    const slackMs =
+      Math.min(RESPONSE_SLACK_MS_MAX, Math.ceil(budgetMs / 10)) +
+      (extraWaitMs > 0 ? WAIT_ANSWER_SLACK_MS : 0);
     const deadlineMs = now() + budgetMs + extraWaitMs + slackMs;
     // Cap each attempt's server deadline so a black-holed node leaves time to try another (BC-15).
     const attemptServerMsMax = Math.max(250, Math.ceil(budgetMs / 2));
@@ -171,7 +189,11 @@ export class Transport {
       if (remainingMs <= 0) break;
       const endpoint = hinted ?? this.#pickEndpoint();
       hinted = null;
-      const serverMs = clamp(Math.min(remainingMs - extraWaitMs - slackMs, attemptServerMsMax), REQUEST_TIMEOUT_HEADER_MS_MIN, REQUEST_TIMEOUT_HEADER_MS_MAX);
+      const serverMs = clamp(
+        Math.min(remainingMs - extraWaitMs - slackMs, attemptServerMsMax),
+        REQUEST_TIMEOUT_HEADER_MS_MIN,
+        REQUEST_TIMEOUT_HEADER_MS_MAX,
+      );
       const attemptMs = Math.min(remainingMs, serverMs + extraWaitMs + slackMs);
       const result = await this.#attempt(endpoint, spec, key, serverMs, attemptMs);
 
@@ -182,12 +204,19 @@ export class Transport {
         case 'deadline':
           maybeCommitted ||= spec.mutating;
           this.#markFailed(endpoint);
-          lastError = new TenureError(`no answer from ${endpoint} within ${Math.round(attemptMs)} ms`, { code: 'timeout', status: null });
+          lastError = new TenureError(`no answer from ${endpoint} within ${Math.round(attemptMs)} ms`, {
+            code: 'timeout',
+            status: null,
+          });
           break;
         case 'network': {
           maybeCommitted ||= spec.mutating && result.sent;
           this.#markFailed(endpoint);
-          lastError = new TenureError(`cannot reach ${endpoint}: ${describeNetworkError(result.error)}`, { code: 'unavailable', status: null, cause: result.error });
+          lastError = new TenureError(`cannot reach ${endpoint}: ${describeNetworkError(result.error)}`, {
+            code: 'unavailable',
+            status: null,
+            cause: result.error,
+          });
           if (result.sent && !canResend) return this.#fail(lastError, true);
           break;
         }
@@ -198,7 +227,8 @@ export class Transport {
             return { status: result.status, body: result.body as T, leaderId, endpoint };
           }
           const error = errorFromResponse(result.status, result.body);
-          if (!isRetryableStatus(result.status)) return this.#fail(error, maybeCommitted);
+          // A final answer to a keyed request is the outcome of the first execution (SPEC §1.6 replay).
+          if (!isRetryableStatus(result.status)) return this.#fail(error, key === null && maybeCommitted);
           // 503 may come from a leader that proposed and then lost leadership: count it as maybe sent.
           maybeCommitted ||= spec.mutating;
           lastError = error;
@@ -211,9 +241,15 @@ export class Transport {
       }
       if (attempt + 1 >= this.#opts.retry.attempts) break;
       // A hint to another node (the leader) is followed at once; otherwise back off, honouring Retry-After.
-      const delayMs = hinted !== null ? 0 : Math.max(backoffDelayMs(this.#opts.retry, attempt, this.#deps.random), retryAfterMs ?? 0);
+      const delayMs =
+        hinted !== null
+          ? 0
+          : Math.max(backoffDelayMs(this.#opts.retry, attempt, this.#deps.random), retryAfterMs ?? 0);
       if (now() + delayMs >= deadlineMs) break;
-      this.#deps.logger.debug?.({ path: spec.path, attempt, delayMs, code: lastError?.code }, 'retrying request');
+      this.#deps.logger.debug?.(
+        { path: spec.path, attempt, delayMs, code: lastError?.code },
+        'retrying request',
+      );
       if (delayMs > 0) {
         try {
           await this.#deps.sleep(delayMs, spec.signal);
@@ -222,13 +258,21 @@ export class Transport {
         }
       }
     }
-    const finalError = lastError ?? new TenureError(`call deadline of ${budgetMs} ms passed`, { code: 'timeout', status: null });
+    const finalError =
+      lastError ??
+      new TenureError(`call deadline of ${budgetMs} ms passed`, { code: 'timeout', status: null });
     return this.#fail(finalError, maybeCommitted);
   }
 
   /** Asks a node for /v1/cluster and records which node ids live at which endpoints. */
   async discover(endpoint: string): Promise<ClusterView | null> {
-    const result = await this.#attempt(endpoint, { method: 'GET', path: '/v1/cluster', mutating: false }, null, DISCOVERY_TIMEOUT_MS, DISCOVERY_TIMEOUT_MS);
+    const result = await this.#attempt(
+      endpoint,
+      { method: 'GET', path: '/v1/cluster', mutating: false },
+      null,
+      DISCOVERY_TIMEOUT_MS,
+      DISCOVERY_TIMEOUT_MS,
+    );
     if (result.kind !== 'answer' || result.status !== 200) return null;
     return this.learnCluster(result.body, endpoint);
   }
@@ -265,11 +309,22 @@ export class Transport {
   }
 
   #abortedError(spec: RequestSpec, maybeCommitted: boolean): TenureError {
-    return new TenureError(`${spec.method} ${spec.path} aborted`, { code: 'aborted', status: null, outcomeUnknown: spec.mutating && maybeCommitted, cause: spec.signal?.reason });
+    return new TenureError(`${spec.method} ${spec.path} aborted`, {
+      code: 'aborted',
+      status: null,
+      outcomeUnknown: spec.mutating && maybeCommitted,
+      cause: spec.signal?.reason,
+    });
   }
 
   /** One HTTP exchange bounded by `attemptMs` and the caller's signal. */
-  async #attempt(endpoint: string, spec: Pick<RequestSpec, 'method' | 'path' | 'body' | 'signal' | 'mutating'>, key: string | null, serverMs: number, attemptMs: number): Promise<AttemptResult> {
+  async #attempt(
+    endpoint: string,
+    spec: Pick<RequestSpec, 'method' | 'path' | 'body' | 'signal' | 'mutating'>,
+    key: string | null,
+    serverMs: number,
+    attemptMs: number,
+  ): Promise<AttemptResult> {
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -278,7 +333,10 @@ export class Transport {
     }, attemptMs);
     const onAbort = (): void => controller.abort();
     spec.signal?.addEventListener('abort', onAbort, { once: true });
-    const headers: Record<string, string> = { accept: 'application/json', 'request-timeout-ms': String(Math.round(serverMs)) };
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'request-timeout-ms': String(Math.round(serverMs)),
+    };
     if (key !== null) headers['idempotency-key'] = key;
     const hasBody = spec.body !== undefined;
     if (hasBody) headers['content-type'] = 'application/json';
@@ -312,7 +370,8 @@ export class Transport {
   #pickEndpoint(): string {
     const leader = this.leaderEndpoint();
     const nowMs = this.#deps.now();
-    const healthy = (e: string): boolean => nowMs - (this.#failedAtMs.get(e) ?? -Infinity) >= ENDPOINT_COOLDOWN_MS;
+    const healthy = (e: string): boolean =>
+      nowMs - (this.#failedAtMs.get(e) ?? -Infinity) >= ENDPOINT_COOLDOWN_MS;
     if (leader !== null && healthy(leader)) return leader;
     for (let i = 0; i < this.#endpoints.length; i++) {
       const e = this.#endpoints[(this.#cursor + i) % this.#endpoints.length]!;
@@ -320,7 +379,8 @@ export class Transport {
     }
     // Every endpoint failed recently: take the one that failed longest ago.
     let oldest = this.#endpoints[0]!;
-    for (const e of this.#endpoints) if ((this.#failedAtMs.get(e) ?? 0) < (this.#failedAtMs.get(oldest) ?? 0)) oldest = e;
+    for (const e of this.#endpoints)
+      if ((this.#failedAtMs.get(e) ?? 0) < (this.#failedAtMs.get(oldest) ?? 0)) oldest = e;
     return oldest;
   }
 
@@ -328,7 +388,8 @@ export class Transport {
     this.#failedAtMs.set(endpoint, this.#deps.now());
     if (this.leaderEndpoint() === endpoint) this.#leaderId = null;
     const index = this.#endpoints.indexOf(endpoint);
-    if (index >= 0 && index === this.#cursor % this.#endpoints.length) this.#cursor = (index + 1) % this.#endpoints.length;
+    if (index >= 0 && index === this.#cursor % this.#endpoints.length)
+      this.#cursor = (index + 1) % this.#endpoints.length;
   }
 
   #noteLeader(leaderId: string | null, endpoint: string): void {
@@ -356,7 +417,9 @@ export class Transport {
   #discoverAll(): Promise<void> {
     if (this.#discovery !== null) return this.#discovery;
     const known = new Set(this.#endpointById.values());
-    const probes = this.#endpoints.filter((e) => !known.has(e)).map((e) => this.discover(e).catch(() => null));
+    const probes = this.#endpoints
+      .filter((e) => !known.has(e))
+      .map((e) => this.discover(e).catch(() => null));
     this.#discovery = Promise.all(probes).then(
       () => {
         this.#discovery = null;
@@ -390,5 +453,6 @@ function networkErrorCode(error: unknown): string | undefined {
 function describeNetworkError(error: unknown): string {
   const code = networkErrorCode(error);
   const message = error instanceof Error ? error.message : String(error);
-  return code === undefined ? message : `${message} (${code})`;
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : null;
+  return `${message}${cause !== null && cause !== message ? `: ${cause}` : ''}${code === undefined ? '' : ` (${code})`}`;
 }

@@ -3,7 +3,14 @@
 // idempotent release (BC-12) and withLease.
 import t, { type Test } from 'tap';
 import { TenureClient, TenureError, type Lease } from '../src/index.js';
-import { errorBody, FakeClock, FakeServer, recordingSleep, type FakeReply, type FakeRequest } from './helpers/fake-server.js';
+import {
+  errorBody,
+  FakeClock,
+  FakeServer,
+  recordingSleep,
+  type FakeReply,
+  type FakeRequest,
+} from './fixtures/fake-server.js';
 
 interface Setup {
   server: FakeServer;
@@ -18,14 +25,22 @@ async function setup(t: Test, ttlCapMs?: number): Promise<Setup> {
   t.teardown(() => server.close());
   const clock = new FakeClock();
   const { sleep } = recordingSleep();
-  const client = new TenureClient({ endpoints: [server.url], clock, sleep, safetyMarginMs: 100, retry: { attempts: 1 } });
+  const client = new TenureClient({
+    endpoints: [server.url],
+    clock,
+    sleep,
+    safetyMarginMs: 100,
+    retry: { attempts: 1 },
+  });
   const s: Setup = {
     server,
     clock,
     client,
     renew: (req) => {
       const body = req.body as { holder: string; fencingToken: number };
-      return { body: { name: 'L', holder: body.holder, fencingToken: body.fencingToken, ttlMs: ttlCapMs ?? 3000 } };
+      return {
+        body: { name: 'L', holder: body.holder, fencingToken: body.fencingToken, ttlMs: ttlCapMs ?? 3000 },
+      };
     },
   };
   server.handler = (req) => {
@@ -54,12 +69,18 @@ t.test('renews at ttl/3 and moves the safe deadline to sendTime + ttl(1-ρ) - ma
   const renewed = nextEvent<{ deadlineMs: number }>(lease, 'renewed');
   clock.advance(1);
   await server.waitForRequests('/v1/leases/L/renew', 1);
-  t.same(server.to('/v1/leases/L/renew')[0]!.body, { holder: lease.holder, fencingToken: 5 }, 'renew names the grant');
+  t.same(
+    server.to('/v1/leases/L/renew')[0]!.body,
+    { holder: lease.holder, fencingToken: 5 },
+    'renew names the grant',
+  );
   const event = await renewed;
   t.equal(event.deadlineMs, 1000 + 3000 * 0.99 - 100);
   t.equal(lease.deadlineMs, 1000 + 3000 * 0.99 - 100);
   t.ok(lease.isHeld());
+  lease.checkInvariants();
   await lease.release();
+  lease.checkInvariants();
 });
 
 t.test('isHeld flips exactly at the safe deadline; signal aborts with lease_lost', async (t) => {
@@ -87,6 +108,7 @@ t.test('the deadline fires while a renewal hangs (BC-15)', async (t) => {
   t.ok(lease.isHeld(), 'still held while the renewal is in flight');
   s.clock.advance(1870);
   t.ok(lease.signal.aborted, 'signal aborted at the deadline despite the pending renewal');
+  lease.checkInvariants();
   t.equal((lease.signal.reason as TenureError).code, 'lease_lost');
 });
 
@@ -145,6 +167,7 @@ t.test('a failing renewal emits atRisk, retries, and clears on success', async (
   t.equal((await atRisk).code, 'no_leader');
   t.ok(lease.atRisk);
   t.ok(lease.isHeld(), 'at risk is not lost');
+  lease.checkInvariants();
   const renewed = nextEvent(lease, 'renewed');
   s.clock.advance(500); // the retry backoff (≤ 500 ms)
   await renewed;
@@ -187,22 +210,28 @@ t.test('release sends the token once, is idempotent, aborts the signal without a
 
 t.test('release of a grant that is gone resolves false', async (t) => {
   const s = await setup(t);
-  s.server.handler = ((orig) => (req: FakeRequest, srv: FakeServer) => (req.path.endsWith('/release') ? { status: 409, body: errorBody('not_holder') } : orig(req, srv)))(s.server.handler);
+  s.server.handler = ((orig) => (req: FakeRequest, srv: FakeServer) =>
+    req.path.endsWith('/release') ? { status: 409, body: errorBody('not_holder') } : orig(req, srv))(
+    s.server.handler,
+  );
   const lease = await s.client.acquire('L', { ttlMs: 3000 });
   t.equal(await lease.release(), false);
 });
 
-t.test('a lease that expired locally is given back with its token (the server may still hold it)', async (t) => {
-  const s = await setup(t);
-  s.renew = () => 'hang';
-  const lease = await s.client.acquire('L', { ttlMs: 3000 });
-  s.clock.advance(1000);
-  await s.server.waitForRequests('/v1/leases/L/renew', 1);
-  s.clock.advance(2000);
-  t.ok(lease.signal.aborted);
-  await s.server.waitForRequests('/v1/leases/L/release', 1);
-  t.same(s.server.to('/v1/leases/L/release')[0]!.body, { holder: lease.holder, fencingToken: 5 });
-});
+t.test(
+  'a lease that expired locally is given back with its token (the server may still hold it)',
+  async (t) => {
+    const s = await setup(t);
+    s.renew = () => 'hang';
+    const lease = await s.client.acquire('L', { ttlMs: 3000 });
+    s.clock.advance(1000);
+    await s.server.waitForRequests('/v1/leases/L/renew', 1);
+    s.clock.advance(2000);
+    t.ok(lease.signal.aborted);
+    await s.server.waitForRequests('/v1/leases/L/release', 1);
+    t.same(s.server.to('/v1/leases/L/release')[0]!.body, { holder: lease.holder, fencingToken: 5 });
+  },
+);
 
 t.test('default holder ids differ per acquire and share the process-incarnation prefix', async (t) => {
   const { client } = await setup(t);
@@ -238,7 +267,8 @@ t.test('an acquire with unknown outcome releases the lease if it was in fact gra
       holder = (req.body as { holder: string }).holder;
       return { status: 504, body: errorBody('timeout') };
     }
-    if (req.path === '/v1/leases/L') return { body: { name: 'L', holder, fencingToken: 8, ttlMs: 3000, remainingMs: 2000 } };
+    if (req.path === '/v1/leases/L')
+      return { body: { name: 'L', holder, fencingToken: 8, ttlMs: 3000, remainingMs: 2000 } };
     return { body: { name: 'L', released: true } };
   };
   const { sleep } = recordingSleep();

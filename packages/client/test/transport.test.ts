@@ -3,21 +3,40 @@
 import t, { type Test } from 'tap';
 import { TenureClient, TenureError } from '../src/index.js';
 import { Transport } from '../src/transport.js';
-import { errorBody, FakeServer, recordingSleep, type FakeRequest } from './helpers/fake-server.js';
+import { errorBody, FakeServer, recordingSleep, type FakeRequest } from './fixtures/fake-server.js';
 
 const grant = (req: FakeRequest, token = 7): { status: number; body: unknown } => {
   const body = req.body as { holder: string; ttlMs: number };
-  return { status: 200, body: { name: req.path.split('/')[3], holder: body.holder, fencingToken: token, ttlMs: body.ttlMs } };
+  return {
+    status: 200,
+    body: { name: req.path.split('/')[3], holder: body.holder, fencingToken: token, ttlMs: body.ttlMs },
+  };
 };
 
 async function cluster3(t: Test): Promise<FakeServer[]> {
   const servers = await Promise.all([FakeServer.start(), FakeServer.start(), FakeServer.start()]);
   t.teardown(() => Promise.all(servers.map((s) => s.close())));
-  const members = () => servers.map((s, i) => ({ id: `n${i + 1}`, role: i === 1 ? 'leader' : 'follower', httpAddress: s.hostPort, raftAddress: '127.0.0.1:1' }));
+  const members = () =>
+    servers.map((s, i) => ({
+      id: `n${i + 1}`,
+      role: i === 1 ? 'leader' : 'follower',
+      httpAddress: s.hostPort,
+      raftAddress: '127.0.0.1:1',
+    }));
   servers.forEach((s, i) => {
     s.leaderId = 'n2';
     s.handler = (req) => {
-      if (req.path === '/v1/cluster') return { body: { id: `n${i + 1}`, leader: 'n2', term: 3, commitIndex: 10, appliedIndex: 10, members: members() } };
+      if (req.path === '/v1/cluster')
+        return {
+          body: {
+            id: `n${i + 1}`,
+            leader: 'n2',
+            term: 3,
+            commitIndex: 10,
+            appliedIndex: 10,
+            members: members(),
+          },
+        };
       return { status: 200, body: { key: 'k', value: i, revision: 1 } };
     };
   });
@@ -26,13 +45,20 @@ async function cluster3(t: Test): Promise<FakeServer[]> {
 
 t.test('follows Tenure-Leader to the leader after a 503 and then prefers it', async (t) => {
   const [n1, n2, n3] = await cluster3(t);
-  n1!.handler = (req) => (req.path === '/v1/cluster' ? { body: { id: 'n1', leader: 'n2', term: 3, commitIndex: 1, appliedIndex: 1, members: [] } } : { status: 503, body: errorBody('no_leader'), headers: { 'retry-after': '0' } });
+  n1!.handler = (req) =>
+    req.path === '/v1/cluster'
+      ? { body: { id: 'n1', leader: 'n2', term: 3, commitIndex: 1, appliedIndex: 1, members: [] } }
+      : { status: 503, body: errorBody('no_leader'), headers: { 'retry-after': '0' } };
   const { sleep, delaysMs } = recordingSleep();
   const client = new TenureClient({ endpoints: [n1!.url, n2!.url, n3!.url], sleep });
   const first = await client.kv.get('k');
   t.equal(first?.value, 1, 'answered by n2');
   t.equal(client.leaderId, 'n2');
-  t.same(delaysMs.filter((d) => d > 0), [], 'followed the hint without backing off');
+  t.same(
+    delaysMs.filter((d) => d > 0),
+    [],
+    'followed the hint without backing off',
+  );
   const before = n1!.to('/v1/kv/k').length;
   const second = await client.kv.get('k');
   t.equal(second?.value, 1);
@@ -61,11 +87,37 @@ t.test('retries 504 with the same Idempotency-Key; a new call gets a new key', a
   t.equal(keys.length, 3);
   t.ok(typeof keys[0] === 'string' && keys[0].length > 0);
   t.same(new Set(keys).size, 1, 'one key across retries');
-  t.same(new Set(server.to('/v1/leases/L/acquire').map((r) => JSON.stringify(r.body))).size, 1, 'identical body across retries');
+  t.same(
+    new Set(server.to('/v1/leases/L/acquire').map((r) => JSON.stringify(r.body))).size,
+    1,
+    'identical body across retries',
+  );
   await client.acquire('M', { ttlMs: 3000, autoRenew: false });
-  t.not(server.to('/v1/leases/M/acquire')[0]!.headers['idempotency-key'], keys[0], 'next logical call, next key');
+  t.not(
+    server.to('/v1/leases/M/acquire')[0]!.headers['idempotency-key'],
+    keys[0],
+    'next logical call, next key',
+  );
   t.equal(server.to('/v1/leases/L/release').length, 0);
 });
+
+t.test(
+  'a final answer after a 504 settles the outcome (the keyed retry is replayed by the server)',
+  async (t) => {
+    const server = await FakeServer.start();
+    t.teardown(() => server.close());
+    let calls = 0;
+    server.handler = () =>
+      ++calls === 1
+        ? { status: 504, body: errorBody('timeout') }
+        : { status: 409, body: errorBody('held', 'held', { holder: 'x' }) };
+    const { sleep } = recordingSleep();
+    const client = new TenureClient({ endpoints: [server.url], sleep });
+    const error = (await client.acquire('L', { ttlMs: 3000 }).catch((e: unknown) => e)) as TenureError;
+    t.equal(error.code, 'held');
+    t.equal(error.outcomeUnknown, false);
+  },
+);
 
 t.test('every mutation carries an Idempotency-Key, reads do not', async (t) => {
   const server = await FakeServer.start((req) => {
@@ -93,7 +145,10 @@ t.test('honours Retry-After on 503 no_leader', async (t) => {
   const server = await FakeServer.start();
   t.teardown(() => server.close());
   let calls = 0;
-  server.handler = (req) => (++calls === 1 ? { status: 503, body: errorBody('no_leader'), headers: { 'retry-after': '2' } } : grant(req));
+  server.handler = (req) =>
+    ++calls === 1
+      ? { status: 503, body: errorBody('no_leader'), headers: { 'retry-after': '2' } }
+      : grant(req);
   const { sleep, delaysMs } = recordingSleep();
   const client = new TenureClient({ endpoints: [server.url], sleep, requestTimeoutMs: 10_000 });
   await client.acquire('L', { ttlMs: 3000, autoRenew: false });
@@ -101,21 +156,31 @@ t.test('honours Retry-After on 503 no_leader', async (t) => {
   t.ok(delaysMs[0]! >= 2000, `waited ${delaysMs[0]} ms ≥ Retry-After`);
 });
 
-t.test('a Retry-After beyond the deadline ends the call at once, outcome unknown for a mutation', async (t) => {
-  const server = await FakeServer.start(() => ({ status: 503, body: errorBody('no_leader'), headers: { 'retry-after': '30' } }));
-  t.teardown(() => server.close());
-  const { sleep, delaysMs } = recordingSleep();
-  const client = new TenureClient({ endpoints: [server.url], sleep });
-  const error = await client.acquire('L', { ttlMs: 3000, timeoutMs: 1000 }).catch((e: unknown) => e);
-  t.ok(error instanceof TenureError);
-  t.equal((error as TenureError).code, 'no_leader');
-  t.equal((error as TenureError).status, 503);
-  t.equal((error as TenureError).outcomeUnknown, true);
-  t.same(delaysMs, []);
-});
+t.test(
+  'a Retry-After beyond the deadline ends the call at once, outcome unknown for a mutation',
+  async (t) => {
+    const server = await FakeServer.start(() => ({
+      status: 503,
+      body: errorBody('no_leader'),
+      headers: { 'retry-after': '30' },
+    }));
+    t.teardown(() => server.close());
+    const { sleep, delaysMs } = recordingSleep();
+    const client = new TenureClient({ endpoints: [server.url], sleep });
+    const error = await client.acquire('L', { ttlMs: 3000, timeoutMs: 1000 }).catch((e: unknown) => e);
+    t.ok(error instanceof TenureError);
+    t.equal((error as TenureError).code, 'no_leader');
+    t.equal((error as TenureError).status, 503);
+    t.equal((error as TenureError).outcomeUnknown, true);
+    t.same(delaysMs, []);
+  },
+);
 
 t.test('409 is final: no retry, details kept, outcome known', async (t) => {
-  const server = await FakeServer.start(() => ({ status: 409, body: errorBody('held', 'held by b', { holder: 'b' }) }));
+  const server = await FakeServer.start(() => ({
+    status: 409,
+    body: errorBody('held', 'held by b', { holder: 'b' }),
+  }));
   t.teardown(() => server.close());
   const client = new TenureClient({ endpoints: [server.url] });
   const error = (await client.acquire('L', { ttlMs: 3000 }).catch((e: unknown) => e)) as TenureError;
@@ -127,7 +192,11 @@ t.test('409 is final: no retry, details kept, outcome known', async (t) => {
 });
 
 t.test('retries exhausted on 504: mutation outcome unknown, read outcome known', async (t) => {
-  const server = await FakeServer.start((req) => (req.method === 'GET' && req.path.startsWith('/v1/leases/L') && req.path !== '/v1/leases/L' ? { status: 404, body: errorBody('not_found') } : { status: 504, body: errorBody('timeout') }));
+  const server = await FakeServer.start((req) =>
+    req.method === 'GET' && req.path.startsWith('/v1/leases/L') && req.path !== '/v1/leases/L'
+      ? { status: 404, body: errorBody('not_found') }
+      : { status: 504, body: errorBody('timeout') },
+  );
   t.teardown(() => server.close());
   const { sleep } = recordingSleep();
   const client = new TenureClient({ endpoints: [server.url], sleep, retry: { attempts: 3 } });
@@ -144,27 +213,40 @@ t.test('a mutation without a key is not resent after it may have arrived', async
   const server = await FakeServer.start(() => ({ status: 504, body: errorBody('timeout') }));
   t.teardown(() => server.close());
   const { sleep } = recordingSleep();
-  const transport = new Transport({ endpoints: [server.url], requestTimeoutMs: 2000, retry: { attempts: 5, baseDelayMs: 1, maxDelayMs: 1 }, discoverMembers: false }, { fetch, now: () => performance.now(), sleep, random: () => 0.5, logger: {} });
-  const error = (await transport.request({ method: 'POST', path: '/v1/x', body: {}, mutating: true, idempotencyKey: null }).catch((e: unknown) => e)) as TenureError;
+  const transport = new Transport(
+    {
+      endpoints: [server.url],
+      requestTimeoutMs: 2000,
+      retry: { attempts: 5, baseDelayMs: 1, maxDelayMs: 1 },
+      discoverMembers: false,
+    },
+    { fetch, now: () => performance.now(), sleep, random: () => 0.5, logger: {} },
+  );
+  const error = (await transport
+    .request({ method: 'POST', path: '/v1/x', body: {}, mutating: true, idempotencyKey: null })
+    .catch((e: unknown) => e)) as TenureError;
   t.equal(error.outcomeUnknown, true);
   t.equal(server.requests.length, 1, 'sent once');
   t.equal(server.requests[0]!.headers['idempotency-key'], undefined);
 });
 
-t.test('connection dropped after send: retried with the same key elsewhere; refused endpoint skipped', async (t) => {
-  const dropper = await FakeServer.start(() => 'destroy');
-  const good = await FakeServer.start((req) => grant(req, 9));
-  const refused = await FakeServer.start();
-  const refusedUrl = refused.url;
-  await refused.close();
-  t.teardown(() => Promise.all([dropper.close(), good.close()]));
-  const { sleep } = recordingSleep();
-  const client = new TenureClient({ endpoints: [refusedUrl, dropper.url, good.url], sleep });
-  const lease = await client.acquire('L', { ttlMs: 3000, autoRenew: false });
-  t.equal(lease.fencingToken, 9);
-  const key = good.requests[0]!.headers['idempotency-key'];
-  t.equal(dropper.requests[0]!.headers['idempotency-key'], key, 'same key on both nodes');
-});
+t.test(
+  'connection dropped after send: retried with the same key elsewhere; refused endpoint skipped',
+  async (t) => {
+    const dropper = await FakeServer.start(() => 'destroy');
+    const good = await FakeServer.start((req) => grant(req, 9));
+    const refused = await FakeServer.start();
+    const refusedUrl = refused.url;
+    await refused.close();
+    t.teardown(() => Promise.all([dropper.close(), good.close()]));
+    const { sleep } = recordingSleep();
+    const client = new TenureClient({ endpoints: [refusedUrl, dropper.url, good.url], sleep });
+    const lease = await client.acquire('L', { ttlMs: 3000, autoRenew: false });
+    t.equal(lease.fencingToken, 9);
+    const key = good.requests[0]!.headers['idempotency-key'];
+    t.equal(dropper.requests[0]!.headers['idempotency-key'], key, 'same key on both nodes');
+  },
+);
 
 t.test('all endpoints down: unavailable; a refused connection never counts as maybe-committed', async (t) => {
   const s = await FakeServer.start();
@@ -180,7 +262,8 @@ t.test('all endpoints down: unavailable; a refused connection never counts as ma
 t.test('per-call deadline: Request-Timeout-Ms sent and the call ends by its deadline', async (t) => {
   const server = await FakeServer.start(() => 'hang');
   t.teardown(() => server.close());
-  const client = new TenureClient({ endpoints: [server.url], retry: { attempts: 1 } });
+  const { sleep } = recordingSleep();
+  const client = new TenureClient({ endpoints: [server.url], sleep, retry: { attempts: 1 } });
   const error = (await client.kv.put('k', 1, { timeoutMs: 200 }).catch((e: unknown) => e)) as TenureError;
   t.equal(error.code, 'timeout');
   t.equal(error.outcomeUnknown, true);
@@ -191,9 +274,12 @@ t.test('per-call deadline: Request-Timeout-Ms sent and the call ends by its dead
 t.test('AbortSignal aborts a call in flight', async (t) => {
   const server = await FakeServer.start(() => 'hang');
   t.teardown(() => server.close());
-  const client = new TenureClient({ endpoints: [server.url] });
+  const { sleep } = recordingSleep();
+  const client = new TenureClient({ endpoints: [server.url], sleep, retry: { attempts: 2 } });
   const controller = new AbortController();
-  const pending = client.acquire('L', { ttlMs: 3000, waitMs: 30_000, signal: controller.signal }).catch((e: unknown) => e);
+  const pending = client
+    .acquire('L', { ttlMs: 3000, waitMs: 30_000, signal: controller.signal })
+    .catch((e: unknown) => e);
   await server.waitForRequests('/v1/leases/L/acquire', 1);
   controller.abort();
   const error = (await pending) as TenureError;
@@ -208,6 +294,19 @@ t.test('waitMs travels in the body and extends the client deadline', async (t) =
   const server = await FakeServer.start((req) => grant(req));
   t.teardown(() => server.close());
   const client = new TenureClient({ endpoints: [server.url] });
-  await client.acquire('L', { ttlMs: 3000, waitMs: 5000, lockDelayMs: 100, maxHoldMs: 60_000, holder: 'me', autoRenew: false });
-  t.same(server.requests[0]!.body, { holder: 'me', ttlMs: 3000, waitMs: 5000, lockDelayMs: 100, maxHoldMs: 60_000 });
+  await client.acquire('L', {
+    ttlMs: 3000,
+    waitMs: 5000,
+    lockDelayMs: 100,
+    maxHoldMs: 60_000,
+    holder: 'me',
+    autoRenew: false,
+  });
+  t.same(server.requests[0]!.body, {
+    holder: 'me',
+    ttlMs: 3000,
+    waitMs: 5000,
+    lockDelayMs: 100,
+    maxHoldMs: 60_000,
+  });
 });

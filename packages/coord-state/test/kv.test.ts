@@ -1,5 +1,6 @@
 // Proves fenced KV writes (SPEC §3, §5): commit only with the resource's current live token at the entry's cluster time; ifRevision, size and limits.
 import t from 'tap';
+import { CoordStateMachine, type Command } from '../src/index.js';
 import { Driver, errCode, errDetails, okValue } from './fixtures/driver.js';
 
 type Granted = { fencingToken: number };
@@ -62,4 +63,23 @@ t.test('values over valueBytesMax are payload_too_large; keysMax gives resource_
   t.equal(errDetails(bad)['field'], 'value');
   const badFence = d.run({ type: 'kv.put', key: 'a', value: 1, fence: { lease: 'L', election: 'G', fencingToken: 1 } as never, ifRevision: null }).result;
   t.equal(errDetails(badFence)['field'], 'fence');
+});
+
+t.test('the stalled-holder story of the README (SPEC §5, BC-02) holds entry by entry', async (t) => {
+  const sm = new CoordStateMachine();
+  const env = (command: Command) => ({ v: 1 as const, command, idempotency: null });
+  sm.apply(9, 0, null);
+  t.same(sm.apply(10, 0, env({ type: 'lease.acquire', name: 'L', holder: 'A', ttlMs: 3000, waitMs: 0, lockDelayMs: 1000, maxHoldMs: null })).result, { ok: true, value: { kind: 'granted', name: 'L', holder: 'A', fencingToken: 10000, ttlMs: 3000 } });
+  t.same(sm.apply(11, 50, env({ type: 'kv.put', key: 'counter', value: 1, fence: { lease: 'L', fencingToken: 10000 }, ifRevision: null })).result, { ok: true, value: { key: 'counter', revision: 11 } });
+  t.equal(sm.nextDueMs(), 3000);
+  t.same(sm.apply(12, 3000, env({ type: 'time.advance' })).changed, ['lease:L']);
+  const held = sm.apply(13, 3500, env({ type: 'lease.acquire', name: 'L', holder: 'B', ttlMs: 3000, waitMs: 0, lockDelayMs: 0, maxHoldMs: null })).result;
+  t.same(!held.ok && held.error.details, { holder: null, lockDelayRemainingMs: 500 });
+  t.match(sm.apply(14, 4100, env({ type: 'lease.acquire', name: 'L', holder: 'B', ttlMs: 3000, waitMs: 0, lockDelayMs: 0, maxHoldMs: null })).result, { ok: true, value: { fencingToken: 14000 } });
+  t.same(sm.apply(15, 4200, env({ type: 'kv.put', key: 'counter', value: 2, fence: { lease: 'L', fencingToken: 14000 }, ifRevision: null })).result, { ok: true, value: { key: 'counter', revision: 15 } });
+  const stale = sm.apply(16, 5000, env({ type: 'kv.put', key: 'counter', value: 2, fence: { lease: 'L', fencingToken: 10000 }, ifRevision: null })).result;
+  t.same(!stale.ok && [stale.error.code, stale.error.details], ['stale_token', { current: 14000 }]);
+  const renew = sm.apply(17, 5010, env({ type: 'lease.renew', name: 'L', holder: 'A', fencingToken: 10000 })).result;
+  t.equal(!renew.ok && renew.error.code, 'lease_expired');
+  t.same(sm.getKv('counter'), { key: 'counter', value: 2, revision: 15 });
 });

@@ -111,7 +111,7 @@ export class Gateway {
       res = await this.#d.forwarder.forward(
         peer.httpAddress,
         { method: request.method, url: request.url, ...(body === undefined ? {} : { body }), idempotencyKey: ctx.idempotencyKey, requestTimeoutMs: left, fromNodeId: self },
-        left + extraMs + 1000,
+        left + extraMs + 500,
         ctx.signal,
       );
     } catch (err) {

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runMixed } from './runner/mixed.js';
+import { cleanupLeftovers } from './topology/netns.js';
 
 const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 const isRoot = process.getuid?.() === 0;
@@ -15,6 +16,7 @@ const seed = Number(process.env['TENURE_CHAOS_SEED'] ?? 20261129) >>> 0;
 const durationMs = Number(process.env['TENURE_CHAOS_SLICE_MS'] ?? 150_000);
 
 t.test('mixed chaos slice in network namespaces', { skip: isRoot ? false : 'needs root (network namespaces, iptables)', timeout: 900_000 }, async (t) => {
+  cleanupLeftovers(); // runs whose owner process died (never a live run's)
   const deps = spawnSync('bash', [join(repoRoot, 'scripts/chaos-deps.sh')], { encoding: 'utf8' });
   t.equal(deps.status, 0, `scripts/chaos-deps.sh: ${deps.stdout}${deps.stderr}`);
   t.ok(existsSync(join(repoRoot, 'packages/server/dist/main.js')), 'server is built (npm run build)');

@@ -56,3 +56,28 @@ t.test('a wait ends by waitMs with 409 held', async (t) => {
   const obs = await c.request('n3', 'GET', '/v1/elections/none/observe?timeoutMs=200');
   t.match(obs.body, { changed: false, leader: null, revision: 0 });
 });
+
+t.test('with the leader paused, requests end by their deadline (never hang)', async (t) => {
+  const c = await LocalCluster.start();
+  t.teardown(() => c.teardown());
+  const leader = await c.waitForLeader();
+  const follower = c.nodes.find((n) => n.id !== leader)!.id;
+  c.pause(leader);
+  try {
+    for (const [method, path, body] of [
+      ['POST', '/v1/leases/P/acquire', { holder: 'A', ttlMs: 5000 }],
+      ['GET', '/v1/leases/P', undefined],
+    ] as const) {
+      const t0 = performance.now();
+      const r = await c.request(follower, method, path, body, { 'request-timeout-ms': '300' });
+      const elapsed = performance.now() - t0;
+      t.ok([503, 504].includes(r.status), `${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+      t.ok(['no_leader', 'timeout'].includes(r.body.error.code));
+      t.ok(elapsed < 300 + 1500, `answered in ${elapsed.toFixed(0)} ms`);
+    }
+  } finally {
+    c.resume(leader);
+  }
+  const after = await c.waitForLeader();
+  t.ok(after, 'the cluster recovers');
+});

@@ -50,7 +50,8 @@ function durationArg(flag: string): (value: string) => number {
 
 function integerArg(flag: string): (value: string) => number {
   return (value) => {
-    if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) throw new UsageError(`${flag}: expected a non-negative integer, got "${value}"`);
+    if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)))
+      throw new UsageError(`${flag}: expected a non-negative integer, got "${value}"`);
     return Number(value);
   };
 }
@@ -89,50 +90,83 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .exitOverride()
     .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) })
     .showHelpAfterError('(run with --help for usage)')
-    .option('--endpoints <list>', `comma-separated node URLs (env TENURE_ENDPOINTS; default ${DEFAULT_ENDPOINTS})`)
+    .option(
+      '--endpoints <list>',
+      `comma-separated node URLs (env TENURE_ENDPOINTS; default ${DEFAULT_ENDPOINTS})`,
+    )
     .option('--json', 'machine-readable JSON output (one object per line)')
     .option('--timeout <duration>', 'deadline of each call, e.g. 5s', durationArg('--timeout'));
 
   const ctx = (command: Command): { client: TenureClient; json: boolean; timeoutMs: number | undefined } => {
     const globals = command.optsWithGlobals<GlobalOptions>();
     const endpoints = parseEndpoints(globals.endpoints ?? io.env['TENURE_ENDPOINTS'] ?? DEFAULT_ENDPOINTS);
-    const options: TenureClientOptions = { endpoints, ...(globals.timeout === undefined ? {} : { requestTimeoutMs: globals.timeout }) };
+    const options: TenureClientOptions = {
+      endpoints,
+      ...(globals.timeout === undefined ? {} : { requestTimeoutMs: globals.timeout }),
+    };
     const client = io.createClient ? io.createClient(options) : new TenureClient(options);
     return { client, json: globals.json === true, timeoutMs: globals.timeout };
   };
-  const call = (timeoutMs: number | undefined): { timeoutMs?: number } => (timeoutMs === undefined ? {} : { timeoutMs });
-  const emit = (json: boolean, value: unknown, human: string): void => out(json ? JSON.stringify(value) : human);
+  const call = (timeoutMs: number | undefined): { timeoutMs?: number } =>
+    timeoutMs === undefined ? {} : { timeoutMs };
+  const emit = (json: boolean, value: unknown, human: string): void =>
+    out(json ? JSON.stringify(value) : human);
 
   // ---- lease ----
   const lease = program.command('lease').description('acquire, renew, release and inspect leases (locks)');
   lease
     .command('acquire <name>')
-    .description('acquire a lease once and print the grant; --hold keeps it renewed until Ctrl-C, then releases it')
-    .addOption(new Option('--ttl <duration>', 'lease ttl').argParser(durationArg('--ttl')).default(10_000, '10s'))
+    .description(
+      'acquire a lease once and print the grant; --hold keeps it renewed until Ctrl-C, then releases it',
+    )
+    .addOption(
+      new Option('--ttl <duration>', 'lease ttl').argParser(durationArg('--ttl')).default(10_000, '10s'),
+    )
     .option('--wait <duration>', 'wait up to this long for the lease', durationArg('--wait'))
     .option('--lock-delay <duration>', 'lock-delay after expiry', durationArg('--lock-delay'))
     .option('--max-hold <duration>', 'cap on total hold time', durationArg('--max-hold'))
     .option('--holder <id>', 'holder id (default: unique per process)')
     .option('--hold', 'keep the lease renewed until Ctrl-C, then release it')
-    .action(async (name: string, opts: { ttl: number; wait?: number; lockDelay?: number; maxHold?: number; holder?: string; hold?: boolean }, command: Command) => {
-      const { client, json, timeoutMs } = ctx(command);
-      const held = await client.acquire(name, {
-        ttlMs: opts.ttl,
-        ...(opts.wait === undefined ? {} : { waitMs: opts.wait }),
-        ...(opts.lockDelay === undefined ? {} : { lockDelayMs: opts.lockDelay }),
-        ...(opts.maxHold === undefined ? {} : { maxHoldMs: opts.maxHold }),
-        ...(opts.holder === undefined ? {} : { holder: opts.holder }),
-        autoRenew: opts.hold === true,
-        ...call(timeoutMs),
-      });
-      emit(json, { event: 'acquired', ...held.toJSON() }, `acquired ${held.name} fencingToken=${held.fencingToken} holder=${held.holder} ttl=${formatDurationMs(held.ttlMs)}`);
-      if (opts.hold !== true) return;
-      exitCode = await holdUntilInterrupt(held, io.interrupt, json, out, err);
-      if (exitCode === EXIT.ok) {
-        const released = await held.release();
-        emit(json, { event: 'released', name: held.name, fencingToken: held.fencingToken, released }, released ? `released ${held.name}` : `${held.name} was no longer held`);
-      }
-    });
+    .action(
+      async (
+        name: string,
+        opts: {
+          ttl: number;
+          wait?: number;
+          lockDelay?: number;
+          maxHold?: number;
+          holder?: string;
+          hold?: boolean;
+        },
+        command: Command,
+      ) => {
+        const { client, json, timeoutMs } = ctx(command);
+        const held = await client.acquire(name, {
+          ttlMs: opts.ttl,
+          ...(opts.wait === undefined ? {} : { waitMs: opts.wait }),
+          ...(opts.lockDelay === undefined ? {} : { lockDelayMs: opts.lockDelay }),
+          ...(opts.maxHold === undefined ? {} : { maxHoldMs: opts.maxHold }),
+          ...(opts.holder === undefined ? {} : { holder: opts.holder }),
+          autoRenew: opts.hold === true,
+          ...call(timeoutMs),
+        });
+        emit(
+          json,
+          { event: 'acquired', ...held.toJSON() },
+          `acquired ${held.name} fencingToken=${held.fencingToken} holder=${held.holder} ttl=${formatDurationMs(held.ttlMs)}`,
+        );
+        if (opts.hold !== true) return;
+        exitCode = await holdUntilInterrupt(held, io.interrupt, json, out, err);
+        if (exitCode === EXIT.ok) {
+          const released = await held.release();
+          emit(
+            json,
+            { event: 'released', name: held.name, fencingToken: held.fencingToken, released },
+            released ? `released ${held.name}` : `${held.name} was no longer held`,
+          );
+        }
+      },
+    );
   lease
     .command('renew <name>')
     .description('renew a grant once (holder and token from a previous acquire)')
@@ -141,7 +175,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .action(async (name: string, opts: { holder: string; token: number }, command: Command) => {
       const { client, json, timeoutMs } = ctx(command);
       const grant = await client.renewLease(name, opts.holder, opts.token, call(timeoutMs));
-      emit(json, grant, `renewed ${grant.name} fencingToken=${grant.fencingToken} ttl=${formatDurationMs(grant.ttlMs)}`);
+      emit(
+        json,
+        grant,
+        `renewed ${grant.name} fencingToken=${grant.fencingToken} ttl=${formatDurationMs(grant.ttlMs)}`,
+      );
     });
   lease
     .command('release <name>')
@@ -159,8 +197,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .option('--stale', 'read from the contacted node without a linearizable round')
     .action(async (name: string, opts: { stale?: boolean }, command: Command) => {
       const { client, json, timeoutMs } = ctx(command);
-      const view = await client.getLease(name, { ...call(timeoutMs), ...(opts.stale === true ? { consistency: 'stale' as const } : {}) });
-      if (view === null) throw new TenureError(`lease ${name} is not held`, { code: 'not_found', status: 404 });
+      const view = await client.getLease(name, {
+        ...call(timeoutMs),
+        ...(opts.stale === true ? { consistency: 'stale' as const } : {}),
+      });
+      if (view === null)
+        throw new TenureError(`lease ${name} is not held`, { code: 'not_found', status: 404 });
       emit(json, view, formatLease(view));
     });
   lease
@@ -170,7 +212,13 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .option('--limit <n>', 'at most this many', integerArg('--limit'))
     .action(async (opts: { prefix?: string; limit?: number }, command: Command) => {
       const { client, json, timeoutMs } = ctx(command);
-      const leases = await client.listLeases({ ...(opts.prefix === undefined ? {} : { prefix: opts.prefix }), ...(opts.limit === undefined ? {} : { limit: opts.limit }) }, call(timeoutMs));
+      const leases = await client.listLeases(
+        {
+          ...(opts.prefix === undefined ? {} : { prefix: opts.prefix }),
+          ...(opts.limit === undefined ? {} : { limit: opts.limit }),
+        },
+        call(timeoutMs),
+      );
       if (json) out(JSON.stringify({ leases }));
       else if (leases.length === 0) out('no leases');
       else for (const view of leases) out(formatLease(view));
@@ -180,7 +228,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .description('print the grant and every change until Ctrl-C')
     .action(async (name: string, _opts: unknown, command: Command) => {
       const { client, json } = ctx(command);
-      for await (const view of client.watchLease(name, { signal: io.interrupt })) emit(json, view, formatWatch(view));
+      for await (const view of client.watchLease(name, { signal: io.interrupt }))
+        emit(json, view, formatWatch(view));
     });
 
   // ---- elections ----
@@ -188,41 +237,56 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .command('elect <group>')
     .description('campaign in an election, hold leadership until Ctrl-C (printing changes), then resign')
     .option('--value <value>', 'value to proclaim (JSON or string)')
-    .addOption(new Option('--ttl <duration>', 'candidacy ttl').argParser(durationArg('--ttl')).default(10_000, '10s'))
+    .addOption(
+      new Option('--ttl <duration>', 'candidacy ttl').argParser(durationArg('--ttl')).default(10_000, '10s'),
+    )
     .option('--candidate <id>', 'candidate id (default: unique per process)')
-    .action(async (group: string, opts: { value?: string; ttl: number; candidate?: string }, command: Command) => {
-      const { client, json } = ctx(command);
-      const value = opts.value === undefined ? null : parseValueArg(opts.value);
-      if (!json) err(`campaigning in ${group} ...`);
-      let leadership;
-      try {
-        leadership = await client.campaign(group, { ttlMs: opts.ttl, value, signal: io.interrupt, ...(opts.candidate === undefined ? {} : { candidate: opts.candidate }) });
-      } catch (error) {
-        if (error instanceof TenureError && error.code === 'aborted' && io.interrupt.aborted) return;
-        throw error;
-      }
-      emit(json, { event: 'elected', ...leadership.toJSON() }, `elected leader of ${group} fencingToken=${leadership.fencingToken} candidate=${leadership.candidate}`);
-      const watching = new AbortController();
-      const stopWatching = (): void => watching.abort();
-      io.interrupt.addEventListener('abort', stopWatching, { once: true });
-      leadership.signal.addEventListener('abort', stopWatching, { once: true });
-      const printer = (async () => {
-        for await (const view of client.observe(group, { signal: watching.signal, initial: false })) emit(json, { event: 'changed', ...view }, `changed: ${formatElection(view)}`);
-      })().catch(() => undefined);
-      exitCode = await holdUntilInterrupt(leadership, io.interrupt, json, out, err);
-      watching.abort();
-      await printer;
-      if (exitCode === EXIT.ok) {
-        const resigned = await leadership.resign();
-        emit(json, { event: 'resigned', group, resigned }, `resigned leadership of ${group}`);
-      }
-    });
+    .action(
+      async (group: string, opts: { value?: string; ttl: number; candidate?: string }, command: Command) => {
+        const { client, json } = ctx(command);
+        const value = opts.value === undefined ? null : parseValueArg(opts.value);
+        if (!json) err(`campaigning in ${group} ...`);
+        let leadership;
+        try {
+          leadership = await client.campaign(group, {
+            ttlMs: opts.ttl,
+            value,
+            signal: io.interrupt,
+            ...(opts.candidate === undefined ? {} : { candidate: opts.candidate }),
+          });
+        } catch (error) {
+          if (error instanceof TenureError && error.code === 'aborted' && io.interrupt.aborted) return;
+          throw error;
+        }
+        emit(
+          json,
+          { event: 'elected', ...leadership.toJSON() },
+          `elected leader of ${group} fencingToken=${leadership.fencingToken} candidate=${leadership.candidate}`,
+        );
+        const watching = new AbortController();
+        const stopWatching = (): void => watching.abort();
+        io.interrupt.addEventListener('abort', stopWatching, { once: true });
+        leadership.signal.addEventListener('abort', stopWatching, { once: true });
+        const printer = (async () => {
+          for await (const view of client.observe(group, { signal: watching.signal, initial: false }))
+            emit(json, { event: 'changed', ...view }, `changed: ${formatElection(view)}`);
+        })().catch(() => undefined);
+        exitCode = await holdUntilInterrupt(leadership, io.interrupt, json, out, err);
+        watching.abort();
+        await printer;
+        if (exitCode === EXIT.ok) {
+          const resigned = await leadership.resign();
+          emit(json, { event: 'resigned', group, resigned }, `resigned leadership of ${group}`);
+        }
+      },
+    );
   program
     .command('observe <group>')
     .description('print the election and every change of leader or value until Ctrl-C')
     .action(async (group: string, _opts: unknown, command: Command) => {
       const { client, json } = ctx(command);
-      for await (const view of client.observe(group, { signal: io.interrupt })) emit(json, view, formatElection(view));
+      for await (const view of client.observe(group, { signal: io.interrupt }))
+        emit(json, view, formatElection(view));
     });
 
   // ---- kv ----
@@ -232,20 +296,44 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       .option('--fence-lease <name>', 'commit only while this lease carries --token')
       .option('--fence-election <group>', 'commit only while this election carries --token')
       .option('--token <n>', 'fencing token for --fence-lease / --fence-election', integerArg('--token'))
-      .option('--if-revision <n>', 'commit only if the key has this revision (0: absent)', integerArg('--if-revision'));
+      .option(
+        '--if-revision <n>',
+        'commit only if the key has this revision (0: absent)',
+        integerArg('--if-revision'),
+      );
   type FenceFlags = { fenceLease?: string; fenceElection?: string; token?: number; ifRevision?: number };
-  const writeOptions = (opts: FenceFlags): { fence?: { lease: string; fencingToken: number } | { election: string; fencingToken: number }; ifRevision?: number } => {
-    if (opts.fenceLease !== undefined && opts.fenceElection !== undefined) throw new UsageError('use only one of --fence-lease and --fence-election');
+  const writeOptions = (
+    opts: FenceFlags,
+  ): {
+    fence?: { lease: string; fencingToken: number } | { election: string; fencingToken: number };
+    ifRevision?: number;
+  } => {
+    if (opts.fenceLease !== undefined && opts.fenceElection !== undefined)
+      throw new UsageError('use only one of --fence-lease and --fence-election');
     const resource = opts.fenceLease ?? opts.fenceElection;
-    if ((resource === undefined) !== (opts.token === undefined)) throw new UsageError('--token goes with --fence-lease or --fence-election');
-    const fence = resource === undefined ? undefined : opts.fenceLease !== undefined ? { lease: opts.fenceLease, fencingToken: opts.token! } : { election: resource, fencingToken: opts.token! };
-    return { ...(fence === undefined ? {} : { fence }), ...(opts.ifRevision === undefined ? {} : { ifRevision: opts.ifRevision }) };
+    if ((resource === undefined) !== (opts.token === undefined))
+      throw new UsageError('--token goes with --fence-lease or --fence-election');
+    const fence =
+      resource === undefined
+        ? undefined
+        : opts.fenceLease !== undefined
+          ? { lease: opts.fenceLease, fencingToken: opts.token! }
+          : { election: resource, fencingToken: opts.token! };
+    return {
+      ...(fence === undefined ? {} : { fence }),
+      ...(opts.ifRevision === undefined ? {} : { ifRevision: opts.ifRevision }),
+    };
   };
-  fenceOptions(kv.command('put <key> <value>').description('write a value (JSON or string)')).action(async (key: string, value: string, opts: FenceFlags, command: Command) => {
-    const { client, json, timeoutMs } = ctx(command);
-    const answer = await client.kv.put(key, parseValueArg(value), { ...writeOptions(opts), ...call(timeoutMs) });
-    emit(json, answer, `${answer.key} revision=${answer.revision}`);
-  });
+  fenceOptions(kv.command('put <key> <value>').description('write a value (JSON or string)')).action(
+    async (key: string, value: string, opts: FenceFlags, command: Command) => {
+      const { client, json, timeoutMs } = ctx(command);
+      const answer = await client.kv.put(key, parseValueArg(value), {
+        ...writeOptions(opts),
+        ...call(timeoutMs),
+      });
+      emit(json, answer, `${answer.key} revision=${answer.revision}`);
+    },
+  );
   kv.command('get <key>')
     .description('read a value (exit 4 when absent)')
     .action(async (key: string, _opts: unknown, command: Command) => {
@@ -254,11 +342,13 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       if (view === null) throw new TenureError(`key ${key} not found`, { code: 'not_found', status: 404 });
       emit(json, view, `${JSON.stringify(view.value)}\t(revision ${view.revision})`);
     });
-  fenceOptions(kv.command('del <key>').description('delete a key')).action(async (key: string, opts: FenceFlags, command: Command) => {
-    const { client, json, timeoutMs } = ctx(command);
-    const answer = await client.kv.delete(key, { ...writeOptions(opts), ...call(timeoutMs) });
-    emit(json, answer, `deleted ${answer.key}`);
-  });
+  fenceOptions(kv.command('del <key>').description('delete a key')).action(
+    async (key: string, opts: FenceFlags, command: Command) => {
+      const { client, json, timeoutMs } = ctx(command);
+      const answer = await client.kv.delete(key, { ...writeOptions(opts), ...call(timeoutMs) });
+      emit(json, answer, `deleted ${answer.key}`);
+    },
+  );
 
   // ---- cluster ----
   program
@@ -289,14 +379,23 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
  * Keeps a held grant until `interrupt` aborts (exit 0) or the grant is lost (exit 1), printing
  * renewals, jeopardy and loss.
  */
-function holdUntilInterrupt(held: HeldGrant, interrupt: AbortSignal, json: boolean, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+function holdUntilInterrupt(
+  held: HeldGrant,
+  interrupt: AbortSignal,
+  json: boolean,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): Promise<number> {
   return new Promise((resolve) => {
     const onRenewed = (): void => {
       if (json) out(JSON.stringify({ event: 'renewed', fencingToken: held.fencingToken, ttlMs: held.ttlMs }));
     };
     const onAtRisk = (error: TenureError): void => {
       if (json) out(JSON.stringify({ event: 'atRisk', error: errorJson(error) }));
-      else err(`warning: renewal failing (${error.code}), ${formatDurationMs(Math.round(held.remainingMs))} left`);
+      else
+        err(
+          `warning: renewal failing (${error.code}), ${formatDurationMs(Math.round(held.remainingMs))} left`,
+        );
     };
     const finish = (code: number): void => {
       held.off('renewed', onRenewed);
@@ -323,12 +422,20 @@ function holdUntilInterrupt(held: HeldGrant, interrupt: AbortSignal, json: boole
 }
 
 function describeError(error: unknown): string {
-  if (error instanceof TenureError) return `${error.code}: ${error.message}${error.outcomeUnknown ? ' (outcome unknown: the operation may have taken effect)' : ''}`;
+  if (error instanceof TenureError)
+    return `${error.code}: ${error.message}${error.outcomeUnknown ? ' (outcome unknown: the operation may have taken effect)' : ''}`;
   return error instanceof Error ? error.message : String(error);
 }
 
 function errorJson(error: unknown): Record<string, unknown> {
-  if (error instanceof TenureError) return { code: error.code, status: error.status, message: error.message, outcomeUnknown: error.outcomeUnknown, ...error.details };
+  if (error instanceof TenureError)
+    return {
+      code: error.code,
+      status: error.status,
+      message: error.message,
+      outcomeUnknown: error.outcomeUnknown,
+      ...error.details,
+    };
   if (error instanceof UsageError) return { code: 'usage', message: error.message };
   return { code: 'error', message: error instanceof Error ? error.message : String(error) };
 }
@@ -338,18 +445,28 @@ function formatLease(view: LeaseView): string {
 }
 
 function formatWatch(view: LeaseWatchView): string {
-  return view.holder === null ? `${view.name} free` : `${view.name} holder=${view.holder} fencingToken=${view.fencingToken}`;
+  return view.holder === null
+    ? `${view.name} free`
+    : `${view.name} holder=${view.holder} fencingToken=${view.fencingToken}`;
 }
 
 function formatElection(view: ElectionView): string {
-  const leader = view.leader === null ? 'none' : `${view.leader.candidate} value=${JSON.stringify(view.leader.value)} fencingToken=${view.leader.fencingToken}`;
+  const leader =
+    view.leader === null
+      ? 'none'
+      : `${view.leader.candidate} value=${JSON.stringify(view.leader.value)} fencingToken=${view.leader.fencingToken}`;
   return `${view.group} leader=${leader} candidates=${view.candidates.length} revision=${view.revision}`;
 }
 
 function formatCluster(view: ClusterView): string {
-  const lines = [`answered by ${view.id}: leader=${view.leader ?? 'none'} term=${view.term} commitIndex=${view.commitIndex} appliedIndex=${view.appliedIndex}`];
+  const lines = [
+    `answered by ${view.id}: leader=${view.leader ?? 'none'} term=${view.term} commitIndex=${view.commitIndex} appliedIndex=${view.appliedIndex}`,
+  ];
   for (const m of view.members) {
-    const extra = [m.matchIndex === undefined ? '' : ` matchIndex=${m.matchIndex}`, m.lastContactMs === undefined ? '' : ` lastContact=${formatDurationMs(m.lastContactMs)}`].join('');
+    const extra = [
+      m.matchIndex === undefined ? '' : ` matchIndex=${m.matchIndex}`,
+      m.lastContactMs === undefined ? '' : ` lastContact=${formatDurationMs(m.lastContactMs)}`,
+    ].join('');
     lines.push(`  ${m.id.padEnd(6)} ${m.role.padEnd(9)} http=${m.httpAddress} raft=${m.raftAddress}${extra}`);
   }
   return lines.join('\n');

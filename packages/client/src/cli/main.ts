@@ -12,6 +12,11 @@ process.once('SIGTERM', onSignal);
 // Hold the process open while a command waits for Ctrl-C (lease timers are unref'd by design).
 const keepAlive = setInterval(() => undefined, 1 << 30);
 
-const code = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, env: process.env, interrupt: interrupt.signal });
+const code = await main(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+  interrupt: interrupt.signal,
+});
 clearInterval(keepAlive);
 process.stdout.write('', () => process.exit(code));

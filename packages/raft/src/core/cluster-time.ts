@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import type { Clock } from './types.js';
 
+/** SPEC §2 cluster time of one node; `nowMs()` never decreases (see the file comment). */
 export class ClusterTime {
   readonly #clock: Clock;
   #highestSeenMs: number;

@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 
 export type ProgressState = 'probe' | 'replicate';
 
+/** The leader's replication state for one follower (see the file comment for states and invariants). */
 export class Progress {
   /** Highest index known replicated on the follower (Raft §5.3). Only increases while leading. */
   matchIndex = 0;
@@ -24,8 +25,6 @@ export class Progress {
   /** Last index carried by each in-flight AppendEntries with entries, oldest first. */
   readonly #inflight: number[] = [];
   readonly #inflightMax: number;
-  /** Heard from the follower since the last check-quorum round (Raft §6.2 / dissertation §6.2). */
-  recentActive = false;
   /** Core tick count when the last response from this follower arrived (-1: never). */
   lastAckTick = -1;
   /** Highest heartbeatSeq echoed by the follower in this term (ReadIndex confirmation, §6.4). */

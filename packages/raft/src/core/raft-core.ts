@@ -4,9 +4,19 @@
  * Driven only by its inputs: `tick()`, `step(msg)`, `propose(data)`, `readIndex(id)`,
  * `transferLeadership(to)`; time for cluster-time stamps comes from the injected `Clock`,
  * randomness from the injected `Random`. No timers, sockets, disk or Date.now() here.
- * Output is collected into a `Ready` batch (see types.ts for the order the runtime must follow):
- * `ready()` hands the batch out, `advance(ready)` confirms it was persisted, sent and applied.
- * At most one Ready may be outstanding; tick/step/propose/readIndex may be called while it is.
+ *
+ * Ready cycle (types.ts gives the order the runtime must follow):
+ * - `ready()` hands out a batch; `advance(ready)` confirms it was persisted, sent and applied. They
+ *   must alternate (assertion). tick/step/propose/readIndex/transferLeadership may be called while a
+ *   Ready is outstanding; their output goes into the next one.
+ * - AppendEntries for new proposals, commit notices and ReadIndex heartbeats are built in `ready()`,
+ *   so every input since the last Ready shares one message per follower (batching).
+ * - `entries`: every entry not handed out before; after a follower truncation the batch starts at
+ *   the overwritten index. `committedEntries`: (last handed out, commitIndex], at most
+ *   committedEntriesPerReadyMax, never beyond what this or an earlier Ready handed out for
+ *   persistence (a follower may get an entry in `entries` and `committedEntries` of the same Ready:
+ *   step 1 persists it before step 3 applies it).
+ * - The leader counts its own log toward a commit only up to the last entry confirmed by `advance`.
  *
  * Roles change only in the `#becomeX` methods. Peers are always iterated in config order.
  */
@@ -56,6 +66,11 @@ export interface ProgressView {
 
 const emptyData = new Uint8Array(0);
 
+/**
+ * One Raft voter as a pure state machine. Construct with CoreConfig (validated; throws on
+ * inconsistent limits), the recovered CoreInitialState, a Clock and a Random. Public methods never
+ * throw on bad peer input (malformed messages are ignored); assertion failures are bugs.
+ */
 export class RaftCore {
   readonly #config: CoreConfig;
   readonly #id: NodeId;
@@ -82,6 +97,8 @@ export class RaftCore {
   #randomizedElectionTimeoutTicks = 0;
   /** Total ticks since construction (for Progress.lastAckTick). */
   #tickCount = 0;
+  /** Leader: #tickCount when it became leader (check-quorum grace for peers not heard from yet). */
+  #leaderSinceTick = 0;
 
   /** Pre-vote or vote responses of the current campaign (voter → granted), self included. */
   readonly #votes = new Map<NodeId, boolean>();
@@ -384,13 +401,13 @@ export class RaftCore {
   #tickLeader(): void {
     this.#heartbeatElapsed++;
     this.#electionElapsed++;
+    if (this.#config.checkQuorum && !this.#quorumActive()) {
+      this.#becomeFollower(this.#term, null);
+      return;
+    }
     if (this.#electionElapsed >= this.#config.electionTimeoutTicks) {
       this.#electionElapsed = 0;
-      if (this.#config.checkQuorum && !this.#quorumRecentlyActive()) {
-        this.#becomeFollower(this.#term, null);
-        return;
-      }
-      this.#transferTarget = null;
+      this.#transferTarget = null; // §3.10: abort a transfer that did not finish in time
     }
     if (this.#heartbeatElapsed >= this.#config.heartbeatTicks) {
       this.#heartbeatElapsed = 0;
@@ -398,12 +415,16 @@ export class RaftCore {
     }
   }
 
-  /** Check-quorum (dissertation §6.2): was a majority (self included) heard from? Resets the flags. */
-  #quorumRecentlyActive(): boolean {
+  /**
+   * Check-quorum (dissertation §6.2): has a majority (self included) answered within the last
+   * electionTimeoutTicks? Checked every tick, so a cut-off leader steps down exactly one election
+   * timeout after the last answer that kept its quorum — before any follower's stickiness lapses.
+   */
+  #quorumActive(): boolean {
     let active = 1;
     for (const pr of this.#progress.values()) {
-      if (pr.recentActive) active++;
-      pr.recentActive = false;
+      const lastHeardTick = Math.max(pr.lastAckTick, this.#leaderSinceTick);
+      if (this.#tickCount - lastHeardTick < this.#config.electionTimeoutTicks) active++;
     }
     return active >= quorumSize(this.#peers.length + 1);
   }
@@ -502,6 +523,7 @@ export class RaftCore {
     this.#resetElectionTimer();
     this.#heartbeatSeq = 0;
     this.#transferTarget = null;
+    this.#leaderSinceTick = this.#tickCount;
     const nextIndex = this.#log.lastIndex() + 1;
     for (const peer of this.#peers) {
       this.#progress.set(peer, new Progress(nextIndex, this.#config.inflightMessagesMax));
@@ -641,6 +663,11 @@ export class RaftCore {
     let entries = msg.entries;
     if (prevLogIndex < commitIndex) {
       // Entries up to our commitIndex are committed, hence identical in the leader's log (§5.4).
+      const atCommit = entries[commitIndex - prevLogIndex - 1];
+      assert.ok(
+        atCommit === undefined || atCommit.term === this.#log.term(commitIndex),
+        'leader lacks a committed entry',
+      );
       entries = entries.slice(Math.min(entries.length, commitIndex - prevLogIndex));
       prevLogIndex = commitIndex;
     } else if (!this.#log.matchTerm(prevLogIndex, msg.prevLogTerm)) {
@@ -713,7 +740,6 @@ export class RaftCore {
   #handleAppendResponse(msg: AppendEntriesResponseMsg): void {
     if (this.#role !== 'leader') return;
     const pr = this.#progress.get(msg.from)!;
-    pr.recentActive = true;
     pr.lastAckTick = this.#tickCount;
     if (msg.heartbeatSeq > pr.ackedHeartbeatSeq) pr.ackedHeartbeatSeq = msg.heartbeatSeq;
     if (msg.success) this.#onAppendAccepted(msg, pr);

@@ -25,6 +25,7 @@ export function entrySizeBytes(entry: Entry): number {
   return entry.data.byteLength + entryOverheadBytes;
 }
 
+/** One node's log in memory plus its Ready cursors (see the file comment for the invariants). */
 export class RaftLog {
   /** Last index/term covered by the snapshot the log starts after (0/0 without one). Fixed. */
   readonly #snapshotIndex: number;

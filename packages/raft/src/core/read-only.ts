@@ -19,6 +19,7 @@ interface PendingRead {
   readonly seq: number;
 }
 
+/** Pending ReadIndex requests of one leader term, bounded by readRequestsPendingMax. */
 export class ReadOnlyQueue {
   #waiting: number[] = [];
   #confirming: PendingRead[] = [];

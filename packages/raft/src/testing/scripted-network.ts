@@ -96,6 +96,7 @@ export const scriptedDefaults: Omit<CoreConfig, 'id' | 'voters'> = {
   inflightMessagesMax: 4,
 };
 
+/** N cores on a hand-driven network with per-node disks (see the file comment). */
 export class ScriptedNetwork {
   readonly ids: readonly NodeId[];
   readonly cores = new Map<NodeId, RaftCore>();

@@ -2,7 +2,8 @@
  * `npm run sim` — run many seeded simulations of the Raft core and report any violation.
  *
  *   npm run sim -- --seeds N [--from S] [--nodes 3|5] [--mode safety|liveness] [--unsafe FLAG]…
- *   npm run sim -- --seed S [--nodes 3|5] [--mode safety|liveness]          (replay one seed, verbose)
+ *   npm run sim -- --seed S [--nodes 3|5] [--mode safety|liveness] [--trace]  (replay one seed: stats,
+ *                                                                               and with --trace its events)
  *
  * Prints a progress line on stderr, one line per failing seed with the command that replays it, and
  * a summary. Exit code 0 when every seed passed, 1 on any violation, 2 on bad flags.
@@ -30,12 +31,13 @@ interface CliOptions {
   readonly unsafe: UnsafeVariants | undefined;
   readonly single: boolean;
   readonly bail: boolean;
+  readonly trace: boolean;
 }
 
 function usage(message: string): never {
   process.stderr.write(
     `${message}\nusage: npm run sim -- --seeds N [--from S] [--nodes 3|5] [--mode safety|liveness] ` +
-      `[--unsafe ${UNSAFE_FLAGS.join('|')}] [--bail]\n       npm run sim -- --seed S [--nodes 3|5] [--mode safety|liveness]\n`,
+      `[--unsafe ${UNSAFE_FLAGS.join('|')}] [--bail]\n       npm run sim -- --seed S [--nodes 3|5] [--mode safety|liveness] [--unsafe FLAG] [--trace]\n`,
   );
   process.exit(2);
 }
@@ -60,6 +62,7 @@ function parseCli(argv: readonly string[]): CliOptions {
         mode: { type: 'string' },
         unsafe: { type: 'string', multiple: true },
         bail: { type: 'boolean' },
+        trace: { type: 'boolean' },
       },
       strict: true,
     }));
@@ -76,6 +79,7 @@ function parseCli(argv: readonly string[]): CliOptions {
     unsafe = { ...unsafe, [flag]: true };
   }
   const single = values.seed !== undefined;
+  if (values.trace === true && !single) usage('--trace needs --seed');
   if (single && (values.seeds !== undefined || values.from !== undefined)) usage('--seed replays one seed; drop --seeds/--from');
   return {
     seeds: single ? 1 : parseIntFlag('seeds', values.seeds, 100, 1),
@@ -85,6 +89,7 @@ function parseCli(argv: readonly string[]): CliOptions {
     unsafe: unsafe as UnsafeVariants | undefined,
     single,
     bail: values.bail === true,
+    trace: values.trace === true,
   };
 }
 
@@ -105,6 +110,7 @@ function main(): void {
       nodes: opts.nodes,
       mode: opts.mode,
       ...(opts.unsafe === undefined ? {} : { unsafe: opts.unsafe }),
+      ...(opts.trace ? { trace: (line: string) => process.stdout.write(`${line}\n`) } : {}),
     });
     done++;
     events += result.stats.events;

@@ -79,6 +79,8 @@ export interface FaultTargets {
   leader(): SimNode | null;
   /** Crash `node` now or at its next Ready (`point`), restarting it after `downMs` with `termBump`. */
   crash(node: SimNode, point: CrashPoint | 'now', downMs: number, termBump: number): void;
+  /** Record a line in the run's trace (no-op unless tracing). */
+  note(line: string): void;
 }
 
 /** Drives faults until `stop()`. */
@@ -189,8 +191,13 @@ export class SimFaults {
     }
     const generation = ++this.#partitionGeneration;
     const p = this.#profile;
-    this.#queue.after(this.#random.between(p.partitionMsMin, p.partitionMsMax), () => {
-      if (generation === this.#partitionGeneration) net.healPartitions();
+    const durationMs = this.#random.between(p.partitionMsMin, p.partitionMsMax);
+    this.#targets.note(`partition for ${durationMs.toFixed(0)}ms: ${net.describePartitions()}`);
+    this.#queue.after(durationMs, () => {
+      if (generation === this.#partitionGeneration) {
+        net.healPartitions();
+        this.#targets.note('partition healed');
+      }
     });
   }
 
@@ -206,11 +213,13 @@ export class SimFaults {
       : this.#random.between(100, p.downMsMax);
     const termBump = this.#random.chance(p.termBumpProbability) ? this.#random.intBetween(1, 3) : 0;
     this.stats.crashes++;
+    this.#targets.note(`crash ${node.id} at ${point}, down ${downMs.toFixed(0)}ms, term bump ${termBump}`);
     this.#targets.crash(node, point, downMs, termBump);
   }
 
   #powerLoss(): void {
     this.stats.powerLosses++;
+    this.#targets.note('power loss: every node crashes');
     for (const node of this.#targets.nodes) {
       if (node.up) this.#targets.crash(node, 'now', this.#random.between(5, 300), 0);
     }
@@ -219,12 +228,17 @@ export class SimFaults {
   #lossBurst(): void {
     this.stats.lossBursts++;
     const untilMs = this.#queue.nowMs + this.#random.between(100, 1500);
-    this.#targets.network.lossBurst(this.#random.between(0.3, 1), untilMs);
+    const lossProbability = this.#random.between(0.3, 1);
+    this.#targets.note(`loss burst p=${lossProbability.toFixed(2)} until ${untilMs.toFixed(0)}ms`);
+    this.#targets.network.lossBurst(lossProbability, untilMs);
   }
 
   #clockDrift(): void {
     this.stats.clockChanges++;
-    this.#random.pick(this.#targets.nodes).clock.setRate(this.#random.between(1 - DRIFT_RATIO_MAX, 1 + DRIFT_RATIO_MAX));
+    const node = this.#random.pick(this.#targets.nodes);
+    const rate = this.#random.between(1 - DRIFT_RATIO_MAX, 1 + DRIFT_RATIO_MAX);
+    this.#targets.note(`clock ${node.id} rate ${rate.toFixed(4)}`);
+    node.clock.setRate(rate);
   }
 
   #transfer(): void {
@@ -232,12 +246,14 @@ export class SimFaults {
     if (leader === null) return;
     this.stats.transfers++;
     const to = this.#random.pick(this.#targets.nodes.filter((n) => n !== leader));
+    this.#targets.note(`transfer leadership ${leader.id} → ${to.id}`);
     leader.transferLeadership(to.id);
   }
 
   #heal(): void {
     this.stats.heals++;
     this.#partitionGeneration++;
+    this.#targets.note('heal all partitions and loss');
     this.#targets.network.healAll();
   }
 }

@@ -57,6 +57,8 @@ export interface SimNodeHost {
   onReadServed(node: SimNode, requestId: number, observedIndex: number): void;
   onReadFailed(node: SimNode, failure: ReadFailure): void;
   onCrashed(node: SimNode): void;
+  /** Role, term or known leader changed (for traces). */
+  onSoftState(node: SimNode, ss: SoftState): void;
 }
 
 /** A node of the simulated cluster. All methods are synchronous; none may be called re-entrantly. */
@@ -74,15 +76,24 @@ export class SimNode {
   #applied = 0;
   /** ReadIndex answers waiting for `#applied` to reach their index: requestId → index. */
   readonly #pendingReads = new Map<number, number>();
+  #lastSoftState: SoftState | null = null;
+  /** Slow-disk mode: a Ready is staged and its fsync has not completed yet. */
+  #readyInFlight = false;
+  readonly #fsyncMsMax: number;
+  readonly #random: SimRandom;
   /** A crash armed to strike at the next Ready batch. */
   pendingCrash: CrashPoint | null = null;
   crashes = 0;
 
   /**
    * @param tickMs length of one core tick on this node's own clock (ms).
+   * @param fsyncMsMax 0 for a synchronous disk; else each fsync takes uniform [0, fsyncMsMax] ms.
+   * @param random the node's stream for disk latency.
    */
-  constructor(host: SimNodeHost, config: CoreConfig, clock: SimClock, tickMs: number) {
+  constructor(host: SimNodeHost, config: CoreConfig, clock: SimClock, tickMs: number, fsyncMsMax: number, random: SimRandom) {
     this.id = config.id;
+    this.#fsyncMsMax = fsyncMsMax;
+    this.#random = random;
     this.#host = host;
     this.#config = config;
     this.clock = clock;
@@ -127,6 +138,8 @@ export class SimNode {
     if (this.#core === null) return;
     this.#core = null;
     this.#incarnation++;
+    this.#lastSoftState = null;
+    this.#readyInFlight = false;
     this.crashes++;
     this.pendingCrash = null;
     this.storage.dropUnsynced();
@@ -174,12 +187,22 @@ export class SimNode {
     }
   }
 
-  /** Process every Ready, then run the per-step checks. */
+  /**
+   * Process Ready batches, then run the per-step checks. With a synchronous disk every Ready is
+   * handled at once; with a slow one (fsyncMsMax > 0) one Ready is in flight at a time and inputs keep
+   * reaching the core while its fsync runs, as in the real runtime.
+   */
   #afterInput(): void {
-    let rounds = 0;
-    while (this.#core !== null && this.#core.hasReady()) {
-      assert.ok(++rounds <= READY_ROUNDS_MAX, `${this.id}: core still has Ready after ${READY_ROUNDS_MAX} rounds`);
-      if (!this.#processReady(this.#core, this.#core.ready())) return;
+    if (this.#fsyncMsMax === 0) {
+      let rounds = 0;
+      while (this.#core !== null && this.#core.hasReady()) {
+        assert.ok(++rounds <= READY_ROUNDS_MAX, `${this.id}: core still has Ready after ${READY_ROUNDS_MAX} rounds`);
+        const rd = this.#core.ready();
+        this.#persist(rd);
+        if (!this.#completeReady(this.#core, rd)) return;
+      }
+    } else if (this.#core !== null && !this.#readyInFlight && this.#core.hasReady()) {
+      this.#startReady(this.#core);
     }
     const core = this.#core;
     if (core === null) return;
@@ -192,13 +215,31 @@ export class SimNode {
       });
     }
     const ss = core.softState();
-    this.#host.checker.observeRole(this.id, ss.role, ss.term, this.storage);
+    const last = this.#lastSoftState;
+    if (last === null || last.role !== ss.role || last.term !== ss.term || last.leaderId !== ss.leaderId) {
+      this.#lastSoftState = ss;
+      this.#host.onSoftState(this, ss);
+    }
+    // The core's log is the durable log plus what is staged for the fsync in flight.
+    this.#host.checker.observeRole(this.id, ss.role, ss.term, this.storage.volatileView);
     this.#host.checker.observeCommitIndex(this.id, core.hardState().commitIndex);
   }
 
-  /** One Ready in the required order. Returns false if the node crashed part-way. */
-  #processReady(core: RaftCore, rd: Ready): boolean {
+  /** Slow disk: stage a Ready now, finish it (fsync, send, apply, advance) after the fsync latency. */
+  #startReady(core: RaftCore): void {
+    const rd = core.ready();
     this.#persist(rd);
+    this.#readyInFlight = true;
+    const inc = this.#incarnation;
+    this.#host.queue.after(this.#random.between(0, this.#fsyncMsMax), () => {
+      if (inc !== this.#incarnation) return;
+      this.#readyInFlight = false;
+      if (this.#completeReady(core, rd)) this.#afterInput();
+    });
+  }
+
+  /** The rest of one staged Ready, in the required order. Returns false if the node crashed part-way. */
+  #completeReady(core: RaftCore, rd: Ready): boolean {
     if (this.pendingCrash === 'beforeFsync') {
       this.crash();
       return false;

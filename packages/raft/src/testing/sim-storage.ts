@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import type { CoreInitialState, Entry, HardState, LogIndex, Term } from '../core/types.js';
+import type { LogView } from './checkers.js';
 import { asIndex, asTerm } from '../core/types.js';
 
 /** The hard state of a node that has never run. */
@@ -47,6 +48,39 @@ export class SimStorage {
   termAt(index: number): Term | undefined {
     if (index === 0) return asTerm(0);
     return this.#log[index - 1]?.term;
+  }
+
+  /**
+   * The log as the running core sees it: durable entries with the staged writes applied on top
+   * (what a read from the page cache would return). Valid until the next stage/fsync.
+   */
+  readonly volatileView: LogView = ((storage: SimStorage): LogView => ({
+    get lastIndex(): LogIndex {
+      return storage.volatileLastIndex();
+    },
+    entryAt: (index: number) => storage.volatileEntryAt(index),
+    termAt: (index: number) => (index === 0 ? asTerm(0) : storage.volatileEntryAt(index)?.term),
+  }))(this);
+
+  /** Last index of the volatile view. */
+  volatileLastIndex(): LogIndex {
+    let last = this.#log.length;
+    for (const w of this.#staged) {
+      const first = w.entries[0];
+      if (first !== undefined) last = first.index - 1 + w.entries.length;
+    }
+    return asIndex(last);
+  }
+
+  /** Entry at `index` in the volatile view. */
+  volatileEntryAt(index: number): Entry | undefined {
+    for (let k = this.#staged.length - 1; k >= 0; k--) {
+      const entries = this.#staged[k]!.entries;
+      const first = entries[0];
+      if (first === undefined || first.index > index) continue;
+      return entries[index - first.index];
+    }
+    return this.entryAt(index);
   }
 
   /** True when writes are staged but not yet durable. */

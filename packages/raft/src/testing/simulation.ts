@@ -12,7 +12,7 @@
  *   the heal must be acknowledged within LIVENESS_COMMIT_BOUND_MS. Safety checkers stay on.
  */
 import assert from 'node:assert/strict';
-import type { CoreConfig, Entry, Message, NodeId, ReadFailure, UnsafeVariants } from '../core/types.js';
+import type { CoreConfig, Entry, Message, NodeId, ReadFailure, SoftState, UnsafeVariants } from '../core/types.js';
 import { SafetyChecker, SimViolation } from './checkers.js';
 import type { ViolationKind } from './checkers.js';
 import { EventQueue } from './event-queue.js';
@@ -66,6 +66,10 @@ export interface SimOptions {
   readonly faultPhaseMs?: number;
   /** Liveness: how long the healed phase may last at most. Default 8 s. */
   readonly healedPhaseMsMax?: number;
+  /** Disk latency: 0 = synchronous fsync; else each fsync takes uniform [0, fsyncMsMax] ms. Drawn if absent. */
+  readonly fsyncMsMax?: number;
+  /** Receives a human-readable line per notable event (role changes, faults, crashes, restarts). */
+  readonly trace?: (line: string) => void;
 }
 
 /** Counters of one run, for reports and tuning. */
@@ -144,6 +148,7 @@ class Simulation implements SimNodeHost, FaultTargets {
   readonly #faultPhaseMs: number;
   readonly #healedPhaseMsMax: number;
   readonly #healRandom: SimRandom;
+  readonly #trace: ((line: string) => void) | undefined;
   #healedAtMs: number | null = null;
   #leaderAtMs: number | null = null;
   #commitAtMs: number | null = null;
@@ -155,6 +160,7 @@ class Simulation implements SimNodeHost, FaultTargets {
     this.#unsafe = options.unsafe;
     this.#faultPhaseMs = options.faultPhaseMs ?? (this.#mode === 'safety' ? 20_000 : 10_000);
     this.#healedPhaseMsMax = options.healedPhaseMsMax ?? 8_000;
+    this.#trace = options.trace;
     assert.ok(this.#nodeCount === 3 || this.#nodeCount === 5, 'nodes must be 3 or 5');
 
     const master = new SimRandom(options.seed);
@@ -174,6 +180,8 @@ class Simulation implements SimNodeHost, FaultTargets {
     this.network = new SimNetwork(this.queue, netRandom, networkProfile, (msg) => this.#deliver(msg));
     const ids = Array.from({ length: this.#nodeCount }, (_, i) => `n${i + 1}`);
     const coreBase = { ...drawCoreConfig(configRandom, this.#mode, ids, options.unsafe), ...options.core };
+    // Half the seeds use a synchronous disk, half a slow one (inputs reach the core during the fsync).
+    const fsyncMsMax = options.fsyncMsMax ?? configRandom.pick([0, 0, 2, 10]);
     for (const id of ids) {
       const random = nodeRandom.fork();
       const clock = new SimClock(
@@ -181,7 +189,7 @@ class Simulation implements SimNodeHost, FaultTargets {
         random.between(0, 1e9),
         random.between(1 - DRIFT_RATIO_MAX, 1 + DRIFT_RATIO_MAX),
       );
-      const node = new SimNode(this, { ...coreBase, id }, clock, TICK_MS);
+      const node = new SimNode(this, { ...coreBase, id }, clock, TICK_MS, fsyncMsMax, random.fork());
       this.nodes.push(node);
       this.#byId.set(id, node);
       this.#nodeRandom.set(id, random);
@@ -205,6 +213,7 @@ class Simulation implements SimNodeHost, FaultTargets {
         if (this.#healedAtMs !== null && this.#livenessDone()) break;
       }
     } catch (err) {
+      this.note(`VIOLATION ${(err as Error).message}`);
       violation =
         err instanceof SimViolation
           ? err
@@ -247,7 +256,16 @@ class Simulation implements SimNodeHost, FaultTargets {
   }
 
   onCrashed(node: SimNode): void {
+    this.note(`${node.id} crashed`);
     this.#clients.onCrashed(node);
+  }
+
+  onSoftState(node: SimNode, ss: SoftState): void {
+    this.note(`${node.id} ${ss.role} term ${ss.term} leader ${ss.leaderId ?? '-'} (last index ${node.storage.lastIndex})`);
+  }
+
+  note(line: string): void {
+    this.#trace?.(`${this.queue.nowMs.toFixed(1).padStart(9)}ms ${line}`);
   }
 
   // ---- FaultTargets ----
@@ -269,7 +287,10 @@ class Simulation implements SimNodeHost, FaultTargets {
     const restartAfterCrash = (): void => {
       const inc = node.incarnation;
       this.queue.after(downMs, () => {
-        if (!node.up && node.incarnation === inc) node.start(this.#nodeRandom.get(node.id)!.fork(), termBump);
+        if (!node.up && node.incarnation === inc) {
+          this.note(`${node.id} restarts (term bump ${termBump})`);
+          node.start(this.#nodeRandom.get(node.id)!.fork(), termBump);
+        }
       });
     };
     if (point === 'now') {
@@ -311,6 +332,7 @@ class Simulation implements SimNodeHost, FaultTargets {
 
   #heal(): void {
     this.#healedAtMs = this.queue.nowMs;
+    this.note('heal: faults stop, partitions and loss end, crashed nodes restart');
     this.#faults.stop();
     this.network.healAll();
     this.network.setProfile(HEALED_NETWORK);

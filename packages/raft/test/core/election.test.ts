@@ -337,7 +337,7 @@ t.test(
       const net = new ScriptedNetwork(three, { config: { checkQuorum } });
       net.elect('n1');
       net.isolate('n1');
-      net.tick('n1', 2 * 10);
+      net.tick('n1', 10); // exactly one election timeout after the last answer
       t.equal(roleOf(net, 'n1'), checkQuorum ? 'follower' : 'leader', `checkQuorum=${checkQuorum}`);
       if (checkQuorum) t.equal(net.core('n1').softState().leaderId, null);
     }
@@ -443,3 +443,41 @@ t.test(
     t.equal(net.core('n3').hasReady(), false, 'stale response has no effect');
   },
 );
+
+t.test('§5.2 a (pre)candidate that hears AppendEntries of its own term becomes follower', async (t) => {
+  for (const preVote of [false, true]) {
+    const core = new RaftCore(
+      { ...scriptedDefaults, id: 'n2', voters: three, preVote },
+      fresh,
+      new ManualClock(),
+      new SeededRandom(4),
+    );
+    while (core.softState().role === 'follower') core.tick();
+    const term = core.softState().term;
+    core.step({
+      type: 'AppendEntries',
+      from: 'n1',
+      to: 'n2',
+      term,
+      prevLogIndex: asIndex(0),
+      prevLogTerm: asTerm(0),
+      entries: [],
+      leaderCommit: asIndex(0),
+      clusterTimeMs: 0,
+      heartbeatSeq: 1,
+    });
+    t.same(core.softState(), { role: 'follower', leaderId: 'n1', term }, `preVote=${preVote}`);
+    core.checkInvariants();
+  }
+});
+
+t.test('check-quorum step-down fails pending reads and refuses proposals', async (t) => {
+  const net = new ScriptedNetwork(three, { config: { checkQuorum: true } });
+  net.elect('n1');
+  net.isolate('n1');
+  net.core('n1').readIndex(11);
+  net.tick('n1', 10);
+  t.equal(roleOf(net, 'n1'), 'follower');
+  t.same(net.readFailures.get('n1'), [{ requestId: 11, leaderHint: null }]);
+  t.match(net.core('n1').propose(new Uint8Array([1])), { ok: false, reason: 'not_leader', leaderHint: null });
+});

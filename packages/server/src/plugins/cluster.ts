@@ -32,10 +32,10 @@ export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptio
         httpAddress: p.httpAddress,
         raftAddress: p.raftAddress,
         ...(m?.matchIndex !== undefined ? { matchIndex: m.matchIndex } : {}),
-        ...(m?.lastContactMs !== undefined ? { lastContactMs: m.lastContactMs } : {}),
+        ...(m?.lastContactMs !== undefined ? { lastContactMs: Math.floor(m.lastContactMs) } : {}),
       };
     });
-    return { id: s.id, leader: s.leaderId, term: s.term, commitIndex: s.commitIndex, appliedIndex: s.appliedIndex, clusterTimeMs: s.clusterTimeMs, members };
+    return { id: s.id, leader: s.leaderId, term: s.term, commitIndex: s.commitIndex, appliedIndex: s.appliedIndex, clusterTimeMs: Math.floor(s.clusterTimeMs), members };
   });
 
   app.post(

@@ -86,7 +86,8 @@ export function checkLeaseTiming(rawOps: readonly HistoryOp[], samples: readonly
     g.holder ??= o.holder;
     g.firstEvidenceMs = Math.min(g.firstEvidenceMs, o.op.completeMs);
     g.firstObsInvokeMs = Math.min(g.firstObsInvokeMs, o.op.invokeMs);
-    if (o.op.kind.endsWith('.get') || o.op.kind === 'fence.check') {
+    // Stale reads (`?consistency=stale`) may lag: they date nothing here (linearizability judges them).
+    if ((o.op.kind.endsWith('.get') || o.op.kind === 'fence.check') && str(o.op.args, 'consistency') !== 'stale') {
       if (g.lastObsInvoke === null || o.op.invokeMs > g.lastObsInvoke.op.invokeMs) g.lastObsInvoke = o;
     }
   }

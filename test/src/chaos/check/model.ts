@@ -48,7 +48,7 @@ type Res = LeaseRes | ElecRes | KvRes;
 /** An immutable model state; `key` identifies it exactly (for the search's memo). */
 export interface ModelState { readonly res: Readonly<Record<string, Res>>; readonly key: string }
 
-/** One possible successor: the state, and whether the op took effect (always true; kept for clarity). */
+/** One possible successor: the state, and whether the op took effect (false = an unknown op that never did). */
 export interface Alt { readonly state: ModelState; readonly effect: boolean }
 
 /** An op prepared for the model. `completeMs` is ∞ when the op may take effect after its response. */
@@ -160,7 +160,7 @@ function issue(tok: number | null, next: number, t: number | null): { tok: numbe
 /**
  * Every state `op` may lead to from `state` when linearized now. `nowLoMs` is the lower bound on the
  * real time of this linearization point (max invoke over the linearized prefix, this op included).
- * Unknown ops are never offered a no-op: "never took effect" = the search leaves them out.
+ * Unknown ops also get the "never took effect" alternative (`effect: false`), last.
  */
 export function stepModel(state: ModelState, m: ModelOp, nowLoMs: number, opts: ModelOptions): Alt[] {
   const out = new Map<string, Alt>();
@@ -170,10 +170,13 @@ export function stepModel(state: ModelState, m: ModelOp, nowLoMs: number, opts: 
       if (!out.has(s.key)) out.set(s.key, { state: s, effect: true });
     }
   }
-  // An unknown op that "never took effect" is simply left unlinearized by the search (wgl.ts), so
-  // it needs no no-op alternative here; an effect that leaves the state unchanged is that same
-  // case with a tighter time bound, so it is dropped too.
-  if (m.effect === 'maybe') out.delete(state.key);
+  // An unknown op may also never take effect: offered last as a no-op (`effect: false`), which lets
+  // the search settle it at once; the search may also leave it unlinearized. An effect that leaves
+  // the state unchanged is that no-op with a tighter time bound, so it is dropped.
+  if (m.effect === 'maybe') {
+    out.delete(state.key);
+    out.set(`noop:${state.key}`, { state, effect: false });
+  }
   return [...out.values()];
 }
 

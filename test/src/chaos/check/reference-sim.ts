@@ -7,7 +7,7 @@
  */
 import type { HistoryOp, JsonObject, OpKind, OpOutcome, Random } from '../types.js';
 
-interface SimGrant { holder: string; token: number; expiresAt: number }
+interface SimGrant { holder: string; token: number; ttlMs: number; expiresAt: number }
 interface SimCand { c: string; value: string | null; expiresAt: number; ttlMs: number }
 
 /** Options of `simulateHistory`. */
@@ -23,18 +23,23 @@ export interface SimOptions {
 
 interface Pending { at: number; seq: number; run: () => void }
 
-/** Runs the simulation; returns ops ordered by invoke time. */
-export function simulateHistory(o: SimOptions): HistoryOp[] {
-  const r = o.random;
+/** A correct in-memory Tenure (one node, real-time expiry): `serve` answers one request at `now`. */
+export interface ReferenceTenure {
+  /** The answer to `kind` with recorded-style args (route params + body) at run time `nowMs`. */
+  serve(kind: OpKind, args: JsonObject, nowMs: number): OpOutcome;
+}
+
+/**
+ * Makes a reference server. Tokens and revisions grow by random steps (only increase is promised);
+ * expiry happens at accept time + ttlMs + a random extra of up to `freezeMsMax` (never earlier).
+ */
+export function createReferenceTenure(random: Random, freezeMsMax: number): ReferenceTenure {
+  const r = random;
   const leases = new Map<string, SimGrant>();
   const leaseNext = new Map<string, number>();
   const elections = new Map<string, { q: SimCand[]; token: number; next: number; rev: number }>();
   const kv = new Map<string, { value: number; revision: number }>();
   let logIndex = 0;
-  const ops: HistoryOp[] = [];
-  const queue: Pending[] = [];
-  let seq = 0;
-  const at = (t: number, run: () => void): void => { queue.push({ at: t, seq: seq++, run }); };
 
   const expire = (now: number): void => {
     for (const [name, g] of leases) if (g.expiresAt <= now) leases.delete(name);
@@ -45,7 +50,7 @@ export function simulateHistory(o: SimOptions): HistoryOp[] {
     }
   };
   const newToken = (name: string): number => { const t = (leaseNext.get(name) ?? 0) + r.int(1, 3); leaseNext.set(name, t); return t; };
-  const ttlExtra = (): number => r.int(0, o.freezeMsMax);
+  const ttlExtra = (): number => r.int(0, freezeMsMax);
   const group = (g: string) => { let e = elections.get(g); if (e === undefined) { e = { q: [], token: 0, next: 0, rev: 0 }; elections.set(g, e); } return e; };
   const leaderOf = (e: { q: SimCand[]; token: number }): JsonObject | null => (e.q[0] === undefined ? null : { candidate: e.q[0].c, value: e.q[0].value, fencingToken: e.token });
   const okv = (v: JsonObject): OpOutcome => ({ status: 'ok', httpStatus: 200, value: v });
@@ -59,20 +64,20 @@ export function simulateHistory(o: SimOptions): HistoryOp[] {
       case 'lease.acquire': {
         const g = leases.get(name);
         const ttl = a['ttlMs'] as number;
-        if (g === undefined) { const t = newToken(name); leases.set(name, { holder: a['holder'] as string, token: t, expiresAt: now + ttl + ttlExtra() }); return okv({ name, holder: a['holder'] as string, fencingToken: t, ttlMs: ttl }); }
-        if (g.holder === a['holder']) { g.expiresAt = now + ttl + ttlExtra(); return okv({ name, holder: g.holder, fencingToken: g.token, ttlMs: ttl }); }
+        if (g === undefined) { const t = newToken(name); leases.set(name, { holder: a['holder'] as string, token: t, ttlMs: ttl, expiresAt: now + ttl + ttlExtra() }); return okv({ name, holder: a['holder'] as string, fencingToken: t, ttlMs: ttl }); }
+        if (g.holder === a['holder']) { g.ttlMs = ttl; g.expiresAt = now + ttl + ttlExtra(); return okv({ name, holder: g.holder, fencingToken: g.token, ttlMs: ttl }); }
         return err('held', 409, { error: { code: 'held', holder: g.holder } });
       }
       case 'lease.renew': case 'lease.release': {
         const g = leases.get(name);
         if (g === undefined || g.holder !== a['holder'] || g.token !== a['fencingToken']) return err(r.next() < 0.5 ? 'not_holder' : 'lease_expired');
         if (kind === 'lease.release') { leases.delete(name); return okv({ name, released: true }); }
-        g.expiresAt = now + 1000 + ttlExtra();
-        return okv({ name, holder: g.holder, fencingToken: g.token, ttlMs: 1000 });
+        g.expiresAt = now + g.ttlMs + ttlExtra();
+        return okv({ name, holder: g.holder, fencingToken: g.token, ttlMs: g.ttlMs });
       }
       case 'lease.get': {
         const g = leases.get(name);
-        return g === undefined ? err('not_found', 404) : okv({ name, holder: g.holder, fencingToken: g.token, ttlMs: 1000, remainingMs: Math.max(0, Math.round(g.expiresAt - now)) });
+        return g === undefined ? err('not_found', 404) : okv({ name, holder: g.holder, fencingToken: g.token, ttlMs: g.ttlMs, remainingMs: Math.max(0, Math.round(g.expiresAt - now)) });
       }
       case 'election.campaign': case 'election.renew': {
         const e = group(a['group'] as string);
@@ -113,8 +118,9 @@ export function simulateHistory(o: SimOptions): HistoryOp[] {
         const cur = kv.get(key);
         const fence = a['fence'] as JsonObject | undefined;
         if (fence !== undefined) {
-          const g = leases.get(fence['lease'] as string);
-          if (g === undefined || g.token !== fence['fencingToken']) return err('stale_token');
+          const current = typeof fence['lease'] === 'string' ? leases.get(fence['lease'])?.token
+            : (() => { const e = group(fence['election'] as string); return e.q.length > 0 ? e.token : undefined; })();
+          if (current === undefined || current !== fence['fencingToken']) return err('stale_token');
         }
         if (a['ifRevision'] !== undefined) {
           const want = a['ifRevision'] as number;
@@ -129,10 +135,26 @@ export function simulateHistory(o: SimOptions): HistoryOp[] {
         const cur = kv.get(key);
         return cur === undefined ? err('not_found', 404) : okv({ key, value: cur.value, revision: cur.revision });
       }
+      case 'fence.check': {
+        let current: number | null;
+        if (typeof a['lease'] === 'string') current = leases.get(a['lease'])?.token ?? null;
+        else { const e = group(a['election'] as string); current = e.q.length > 0 ? e.token : null; }
+        return okv({ valid: current !== null && current === a['fencingToken'], current });
+      }
       default: throw new Error(`sim: kind ${kind}`);
     }
   };
+  return { serve };
+}
 
+/** Runs the simulation; returns ops ordered by invoke time. */
+export function simulateHistory(o: SimOptions): HistoryOp[] {
+  const r = o.random;
+  const { serve } = createReferenceTenure(o.random, o.freezeMsMax);
+  const ops: HistoryOp[] = [];
+  const queue: Pending[] = [];
+  let seq = 0;
+  const at = (t: number, run: () => void): void => { queue.push({ at: t, seq: seq++, run }); };
   let opId = 0;
   const procs = Array.from({ length: o.processes }, (_, i) => ({ id: `p${i}`, holder: `H${i}`, token: null as number | null, left: o.opsPerProcess, lastRev: 0 }));
   const next = (p: (typeof procs)[number], now: number): void => {

@@ -6,7 +6,7 @@
  * out "never took effect" — without branching on it (that branching is what makes naive searches
  * blow up on histories with many timeouts).
  */
-import assert from 'node:assert';
+import { canonicalJson } from './history.js';
 import { stepModel, initialState, type ModelOp, type ModelOptions, type ModelState, type Alt } from './model.js';
 
 /** Search verdict: linearizable, not (with where it got stuck), or gave up within the budget. */
@@ -37,13 +37,20 @@ interface Entry {
   next: Entry | null;
 }
 
-interface Frame {
-  readonly entry: Entry;
-  readonly alts: readonly Alt[];
-  readonly altNext: number;
-  readonly prevState: ModelState;
-  readonly prevNowLo: number;
-  readonly prevHash: number;
+/**
+ * One node of the depth-first search: the candidate calls at this point (minimal ops: calls before
+ * the first unlinearized finite return), definite ops first, and where the iteration is.
+ */
+interface Node {
+  readonly cands: readonly Entry[];
+  ci: number;
+  alts: readonly Alt[] | null;
+  ai: number;
+  /** Set when the search descended from this node through `lifted`. */
+  lifted: Entry | null;
+  prevState: ModelState | null;
+  prevNowLo: number;
+  prevHash: number;
 }
 
 /** 32-bit FNV-1a of a string. */
@@ -105,13 +112,19 @@ export function searchLinearization(ops: readonly ModelOp[], resources: readonly
   const words = Math.ceil(n / 32);
   const bits = new Uint32Array(words);
   const memo = new Map<number, { bits: Uint32Array; key: string; nowLo: number }[]>();
-  const stack: Frame[] = [];
+  const stack: Node[] = [];
   let state = initialState(resources);
   let nowLo = -Infinity;
   let setHash = 0;
   let steps = 0;
   const t0 = performance.now();
   let deepest: DeepestPoint = { linearized: [], stateKey: state.key, blockedOp: null };
+  // Unknown ops with equal effect (same kind and request) are interchangeable: only the earliest
+  // pending one is tried (symmetry reduction; the earlier invoke is the more permissive choice).
+  const sig = ops.map((m) => {
+    const { idempotencyKey: _k, attempt: _a, ...rest } = m.op.args;
+    return `${m.op.kind}:${canonicalJson(rest)}`;
+  });
 
   const seen = (h: number, key: string, lo: number): boolean => {
     const full = (h ^ hashString(key) ^ hashString(String(lo))) >>> 0;
@@ -126,55 +139,69 @@ export function searchLinearization(ops: readonly ModelOp[], resources: readonly
     return false;
   };
 
-  /** Tries alternatives `from..` of `entry`'s op; on success moves the search one op deeper. */
-  const tryAlts = (entry: Entry, alts: readonly Alt[], from: number): boolean => {
-    const i = entry.opIdx;
-    for (let a = from; a < alts.length; a++) {
-      const alt = alts[a]!;
-      const lo = alt.effect ? Math.max(nowLo, ops[i]!.invokeMs) : nowLo;
-      const h = (setHash ^ z[i]!) >>> 0;
-      bits[i >>> 5]! |= 1 << (i & 31);
-      if (seen(h, alt.state.key, lo)) { bits[i >>> 5]! &= ~(1 << (i & 31)); continue; }
-      stack.push({ entry, alts, altNext: a + 1, prevState: state, prevNowLo: nowLo, prevHash: setHash });
-      state = alt.state; nowLo = lo; setHash = h;
-      if (ops[i]!.effect !== 'maybe') definiteLeft--;
-      lift(entry);
-      return true;
+  const newNode = (): Node => {
+    // Invoke order, unknown ops included: trying an unknown op's effect near its invoke first, then
+    // settling it as a no-op, finds real histories fastest (a lost response usually means the
+    // request applied right away).
+    const cands: Entry[] = [];
+    const sigs = new Set<string>();
+    for (let e = head.next; e !== null && e.call; e = e.next) {
+      if (ops[e.opIdx]!.effect !== 'maybe') { cands.push(e); continue; }
+      const sg = sig[e.opIdx]!;
+      if (!sigs.has(sg)) { sigs.add(sg); cands.push(e); }
     }
-    return false;
+    return { cands, ci: 0, alts: null, ai: 0, lifted: null, prevState: null, prevNowLo: 0, prevHash: 0 };
+  };
+  const firstReturn = (): number | null => {
+    for (let e = head.next; e !== null; e = e.next) if (!e.call) return e.opIdx;
+    return null;
   };
 
   let definiteLeft = ops.filter((m) => m.effect !== 'maybe').length;
-  let entry: Entry | null = head.next;
+  let node = newNode();
   while (definiteLeft > 0) {
     steps++;
     if ((steps & 1023) === 0 && (steps > budget.stepsMax || performance.now() - t0 > budget.timeMsMax)) {
       return { kind: 'unknown', steps, reason: `search budget exhausted after ${steps} steps, ${(performance.now() - t0).toFixed(0)} ms (${n} ops)` };
     }
-    assert(entry !== null, 'wgl: ran off the entry list');
-    if (entry.call) {
-      const m = ops[entry.opIdx]!;
-      const alts = stepModel(state, m, Math.max(nowLo, m.invokeMs), model);
-      if (tryAlts(entry, alts, 0)) { entry = head.next; continue; }
-      entry = entry.next;
-      continue;
+    let descended = false;
+    while (!descended && node.ci < node.cands.length) {
+      const e = node.cands[node.ci]!;
+      const i = e.opIdx;
+      const m = ops[i]!;
+      if (node.alts === null) { node.alts = stepModel(state, m, Math.max(nowLo, m.invokeMs), model); node.ai = 0; }
+      while (node.ai < node.alts.length) {
+        const alt = node.alts[node.ai++]!;
+        const lo = alt.effect ? Math.max(nowLo, m.invokeMs) : nowLo;
+        const h = (setHash ^ z[i]!) >>> 0;
+        bits[i >>> 5]! |= 1 << (i & 31);
+        if (seen(h, alt.state.key, lo)) { bits[i >>> 5]! &= ~(1 << (i & 31)); continue; }
+        node.lifted = e; node.prevState = state; node.prevNowLo = nowLo; node.prevHash = setHash;
+        stack.push(node);
+        state = alt.state; nowLo = lo; setHash = h;
+        if (m.effect !== 'maybe') definiteLeft--;
+        lift(e);
+        node = newNode();
+        descended = true;
+        break;
+      }
+      if (!descended) { node.ci++; node.alts = null; }
     }
-    // A return whose op is not linearized yet: backtrack.
+    if (descended) continue;
+    // Every candidate failed here: remember the deepest point, then backtrack one level.
     if (stack.length >= deepest.linearized.length) {
-      deepest = { linearized: stack.map((f) => f.entry.opIdx), stateKey: state.key, blockedOp: entry.opIdx };
+      deepest = { linearized: stack.map((f) => f.lifted!.opIdx), stateKey: state.key, blockedOp: firstReturn() };
     }
-    let moved = false;
-    while (!moved) {
-      const f = stack.pop();
-      if (f === undefined) return { kind: 'violation', steps, deepest };
-      unlift(f.entry);
-      const i = f.entry.opIdx;
-      if (ops[i]!.effect !== 'maybe') definiteLeft++;
-      bits[i >>> 5]! &= ~(1 << (i & 31));
-      state = f.prevState; nowLo = f.prevNowLo; setHash = f.prevHash;
-      if (tryAlts(f.entry, f.alts, f.altNext)) { entry = head.next; moved = true; }
-      else { entry = f.entry.next; moved = entry !== null; }
-    }
+    const parent = stack.pop();
+    if (parent === undefined) return { kind: 'violation', steps, deepest };
+    const e = parent.lifted!;
+    unlift(e);
+    const i = e.opIdx;
+    if (ops[i]!.effect !== 'maybe') definiteLeft++;
+    bits[i >>> 5]! &= ~(1 << (i & 31));
+    state = parent.prevState!; nowLo = parent.prevNowLo; setHash = parent.prevHash;
+    parent.lifted = null;
+    node = parent;
   }
   return { kind: 'ok', steps };
 }

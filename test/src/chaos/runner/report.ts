@@ -148,13 +148,18 @@ export function renderTimeline(title: string, run: RunRecord): string {
   }
   // Term change labels (from leaders' own samples).
   let lastTerm = -1;
+  let lastLabelX = -Infinity;
+  let stagger = 0;
   for (const s of run.leaderSamples) {
     if (s.reachable && s.leader === s.node && s.term !== null && s.term > lastTerm) {
       lastTerm = s.term;
-      parts.push(`<text x="${x(s.timeMs)}" y="${y + 10}" font-size="9">t${s.term}:${escapeXml(s.node)}</text>`);
+      // Labels closer than 40 px alternate between two lines so they stay readable.
+      stagger = x(s.timeMs) - lastLabelX < 40 ? 1 - stagger : 0;
+      lastLabelX = x(s.timeMs);
+      parts.push(`<text x="${x(s.timeMs)}" y="${y + 10 + stagger * 10}" font-size="9">t${s.term}:${escapeXml(s.node)}</text>`);
     }
   }
-  y += 24;
+  y += 34;
   // Operations: one row per kind, marks at completion time (unknown at invoke time).
   parts.push(`<text x="4" y="${y - 4}" font-size="12" font-weight="bold">operations</text>`);
   const kinds = [...new Set(run.ops.map((o) => o.kind))].sort();

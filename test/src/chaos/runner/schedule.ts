@@ -96,8 +96,24 @@ export function planFault(random: Random, kind: FaultKind, ctx: ScheduleContext)
   }
 }
 
-/** Picks the next kind uniformly among `kinds` and plans it; also returns the quiet gap before it. */
+/**
+ * Relative weights of the kinds: whole-cluster restarts are rarer than single-node faults so a
+ * run spends most of its time with a live majority under partial failure.
+ */
+export const faultWeights: Readonly<Record<FaultKind, number>> = { crash: 3, pause: 3, partition: 3, netem: 2, clock: 2, 'restart-all': 1, 'rolling-restart': 1 };
+
+/** Picks the next kind (weighted by `faultWeights`) and plans it; also returns the quiet gap before it. */
 export function nextFault(random: Random, kinds: readonly FaultKind[], ctx: ScheduleContext): { gapMs: number; plan: FaultPlan } {
   const gapMs = random.int(gapMsMin, gapMsMax);
-  return { gapMs, plan: planFault(random, random.pick(kinds), ctx) };
+  const total = kinds.reduce((sum, k) => sum + faultWeights[k], 0);
+  let r = random.next() * total;
+  let kind = kinds[kinds.length - 1]!;
+  for (const k of kinds) {
+    r -= faultWeights[k];
+    if (r < 0) {
+      kind = k;
+      break;
+    }
+  }
+  return { gapMs, plan: planFault(random, kind, ctx) };
 }

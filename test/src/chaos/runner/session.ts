@@ -213,20 +213,26 @@ export class Session {
     return [...this.#faultEvents];
   }
 
-  /** Installs SIGINT/SIGTERM/exit handlers that tear the backend down synchronously. */
+  /**
+   * Installs SIGINT/SIGTERM/SIGHUP/exit handlers that tear the backend down synchronously. A
+   * repeated signal during teardown is ignored (a terminal sends SIGINT to the whole foreground
+   * group, and a default-action second signal would kill the teardown half way).
+   */
   installExitHandlers(): void {
+    let tearingDown = false;
     const onSignal = (signal: NodeJS.Signals): void => {
+      if (tearingDown) return;
+      tearingDown = true;
       this.options.log(`${signal}: tearing down ${this.runDir}`);
       this.backend.downSync();
       process.exit(signal === 'SIGINT' ? 130 : 143);
     };
     const onExit = (): void => this.backend.downSync();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+    for (const signal of signals) process.on(signal, onSignal);
     process.once('exit', onExit);
     this.#cleanupHandlers.push(() => {
-      process.removeListener('SIGINT', onSignal);
-      process.removeListener('SIGTERM', onSignal);
+      for (const signal of signals) process.removeListener(signal, onSignal);
       process.removeListener('exit', onExit);
     });
   }

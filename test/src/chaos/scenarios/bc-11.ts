@@ -1,6 +1,6 @@
 /**
  * BC-11 — double lock after a session expires, because of a leftover lock entry (Curator).
- * A (client address c1) acquires L (TTL 3 s); c1 is cut off from every node for 6 s; B (c2), waiting
+ * A (client address c1) acquires L (TTL 3 s); c1 is cut off from every node for 6 s; B (c2, TTL 30 s), waiting
  * on L, is granted when A's lease expires (t2). After the heal A renews with its old grant and
  * acquires again under a new identity.
  * Expected: exactly one holder (B): A's renew answers not_holder/lease_expired, A's new acquire is
@@ -29,7 +29,7 @@ export const bc11: Scenario = {
       const b = new LeaseClient(session.history, session.cluster, 'B', c2.localAddress);
       const t1 = tokenOf((await a.acquire(leader, name, `A-${rep}`, 3_000)).outcome);
       if (!v.expect(t1 !== null, 'progress', `round ${rep}: A's acquire failed`)) continue;
-      const bWait = b.acquire(leader, name, `B-${rep}`, 3_000, undefined, 15_000);
+      const bWait = b.acquire(leader, name, `B-${rep}`, 30_000, undefined, 15_000); // B holds long enough to be the holder A meets
       const faultId = session.faults.nextFaultId();
       await session.faults.network.add(faultId, clientCut(['c1'], session.backend.nodeIds));
       session.faults.record({ kind: 'partition', action: 'inject', targets: ['c1'], detail: 'BC-11 cut client A (c1) off for 6 s', faultId });

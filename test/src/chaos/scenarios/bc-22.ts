@@ -13,22 +13,7 @@ import { LeaseClient, okBody } from '../runner/client-call.js';
 import { clientCut } from '../faults/partition-plan.js';
 import { every, stamp, waitForAnyLeader } from './helpers.js';
 import { delay } from '../util/clock.js';
-
-/** The FAILURE-SCENARIOS fenced store: accepts a write iff token ≥ highest seen. */
-class FencedStore {
-  highest = 0;
-  accepted: { writer: string; token: number }[] = [];
-  rejected = 0;
-  write(writer: string, token: number): boolean {
-    if (token < this.highest) {
-      this.rejected++;
-      return false;
-    }
-    this.highest = token;
-    this.accepted.push({ writer, token });
-    return true;
-  }
-}
+import { FencedStore } from './fenced-store.js';
 
 const epochOf = (body: Record<string, unknown> | null): number | null => (body !== null && body['elected'] === true && typeof body['fencingToken'] === 'number' ? body['fencingToken'] : null);
 
@@ -48,7 +33,7 @@ export const bc22: Scenario = {
       const fs = new FencedStore();
       const e1 = epochOf(okBody((await p.campaign(leader, group, `P-${rep}`, 5_000)).outcome));
       if (!v.expect(e1 !== null, 'progress', `round ${rep}: P was not elected`)) continue;
-      fs.write('P', e1!);
+      fs.write(group, e1!, 1);
       const stop = new AbortController();
       let e2: number | null = null;
       let qFirstWriteDone = false;
@@ -56,7 +41,7 @@ export const bc22: Scenario = {
       const loops = [
         every(500, stop.signal, async () => {
           // P believes it is primary and keeps writing with e1 (it also tries to renew).
-          const accepted = fs.write('P', e1!);
+          const accepted = fs.write(group, e1!, 1);
           if (accepted && qFirstWriteDone) staleAccepted++;
           await p.electionRenew(session.cluster.currentLeader() ?? leader, group, `P-${rep}`, 1_000);
         }),
@@ -66,7 +51,7 @@ export const bc22: Scenario = {
             e2 = epochOf(okBody((await q.campaign(node, group, `Q-${rep}`, 5_000)).outcome));
             if (e2 === null) return;
           }
-          if (fs.write('Q', e2)) qFirstWriteDone = true;
+          if (fs.write(group, e2, 2)) qFirstWriteDone = true;
           await q.electionRenew(node, group, `Q-${rep}`, 1_500);
         }),
       ];
@@ -87,7 +72,7 @@ export const bc22: Scenario = {
       const pRenew = (await p.electionRenew(node, group, `P-${rep}`)).outcome;
       const view = okBody((await p.electionGet(node, group)).outcome);
       const viewLeader = view?.['leader'] as { candidate?: string } | null | undefined;
-      log(`${stamp(session, 'BC-22')} round ${rep}: e1=${e1} e2=${e2}; FS accepted ${fs.accepted.length}, rejected ${fs.rejected}, stale accepted ${staleAccepted}; P renew after heal ${pRenew.status}; leader ${viewLeader?.candidate ?? 'none'}`);
+      log(`${stamp(session, 'BC-22')} round ${rep}: e1=${e1} e2=${e2}; FS accepted ${fs.accepted}, rejected ${fs.rejected}, stale accepted ${staleAccepted}; P renew after heal ${pRenew.status}; leader ${viewLeader?.candidate ?? 'none'}`);
       v.count('fsRejected', fs.rejected);
       v.count('staleAccepted', staleAccepted);
       v.expect(e2 !== null, 'progress', `round ${rep}: Q was never elected after P was cut off`);

@@ -3,6 +3,7 @@
  * `npm run chaos -- --scenario BC-08` and `--list`.
  */
 import type { Scenario } from './scenario.js';
+import { bc02 } from './bc-02.js';
 import { bc03 } from './bc-03.js';
 import { bc05 } from './bc-05.js';
 import { bc07 } from './bc-07.js';
@@ -14,7 +15,7 @@ import { bc22 } from './bc-22.js';
 import { bc26 } from './bc-26.js';
 
 /** Every automated scenario, by case number. */
-export const scenarios: readonly Scenario[] = [bc03, bc05, bc07, bc08, bc10, bc11, bc20, bc22, bc26];
+export const scenarios: readonly Scenario[] = [bc02, bc03, bc05, bc07, bc08, bc10, bc11, bc20, bc22, bc26];
 
 /** The scenario named `name` (case-insensitive, `BC-8` and `bc08` accepted). Throws listing the known ones. */
 export function findScenario(name: string): Scenario {

@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runScenario } from './run-scenario.js';
 import { findScenario, scenarios } from './registry.js';
+import { cleanupLeftovers } from '../topology/netns.js';
 
 const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../../..');
 const isRoot = process.getuid?.() === 0;
@@ -20,6 +21,7 @@ t.test('registry names', async (t) => {
 });
 
 t.test('scenarios on a namespaced cluster', { skip: isRoot ? false : 'needs root (network namespaces, iptables)', timeout: 900_000 }, async (t) => {
+  cleanupLeftovers(); // runs whose owner process died (never a live run's)
   const deps = spawnSync('bash', [join(repoRoot, 'scripts/chaos-deps.sh')], { encoding: 'utf8' });
   t.equal(deps.status, 0, `scripts/chaos-deps.sh: ${deps.stdout}${deps.stderr}`);
   t.ok(existsSync(join(repoRoot, 'packages/server/dist/main.js')), 'server is built (npm run build)');

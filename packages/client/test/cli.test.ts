@@ -1,0 +1,325 @@
+// Proves the `tenure` CLI in-process: argument parsing into the right HTTP requests, readable and --json
+// output, the exit-code contract (0 ok, 1 conflict, 2 usage/400, 3 unavailable, 4 not found, 5 other),
+// and the Ctrl-C paths of `lease acquire --hold` and `elect`.
+import t, { type Test } from 'tap';
+import { main, parseEndpoints, parseValueArg, type CliIo } from '../src/cli/cli.js';
+import { exitCodeFor } from '../src/cli/exit-codes.js';
+import { TenureClient, TenureError } from '../src/index.js';
+import { errorBody, FakeServer, recordingSleep, type FakeHandler } from './fixtures/fake-server.js';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function io(
+  env: Record<string, string>,
+  interrupt: AbortSignal = new AbortController().signal,
+): CliIo & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  const { sleep } = recordingSleep();
+  return {
+    out,
+    err,
+    stdout: { write: (s: string) => out.push(s) },
+    stderr: { write: (s: string) => err.push(s) },
+    env,
+    interrupt,
+    createClient: (options) => new TenureClient({ ...options, sleep, retry: { attempts: 3 } }),
+  };
+}
+
+async function serve(t: Test, handler: FakeHandler): Promise<FakeServer> {
+  const server = await FakeServer.start(handler);
+  t.teardown(() => server.close());
+  return server;
+}
+
+async function run(server: FakeServer | null, argv: string[], interrupt?: AbortSignal): Promise<Run> {
+  const sink = io(server === null ? {} : { TENURE_ENDPOINTS: server.url }, interrupt);
+  const code = await main(argv, sink);
+  return { code, stdout: sink.out.join(''), stderr: sink.err.join('') };
+}
+
+const leaseGrant: FakeHandler = (req) => {
+  const body = req.body as { holder: string; ttlMs: number };
+  return { body: { name: 'L', holder: body.holder, fencingToken: 42, ttlMs: body.ttlMs } };
+};
+
+t.test('lease acquire: durations parsed into the body, grant printed, exit 0', async (t) => {
+  const server = await serve(t, leaseGrant);
+  const result = await run(server, [
+    'lease',
+    'acquire',
+    'L',
+    '--ttl',
+    '5s',
+    '--wait',
+    '1.5s',
+    '--lock-delay',
+    '200ms',
+    '--holder',
+    'me',
+  ]);
+  t.equal(result.code, 0);
+  t.same(server.requests[0]!.body, { holder: 'me', ttlMs: 5000, waitMs: 1500, lockDelayMs: 200 });
+  t.match(result.stdout, /acquired L fencingToken=42 holder=me ttl=5s/);
+  const json = await run(server, ['--json', 'lease', 'acquire', 'L']);
+  t.match(JSON.parse(json.stdout), { event: 'acquired', name: 'L', fencingToken: 42, ttlMs: 10_000 });
+});
+
+t.test('--endpoints flag overrides TENURE_ENDPOINTS', async (t) => {
+  const server = await serve(t, leaseGrant);
+  const sink = io({ TENURE_ENDPOINTS: 'http://127.0.0.1:1' });
+  const code = await main(['--endpoints', server.hostPort, 'lease', 'acquire', 'L'], sink);
+  t.equal(code, 0);
+  t.equal(server.requests.length, 1);
+  t.same(parseEndpoints('a:1, http://b:2 ,'), ['http://a:1', 'http://b:2']);
+});
+
+t.test('exit 1 on 409 held, with the error on stderr', async (t) => {
+  const server = await serve(t, () => ({
+    status: 409,
+    body: errorBody('held', 'lease L is held', { holder: 'x' }),
+  }));
+  const result = await run(server, ['lease', 'acquire', 'L']);
+  t.equal(result.code, 1);
+  t.match(result.stderr, /held: lease L is held/);
+  const json = await run(server, ['--json', 'lease', 'acquire', 'L']);
+  t.match(JSON.parse(json.stderr), { error: { code: 'held', holder: 'x' } });
+});
+
+t.test('exit 4 when a lease or key is absent', async (t) => {
+  const server = await serve(t, () => ({ status: 404, body: errorBody('not_found') }));
+  t.equal((await run(server, ['lease', 'get', 'L'])).code, 4);
+  t.equal((await run(server, ['kv', 'get', 'k'])).code, 4);
+});
+
+t.test('exit 3 when the cluster is unavailable', async (t) => {
+  const server = await serve(t, () => ({ status: 503, body: errorBody('no_leader') }));
+  t.equal((await run(server, ['lease', 'get', 'L'])).code, 3);
+  t.equal((await run(server, ['--timeout', '300ms', 'kv', 'put', 'k', '1'])).code, 3);
+  const down = await FakeServer.start();
+  const url = down.url;
+  await down.close();
+  const sink = io({ TENURE_ENDPOINTS: url });
+  t.equal(await main(['cluster', 'status'], sink), 3);
+});
+
+t.test('exit 2 on bad usage and on 400 answers', async (t) => {
+  const server = await serve(t, () => ({
+    status: 400,
+    body: errorBody('invalid_argument', 'ttlMs must be ≥ 100'),
+  }));
+  t.equal((await run(server, ['lease', 'acquire', 'L', '--ttl', '10parsecs'])).code, 2, 'bad duration');
+  t.equal((await run(server, ['lease', 'frobnicate'])).code, 2, 'unknown subcommand');
+  t.equal((await run(server, ['lease', 'renew', 'L', '--holder', 'h'])).code, 2, 'missing --token');
+  t.equal(
+    (await run(server, ['lease', 'renew', 'L', '--holder', 'h', '--token', 'x'])).code,
+    2,
+    'non-integer token',
+  );
+  t.equal(
+    (await run(server, ['kv', 'put', 'k', '1', '--token', '3'])).code,
+    2,
+    '--token without a fence resource',
+  );
+  t.equal((await run(server, ['lease', 'acquire', 'L', '--ttl', '1ms'])).code, 2, 'server 400');
+  t.equal(server.requests.length, 1, 'usage errors sent nothing');
+  t.equal((await run(server, ['--help'])).code, 0);
+});
+
+t.test('exit 5 on other failures', async (t) => {
+  const server = await serve(t, () => ({ status: 500, body: { oops: true } }));
+  t.equal((await run(server, ['lease', 'ls'])).code, 5);
+  t.equal(exitCodeFor(new TenureError('x', { code: 'idempotency_key_reused', status: 422 })), 5);
+  t.equal(exitCodeFor(new TenureError('x', { code: 'stale_token', status: 409 })), 1);
+  t.equal(exitCodeFor(new TenureError('x', { code: 'held', status: 409, outcomeUnknown: true })), 3);
+});
+
+t.test('lease renew / release / get / ls build the right requests', async (t) => {
+  const server = await serve(t, (req) => {
+    if (req.path.endsWith('/renew'))
+      return { body: { name: 'L', holder: 'h', fencingToken: 3, ttlMs: 3000 } };
+    if (req.path.endsWith('/release')) return { body: { name: 'L', released: true } };
+    if (req.path === '/v1/leases')
+      return {
+        body: { leases: [{ name: 'L', holder: 'h', fencingToken: 3, ttlMs: 3000, remainingMs: 1200 }] },
+      };
+    return { body: { name: 'L', holder: 'h', fencingToken: 3, ttlMs: 3000, remainingMs: 1200 } };
+  });
+  t.equal((await run(server, ['lease', 'renew', 'L', '--holder', 'h', '--token', '3'])).code, 0);
+  t.same(server.requests[0]!.body, { holder: 'h', fencingToken: 3 });
+  t.match(
+    (await run(server, ['lease', 'release', 'L', '--holder', 'h', '--token', '3'])).stdout,
+    /released L/,
+  );
+  t.same(server.requests[1]!.body, { holder: 'h', fencingToken: 3 });
+  t.match(
+    (await run(server, ['lease', 'get', 'L', '--stale'])).stdout,
+    /L holder=h fencingToken=3 ttl=3s remaining=1.2s/,
+  );
+  t.equal(server.requests[2]!.query.get('consistency'), 'stale');
+  const ls = await run(server, ['--json', 'lease', 'ls', '--prefix', 'L', '--limit', '5']);
+  t.equal(JSON.parse(ls.stdout).leases.length, 1);
+  t.equal(server.requests[3]!.query.get('prefix'), 'L');
+  t.equal(server.requests[3]!.query.get('limit'), '5');
+});
+
+t.test('kv put/get/del with fence and ifRevision flags', async (t) => {
+  const server = await serve(t, (req) => {
+    if (req.method === 'PUT') return { body: { key: 'k', revision: 9 } };
+    if (req.method === 'DELETE') return { body: { key: 'k', deleted: true } };
+    return { body: { key: 'k', value: { a: 1 }, revision: 9 } };
+  });
+  t.match(
+    (
+      await run(server, [
+        'kv',
+        'put',
+        'k',
+        '{"a":1}',
+        '--fence-lease',
+        'L',
+        '--token',
+        '4',
+        '--if-revision',
+        '0',
+      ])
+    ).stdout,
+    /k revision=9/,
+  );
+  t.same(server.requests[0]!.body, {
+    value: { a: 1 },
+    fence: { lease: 'L', fencingToken: 4 },
+    ifRevision: 0,
+  });
+  t.equal((await run(server, ['kv', 'put', 'k', 'plain text'])).code, 0);
+  t.same(server.requests[1]!.body, { value: 'plain text' });
+  t.match((await run(server, ['kv', 'get', 'k'])).stdout, /\{"a":1\}\t\(revision 9\)/);
+  t.equal((await run(server, ['kv', 'del', 'k', '--fence-election', 'g', '--token', '2'])).code, 0);
+  t.same(server.requests[3]!.body, { fence: { election: 'g', fencingToken: 2 } });
+  t.same(parseValueArg('42'), 42);
+  t.same(parseValueArg('x y'), 'x y');
+});
+
+t.test('cluster status prints leader and members', async (t) => {
+  const server = await serve(t, () => ({
+    body: {
+      id: 'n1',
+      leader: 'n2',
+      term: 4,
+      commitIndex: 17,
+      appliedIndex: 17,
+      members: [{ id: 'n1', role: 'follower', httpAddress: '127.0.0.1:7001', raftAddress: '127.0.0.1:8001' }],
+    },
+  }));
+  const result = await run(server, ['cluster', 'status']);
+  t.equal(result.code, 0);
+  t.match(result.stdout, /answered by n1: leader=n2 term=4 commitIndex=17/);
+  t.match(result.stdout, /n1\s+follower\s+http=127.0.0.1:7001/);
+});
+
+t.test('lease acquire --hold keeps the lease until Ctrl-C, then releases it', async (t) => {
+  const server = await serve(t, (req) =>
+    req.path.endsWith('/release') ? { body: { name: 'L', released: true } } : leaseGrant(req),
+  );
+  const interrupt = new AbortController();
+  const pending = run(server, ['lease', 'acquire', 'L', '--ttl', '30s', '--hold'], interrupt.signal);
+  await server.waitForRequests('/v1/leases/L/acquire', 1);
+  interrupt.abort();
+  const result = await pending;
+  t.equal(result.code, 0);
+  t.match(result.stdout, /released L/);
+  t.same(server.to('/v1/leases/L/release')[0]!.body, {
+    holder: (server.requests[0]!.body as { holder: string }).holder,
+    fencingToken: 42,
+  });
+});
+
+t.test('lease acquire --hold exits 1 when the lease is lost', async (t) => {
+  const server = await serve(t, (req) =>
+    req.path.endsWith('/renew') ? { status: 409, body: errorBody('not_holder') } : leaseGrant(req),
+  );
+  const result = await run(server, ['lease', 'acquire', 'L', '--ttl', '300ms', '--hold']);
+  t.equal(result.code, 1);
+  t.match(result.stderr, /lost: not_holder/);
+});
+
+t.test('elect campaigns, holds until Ctrl-C and resigns', async (t) => {
+  const server = await serve(t, (req) => {
+    const candidate = (req.body as { candidate?: string } | undefined)?.candidate;
+    if (req.path.endsWith('/campaign'))
+      return {
+        body: {
+          group: 'g',
+          candidate,
+          elected: true,
+          fencingToken: 6,
+          leader: { candidate, value: 'v1', fencingToken: 6 },
+        },
+      };
+    if (req.path.endsWith('/resign')) return { body: { group: 'g', resigned: true } };
+    if (req.path.endsWith('/observe')) return 'hang';
+    return { body: { group: 'g', leader: null, candidates: [], revision: 1 } };
+  });
+  const interrupt = new AbortController();
+  const pending = run(server, ['--json', 'elect', 'g', '--value', 'v1', '--ttl', '30s'], interrupt.signal);
+  await server.waitForRequests('/v1/elections/g/campaign', 1);
+  await server.waitForRequests('/v1/elections/g', 1);
+  interrupt.abort();
+  const result = await pending;
+  t.equal(result.code, 0);
+  const lines = result.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { event: string });
+  t.same(
+    lines.map((l) => l.event),
+    ['elected', 'resigned'],
+  );
+  t.match(lines[0], { fencingToken: 6, value: 'v1' });
+  t.match(server.to('/v1/elections/g/campaign')[0]!.body, { value: 'v1', ttlMs: 30_000 });
+  t.equal(server.to('/v1/elections/g/resign').length, 1);
+});
+
+t.test('observe prints views until Ctrl-C', async (t) => {
+  const server = await serve(t, (req) =>
+    req.path.endsWith('/observe')
+      ? 'hang'
+      : {
+          body: {
+            group: 'g',
+            leader: { candidate: 'c', value: 1, fencingToken: 2 },
+            candidates: [{ candidate: 'c', value: 1 }],
+            revision: 3,
+          },
+        },
+  );
+  const interrupt = new AbortController();
+  const pending = run(server, ['observe', 'g'], interrupt.signal);
+  await server.waitForRequests('/v1/elections/g/observe', 1);
+  interrupt.abort();
+  const result = await pending;
+  t.equal(result.code, 0);
+  t.match(result.stdout, /g leader=c value=1 fencingToken=2 candidates=1 revision=3/);
+});
+
+t.test('lease watch prints the grant and its changes until Ctrl-C', async (t) => {
+  let polls = 0;
+  const server = await serve(t, (req) => {
+    if (req.path === '/v1/leases/L')
+      return { body: { name: 'L', holder: 'a', fencingToken: 1, ttlMs: 3000, remainingMs: 1000 } };
+    return ++polls === 1 ? { body: { name: 'L', holder: null, fencingToken: null, changed: true } } : 'hang';
+  });
+  const interrupt = new AbortController();
+  const pending = run(server, ['lease', 'watch', 'L'], interrupt.signal);
+  await server.waitForRequests('/v1/leases/L/watch', 2);
+  interrupt.abort();
+  const result = await pending;
+  t.equal(result.code, 0);
+  t.equal(result.stdout, 'L holder=a fencingToken=1\nL free\n');
+  t.equal(server.to('/v1/leases/L/watch')[1]!.query.get('afterToken'), '0');
+});
