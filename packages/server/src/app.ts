@@ -5,7 +5,7 @@
  * `{"error": {"code", "message", ...details}}`; every response carries `Tenure-Leader` when known.
  */
 import { AssertionError } from 'node:assert';
-import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { ServerDeps } from './deps.js';
@@ -35,6 +35,8 @@ function toErrorReply(err: unknown): { status: number; body: { error: Record<str
       return { status: 415, body: errorBody('unsupported_media_type', 'the request body must be application/json'), headers: {}, bug: false };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, body: errorBody('payload_too_large', 'the request body is over the size limit'), headers: {}, bug: false };
+    case 'FST_ERR_BAD_URL':
+      return { status: 400, body: errorBody('invalid_argument', `url ${fe.message ?? 'is malformed'}`, { field: 'url' }), headers: {}, bug: false };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { status: 400, body: errorBody('invalid_argument', 'body is empty but content-type is application/json', { field: 'body' }), headers: {}, bug: false };
   }
@@ -74,6 +76,12 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
     keepAliveTimeout: 65_000,
     // Long-polls and waits may last waitMs/timeoutMs + the deadline.
     requestTimeout: 0,
+    // Malformed URLs (bad percent-encoding) never reach the router: answer in the error shape.
+    frameworkErrors: (err, _request, reply) => {
+      const r = toErrorReply(err);
+      const res = reply as unknown as FastifyReply;
+      void res.code(r.status).headers(r.headers).send(r.body);
+    },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
   });
   // Only application/json bodies (SPEC §3: other content types get 415).

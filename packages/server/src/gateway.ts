@@ -4,7 +4,7 @@
  * with the request's deadline; state-machine errors become HttpErrors with the catalog status.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Command, CommandEnvelope, CommandResult } from '@tenure/coord-state';
+import { checkEnvelopeShape, type Command, type CommandEnvelope, type CommandResult } from '@tenure/coord-state';
 import { requestFingerprint } from './canonical-json.js';
 import type { ServerDeps } from './deps.js';
 import { HttpError, noLeader, timeoutError } from './http-error.js';
@@ -76,6 +76,9 @@ export class Gateway {
           ? null
           : { key: ctx.idempotencyKey, fingerprint: requestFingerprint(request.method, request.routeOptions.url ?? request.url, request.params, request.body) },
     };
+    // Validate once at the gateway: an envelope the replicas would refuse never reaches the log.
+    const shapeError = checkEnvelopeShape(envelope);
+    if (shapeError) throw new HttpError(shapeError.code, shapeError.message, { ...(shapeError.details ?? {}) });
     const left = remainingMs(ctx);
     if (left <= 0) throw timeoutError();
     const t0 = performance.now();

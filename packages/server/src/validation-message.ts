@@ -17,7 +17,7 @@ function fieldOf(context: string, e: AjvErrorLike): string {
   const p = e.params ?? {};
   if (e.keyword === 'required' && typeof p.missingProperty === 'string') path.push(p.missingProperty);
   if (e.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string') path.push(p.additionalProperty);
-  return [context, ...path].join('.');
+  return [context === 'querystring' ? 'query' : context, ...path].join('.');
 }
 
 /** The field and human message for the first validation error. */
@@ -45,7 +45,9 @@ export function describeValidation(context: string, errors: readonly AjvErrorLik
           : `must be ${e.keyword === 'minimum' ? '≥' : '≤'} ${String(p.limit)}`;
       break;
     case 'pattern':
-      problem = context === 'params' ? 'must be 1-200 characters of [A-Za-z0-9._:-], starting with a letter or digit' : `has an invalid format (must match ${String(p.pattern)})`;
+      if (context === 'params') problem = 'must be 1-200 characters of [A-Za-z0-9._:-], starting with a letter or digit';
+      else if (String(p.pattern).startsWith('^[0-9]')) problem = 'must be a non-negative integer';
+      else problem = `has an invalid format (must match ${String(p.pattern)})`;
       break;
     case 'maxLength':
       problem = `must be at most ${String(p.limit)} characters`;

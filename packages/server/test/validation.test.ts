@@ -47,6 +47,8 @@ const CASES: Case[] = [
   { name: 'name of 201 bytes', method: 'GET', url: `/v1/leases/${long}`, status: 400, code: 'invalid_argument', mentions: 'name' },
   { name: 'unicode name', method: 'GET', url: '/v1/kv/%C3%A9t%C3%A9', status: 400, code: 'invalid_argument', mentions: 'key' },
   { name: 'group with %2F', method: 'GET', url: '/v1/elections/a%2Fb', status: 400, code: 'invalid_argument', mentions: 'group' },
+  { name: 'bad percent-encoding', method: 'GET', url: '/v1/leases/%FF', status: 400, code: 'invalid_argument', mentions: 'url' },
+  { name: 'repeated query field', method: 'GET', url: '/v1/leases/L/watch?timeoutMs=1&timeoutMs=2', status: 400, code: 'invalid_argument', mentions: 'query.timeoutMs' },
   { name: 'unknown route', method: 'GET', url: '/v1/nope', status: 404, code: 'not_found' },
   { name: 'wrong method', method: 'GET', url: acq, status: 404, code: 'not_found' },
   { name: 'timeoutMs not a number', method: 'GET', url: '/v1/leases/L/watch?timeoutMs=abc', status: 400, code: 'invalid_argument', mentions: 'timeoutMs' },
@@ -64,6 +66,9 @@ const CASES: Case[] = [
   { name: 'kv put negative ifRevision', method: 'PUT', url: '/v1/kv/k', payload: json({ value: 1, ifRevision: -1 }), status: 400, code: 'invalid_argument', mentions: 'ifRevision' },
   { name: 'campaign without ttl', method: 'POST', url: '/v1/elections/g/campaign', payload: json({ candidate: 'c' }), status: 400, code: 'invalid_argument', mentions: 'ttlMs' },
   { name: 'proclaim without value', method: 'POST', url: '/v1/elections/g/proclaim', payload: json({ candidate: 'c', fencingToken: 1 }), status: 400, code: 'invalid_argument', mentions: 'value' },
+  { name: 'kv value nested 65 deep', method: 'PUT', url: '/v1/kv/k', payload: `{"value":${'['.repeat(65)}${']'.repeat(65)}}`, status: 400, code: 'invalid_argument', mentions: 'body.value' },
+  { name: 'kv value nested 70000 deep', method: 'PUT', url: '/v1/kv/k', payload: `{"value":${'['.repeat(70000)}${']'.repeat(70000)}}`, status: 400, code: 'invalid_argument', mentions: 'body.value' },
+  { name: 'campaign value nested too deep', method: 'POST', url: '/v1/elections/g/campaign', payload: `{"candidate":"c","ttlMs":1000,"value":${'{"a":'.repeat(70)}1${'}'.repeat(70)}}`, status: 400, code: 'invalid_argument', mentions: 'body.value' },
   { name: 'transfer to unknown node', method: 'POST', url: '/v1/cluster/transfer-leadership', payload: json({ to: 'n9' }), status: 400, code: 'invalid_argument', mentions: 'to' },
 ];
 
@@ -93,6 +98,13 @@ t.test('a 200-byte name works in every route', async (t) => {
   t.equal((await send(h.app, 'POST', `/v1/elections/${name}/campaign`, { candidate: 'c', ttlMs: 1000 })).statusCode, 200);
   t.equal((await send(h.app, 'POST', `/v1/leases/a.b:c-d~e/acquire`, { holder: 'A', ttlMs: 1000 })).statusCode, 400, 'tilde is outside the set');
   t.equal((await send(h.app, 'POST', `/v1/leases/a.b:c-D_9/acquire`, { holder: 'A', ttlMs: 1000 })).statusCode, 200);
+});
+
+t.test('a value nested exactly 64 deep is accepted', async (t) => {
+  const h = await harness();
+  t.teardown(h.close);
+  const res = await h.app.inject({ method: 'PUT', url: '/v1/kv/deep', headers: { 'content-type': 'application/json' }, payload: `{"value":${'['.repeat(64)}${']'.repeat(64)}}` });
+  t.equal(res.statusCode, 200);
 });
 
 t.test('configured ttl bounds are enforced and named', async (t) => {

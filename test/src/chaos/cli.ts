@@ -44,6 +44,20 @@ interface CliArgs {
   deps: boolean;
 }
 
+const helpText = `npm run chaos -- [options]
+  --minutes N | --seconds N   length of a mixed run (default 3 minutes)
+  --faults a,b,...            crash,pause,partition,netem,clock,restart-all,rolling-restart
+                              (default crash,pause,partition,netem,clock)
+  --seed S                    PRNG seed (default random, printed; replay with it)
+  --backend netns|compose     default netns (root)
+  --out DIR                   parent of run folders (default <repo>/chaos-runs)
+  --scenario BC-XX[,BC-YY]    run named failure scenarios instead of a mixed run
+  --repetitions N             scenario rounds (default 3)
+  --list                      list scenarios
+  --cleanup [--all]           remove namespaces/links of dead runs (or of all runs)
+  --keep-data                 keep node data dirs of passing runs
+  --no-deps                   do not run scripts/chaos-deps.sh first`;
+
 function usage(message: string): never {
   console.error(`chaos: ${message}\n(see test/src/chaos/README.md; e.g. npm run chaos -- --minutes 3 --seed 42)`);
   process.exit(2);
@@ -122,6 +136,10 @@ function parseArgs(argv: readonly string[]): CliArgs {
       case '--no-deps':
         args.deps = false;
         break;
+      case '--help':
+      case '-h':
+        console.log(helpText);
+        return process.exit(0);
       default:
         usage(`unknown option ${flag}`);
     }

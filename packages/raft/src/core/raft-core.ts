@@ -62,6 +62,8 @@ export interface ProgressView {
   readonly lastAckTick: number;
   readonly state: 'probe' | 'replicate';
   readonly inflightMessages: number;
+  /** The follower needs entries before the leader's firstIndex (InstallSnapshot, not implemented yet). */
+  readonly needsSnapshot: boolean;
 }
 
 const emptyData = new Uint8Array(0);
@@ -289,6 +291,7 @@ export class RaftCore {
         lastAckTick: pr.lastAckTick,
         state: pr.state,
         inflightMessages: pr.inflightCount(),
+        needsSnapshot: pr.nextIndex < this.#log.firstIndex(),
       });
     }
     return out;
@@ -739,6 +742,8 @@ export class RaftCore {
 
   #handleAppendResponse(msg: AppendEntriesResponseMsg): void {
     if (this.#role !== 'leader') return;
+    // A match beyond our log cannot come from a correct follower of this term: drop it.
+    if (msg.success && msg.matchIndex > this.#log.lastIndex()) return;
     const pr = this.#progress.get(msg.from)!;
     pr.lastAckTick = this.#tickCount;
     if (msg.heartbeatSeq > pr.ackedHeartbeatSeq) pr.ackedHeartbeatSeq = msg.heartbeatSeq;

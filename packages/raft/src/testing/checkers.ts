@@ -12,6 +12,7 @@
  *   each node applies in index order.
  * - Commit index never decreases on a node (in memory within one incarnation; durably across restarts),
  *   and a node never rewrites or drops entries at or below its durable commit index.
+ * - A committed entry is already durable on a majority when anyone learns it is committed (SPEC §1.2).
  * - Acknowledged writes are in the log of every later leader; a ReadIndex read observes every write
  *   acknowledged before the read began (linearizable reads, SPEC §1.2).
  * - Cluster time never decreases along the log and never runs ahead of real elapsed time beyond the
@@ -30,6 +31,7 @@ export type ViolationKind =
   | 'apply-order'
   | 'commit-monotonic'
   | 'committed-entry-rewritten'
+  | 'committed-not-durable'
   | 'acked-write-lost'
   | 'stale-read'
   | 'cluster-time'
@@ -65,6 +67,11 @@ export interface SafetyCheckerOptions {
   readonly driftRatioMax: number;
   /** Extra allowance for the cluster-time bound, in ms (clock read granularity). */
   readonly clusterTimeSlackMs: number;
+  /**
+   * Every voter's durable log, if known: then each newly committed entry must already be durable on a
+   * majority (SPEC §1.2 "committed = durable on a majority, fsynced"; §1.7).
+   */
+  readonly durableLogs?: () => readonly LogView[];
 }
 
 interface CommittedRecord {
@@ -298,6 +305,7 @@ export class SafetyChecker {
       this.#fail('apply-order', `${describeEntry(entry)} committed before index ${this.#committed.length + 1}`);
     }
     this.#checkClusterTime(entry);
+    this.#checkDurableOnMajority(nodeId, entry, how);
     this.#committed.push({ entry, commitTermBound: nodeTerm });
     for (const [leaderId, { term, log }] of this.#currentLeaders) {
       if (term <= nodeTerm) continue;
@@ -309,6 +317,22 @@ export class SafetyChecker {
             `of term ${term} (has ${describeEntry(mine)})`,
         );
       }
+    }
+  }
+
+  #checkDurableOnMajority(nodeId: NodeId, entry: Entry, how: string): void {
+    const logs = this.#opts.durableLogs?.();
+    if (logs === undefined) return;
+    let holders = 0;
+    for (const log of logs) {
+      const mine = log.entryAt(entry.index);
+      if (mine !== undefined && sameEntry(mine, entry)) holders++;
+    }
+    if (holders * 2 <= logs.length) {
+      this.#fail(
+        'committed-not-durable',
+        `${nodeId} ${how} ${describeEntry(entry)} but only ${holders} of ${logs.length} durable logs hold it`,
+      );
     }
   }
 

@@ -39,7 +39,7 @@ export class ManualClock implements Clock {
 }
 
 /** mulberry32: a small seeded PRNG implementing Random. */
-export class SeededRandom implements Random {
+export class Mulberry32Random implements Random {
   #state: number;
   constructor(seed: number) {
     this.#state = seed >>> 0;
@@ -70,7 +70,7 @@ export interface ScriptedNetworkOptions {
   /** Clock advance per tick, in ms (default 100). */
   readonly tickMs?: number;
   /**
-   * Election-timeout draws: 'seeded' uses SeededRandom; a record fixes each node's draw (ticks added
+   * Election-timeout draws: 'seeded' uses Mulberry32Random; a record fixes each node's draw (ticks added
    * to electionTimeoutTicks). Default: node i of n always draws ⌊i × electionTimeoutTicks / n⌋, so in
    * lockstep ticking n1 times out first, then n2, … (deterministic, scriptable elections).
    */
@@ -340,7 +340,7 @@ export class ScriptedNetwork {
 
   #randomFor(id: NodeId): Random {
     const draws = this.#options.draws;
-    if (draws === 'seeded') return new SeededRandom(this.#seed++);
+    if (draws === 'seeded') return new Mulberry32Random(this.#seed++);
     const fixed = draws?.[id];
     if (fixed !== undefined) return new FixedRandom(fixed);
     const base = this.configOf(id).electionTimeoutTicks;

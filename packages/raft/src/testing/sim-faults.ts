@@ -2,7 +2,7 @@
  * The seeded fault schedule: partitions (symmetric, one-way, isolate the leader, minority/majority,
  * single links, a bridge node), crashes (between events or inside Ready processing, with restarts
  * after short or long downtime, sometimes with a higher term), loss bursts, clock-rate changes,
- * leadership transfers and whole-cluster power losses.
+ * leadership transfers, process pauses, fsync stalls and whole-cluster power losses.
  *
  * Every choice comes from the fault stream of the run's seed, so the schedule replays exactly.
  */
@@ -24,6 +24,11 @@ export interface FaultProfile {
   readonly clockDriftWeight: number;
   readonly transferWeight: number;
   readonly healWeight: number;
+  /** Process pause (GC, SIGSTOP) of one node, the leader half of the time, for [100, pauseMsMax] ms. */
+  readonly pauseWeight: number;
+  readonly pauseMsMax: number;
+  /** fsync stall of one node for [100, pauseMsMax] ms (its Readies wait; inputs keep arriving). */
+  readonly diskStallWeight: number;
   /** Power loss: every node crashes at once and restarts within [5, 300] ms (fresh timers everywhere). */
   readonly powerLossWeight: number;
   /** Crash points drawn uniformly for a single-node crash ('now' = between events). */
@@ -51,6 +56,9 @@ export const DEFAULT_FAULTS: FaultProfile = {
   transferWeight: 7,
   healWeight: 15,
   powerLossWeight: 3,
+  pauseWeight: 6,
+  pauseMsMax: 3000,
+  diskStallWeight: 4,
   crashPoints: ['now', 'now', 'beforeFsync', 'afterFsync', 'afterSend', 'afterVoteGranted', 'afterCommitAdvance', 'afterElected'],
   partitionMsMin: 200,
   partitionMsMax: 5000,
@@ -69,6 +77,8 @@ export interface FaultStats {
   transfers: number;
   heals: number;
   powerLosses: number;
+  pauses: number;
+  diskStalls: number;
 }
 
 /** What the schedule may do to nodes (implemented by the simulation). */
@@ -91,7 +101,7 @@ export class SimFaults {
   readonly #profile: FaultProfile;
   #stopped = false;
   #partitionGeneration = 0;
-  readonly stats: FaultStats = { partitions: 0, crashes: 0, lossBursts: 0, clockChanges: 0, transfers: 0, heals: 0, powerLosses: 0 };
+  readonly stats: FaultStats = { partitions: 0, crashes: 0, lossBursts: 0, clockChanges: 0, transfers: 0, heals: 0, powerLosses: 0, pauses: 0, diskStalls: 0 };
 
   constructor(queue: EventQueue, random: SimRandom, targets: FaultTargets, profile: FaultProfile) {
     this.#queue = queue;
@@ -129,6 +139,8 @@ export class SimFaults {
       [p.transferWeight, () => this.#transfer()],
       [p.healWeight, () => this.#heal()],
       [p.powerLossWeight, () => this.#powerLoss()],
+      [p.pauseWeight, () => this.#pause()],
+      [p.diskStallWeight, () => this.#diskStall()],
     ];
     const total = kinds.reduce((sum, [w]) => sum + w, 0);
     let roll = this.#random.between(0, total);
@@ -215,6 +227,22 @@ export class SimFaults {
     this.stats.crashes++;
     this.#targets.note(`crash ${node.id} at ${point}, down ${downMs.toFixed(0)}ms, term bump ${termBump}`);
     this.#targets.crash(node, point, downMs, termBump);
+  }
+
+  #pause(): void {
+    const node = this.#leaderOrRandom();
+    const durationMs = this.#random.between(100, this.#profile.pauseMsMax);
+    this.stats.pauses++;
+    this.#targets.note(`pause ${node.id} for ${durationMs.toFixed(0)}ms`);
+    node.pause(this.#queue.nowMs + durationMs);
+  }
+
+  #diskStall(): void {
+    const node = this.#leaderOrRandom();
+    const durationMs = this.#random.between(100, this.#profile.pauseMsMax);
+    this.stats.diskStalls++;
+    this.#targets.note(`disk stall ${node.id} for ${durationMs.toFixed(0)}ms`);
+    node.stallDisk(this.#queue.nowMs + durationMs);
   }
 
   #powerLoss(): void {

@@ -43,6 +43,9 @@ export type CrashPoint =
   | 'afterCommitAdvance'
   | 'afterElected';
 
+/** Messages a paused node buffers; later ones are dropped (a full socket buffer). */
+export const BACKLOG_MESSAGES_MAX = 10_000;
+
 /** Bound on Ready batches processed after one input; more means the core never settles (a bug). */
 export const READY_ROUNDS_MAX = 64;
 
@@ -77,6 +80,11 @@ export class SimNode {
   /** ReadIndex answers waiting for `#applied` to reach their index: requestId → index. */
   readonly #pendingReads = new Map<number, number>();
   #lastSoftState: SoftState | null = null;
+  #pausedUntilMs = 0;
+  #diskStallUntilMs = 0;
+  #backlog: Message[] = [];
+  #readyToken = 0;
+  #inFlightComplete: (() => void) | null = null;
   /** Slow-disk mode: a Ready is staged and its fsync has not completed yet. */
   #readyInFlight = false;
   readonly #fsyncMsMax: number;
@@ -137,9 +145,12 @@ export class SimNode {
   crash(): void {
     if (this.#core === null) return;
     this.#core = null;
+    this.#pausedUntilMs = 0;
+    this.#backlog = [];
     this.#incarnation++;
     this.#lastSoftState = null;
     this.#readyInFlight = false;
+    this.#inFlightComplete = null;
     this.crashes++;
     this.pendingCrash = null;
     this.storage.dropUnsynced();
@@ -151,13 +162,17 @@ export class SimNode {
   /** A message arrives from the network (dropped while crashed). */
   deliver(msg: Message): void {
     if (this.#core === null) return;
+    if (this.paused) {
+      if (this.#backlog.length < BACKLOG_MESSAGES_MAX) this.#backlog.push(msg);
+      return;
+    }
     this.#core.step(msg);
     this.#afterInput();
   }
 
   /** Propose a command; null while crashed. */
   propose(data: Uint8Array): ProposeResult | null {
-    if (this.#core === null) return null;
+    if (this.#core === null || this.paused) return null;
     const result = this.#core.propose(data);
     this.#afterInput();
     return result;
@@ -165,7 +180,7 @@ export class SimNode {
 
   /** Ask for a ReadIndex read point; false while crashed. */
   readIndex(requestId: number): boolean {
-    if (this.#core === null) return false;
+    if (this.#core === null || this.paused) return false;
     this.#core.readIndex(requestId);
     this.#afterInput();
     return true;
@@ -173,15 +188,18 @@ export class SimNode {
 
   /** Ask the core to hand leadership to `to` (ignored unless leader). */
   transferLeadership(to: NodeId): void {
-    if (this.#core === null) return;
+    if (this.#core === null || this.paused) return;
     this.#core.transferLeadership(to);
     this.#afterInput();
   }
 
   #tick(inc: number): void {
     if (this.#core === null || inc !== this.#incarnation) return;
-    this.#core.tick();
-    this.#afterInput();
+    if (!this.paused) {
+      // A paused process misses its ticks (a Node.js interval does not catch up after a stall).
+      this.#core.tick();
+      this.#afterInput();
+    }
     if (this.#core !== null && inc === this.#incarnation) {
       this.#host.queue.after(this.clock.realDurationMs(this.#tickMs), () => this.#tick(inc));
     }
@@ -193,7 +211,9 @@ export class SimNode {
    * reaching the core while its fsync runs, as in the real runtime.
    */
   #afterInput(): void {
-    if (this.#fsyncMsMax === 0) {
+    if (this.#readyInFlight) {
+      // One Ready at a time: the next is taken when this one's fsync completes.
+    } else if (this.#fsyncMsMax === 0 && this.#host.queue.nowMs >= this.#diskStallUntilMs) {
       let rounds = 0;
       while (this.#core !== null && this.#core.hasReady()) {
         assert.ok(++rounds <= READY_ROUNDS_MAX, `${this.id}: core still has Ready after ${READY_ROUNDS_MAX} rounds`);
@@ -201,7 +221,7 @@ export class SimNode {
         this.#persist(rd);
         if (!this.#completeReady(this.#core, rd)) return;
       }
-    } else if (this.#core !== null && !this.#readyInFlight && this.#core.hasReady()) {
+    } else if (this.#core !== null && this.#core.hasReady()) {
       this.#startReady(this.#core);
     }
     const core = this.#core;
@@ -231,11 +251,62 @@ export class SimNode {
     this.#persist(rd);
     this.#readyInFlight = true;
     const inc = this.#incarnation;
-    this.#host.queue.after(this.#random.between(0, this.#fsyncMsMax), () => {
-      if (inc !== this.#incarnation) return;
+    const nowMs = this.#host.queue.nowMs;
+    const latencyMs = Math.max(this.#random.between(0, this.#fsyncMsMax), this.#diskStallUntilMs - nowMs);
+    const token = ++this.#readyToken;
+    const complete = (): void => {
+      if (inc !== this.#incarnation || token !== this.#readyToken || !this.#readyInFlight) return;
+      if (this.paused) {
+        this.#host.queue.at(this.#pausedUntilMs, complete);
+        return;
+      }
       this.#readyInFlight = false;
+      this.#inFlightComplete = null;
       if (this.#completeReady(core, rd)) this.#afterInput();
+    };
+    this.#inFlightComplete = complete;
+    this.#host.queue.after(latencyMs, complete);
+  }
+
+  /** True while the process is paused (SIGSTOP, GC, VM freeze): it handles no input at all. */
+  get paused(): boolean {
+    return this.#host.queue.nowMs < this.#pausedUntilMs;
+  }
+
+  /**
+   * Pause the process until sim time `untilMs`: ticks are missed, arriving messages wait in the socket
+   * buffer (up to BACKLOG_MESSAGES_MAX) and are handled in arrival order on resume, clients get no answer.
+   */
+  pause(untilMs: number): void {
+    if (this.#core === null || untilMs <= this.#pausedUntilMs) return;
+    this.#pausedUntilMs = untilMs;
+    const inc = this.#incarnation;
+    this.#host.queue.at(untilMs, () => {
+      if (inc !== this.#incarnation || this.paused) return;
+      const backlog = this.#backlog;
+      this.#backlog = [];
+      for (const msg of backlog) this.deliver(msg);
     });
+  }
+
+  /** End any pause or disk stall now (the liveness heal); buffered input and a waiting fsync proceed. */
+  endStalls(): void {
+    const nowMs = this.#host.queue.nowMs;
+    this.#diskStallUntilMs = 0;
+    const wasPaused = this.paused;
+    this.#pausedUntilMs = Math.min(this.#pausedUntilMs, nowMs);
+    if (wasPaused) {
+      const backlog = this.#backlog;
+      this.#backlog = [];
+      for (const msg of backlog) this.#host.queue.after(0, () => this.deliver(msg));
+    }
+    const complete = this.#inFlightComplete;
+    if (complete !== null) this.#host.queue.after(this.#random.between(0, this.#fsyncMsMax), complete);
+  }
+
+  /** Stall the disk until sim time `untilMs`: every fsync started before then completes no earlier. */
+  stallDisk(untilMs: number): void {
+    this.#diskStallUntilMs = Math.max(this.#diskStallUntilMs, untilMs);
   }
 
   /** The rest of one staged Ready, in the required order. Returns false if the node crashed part-way. */

@@ -7,7 +7,7 @@ import type { Message, NodeId } from '../../src/core/types.js';
 import {
   ManualClock,
   ScriptedNetwork,
-  SeededRandom,
+  Mulberry32Random,
   scriptedDefaults,
 } from '../../src/testing/scripted-network.js';
 
@@ -137,7 +137,7 @@ t.test('§5.2 the vote is in the same Ready as (so persisted before) the vote re
     { ...scriptedDefaults, id: 'n2', voters: three },
     fresh,
     new ManualClock(),
-    new SeededRandom(1),
+    new Mulberry32Random(1),
   );
   core.step({
     type: 'RequestVote',
@@ -278,7 +278,7 @@ t.test(
       { ...scriptedDefaults, id: 'n1', voters: three, preVote: true },
       fresh,
       new ManualClock(),
-      new SeededRandom(2),
+      new Mulberry32Random(2),
     );
     while (core.softState().role !== 'precandidate') core.tick();
     const rd = core.ready();
@@ -314,7 +314,7 @@ t.test("§9.6 PreVote requests never change the receiver's term", async (t) => {
     { ...scriptedDefaults, id: 'n2', voters: three, preVote: true },
     fresh,
     new ManualClock(),
-    new SeededRandom(3),
+    new Mulberry32Random(3),
   );
   core.step({
     type: 'PreVote',
@@ -450,7 +450,7 @@ t.test('§5.2 a (pre)candidate that hears AppendEntries of its own term becomes 
       { ...scriptedDefaults, id: 'n2', voters: three, preVote },
       fresh,
       new ManualClock(),
-      new SeededRandom(4),
+      new Mulberry32Random(4),
     );
     while (core.softState().role === 'follower') core.tick();
     const term = core.softState().term;

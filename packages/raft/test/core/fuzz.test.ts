@@ -1,12 +1,13 @@
 // Proves, over seeded random schedules (reordering, loss, duplication, partitions, crashes and
-// restarts), that the cores keep every invariant, elect at most one leader per term, and apply the
-// same entries in the same order everywhere (Raft §5.4.3 State Machine Safety). Replay: the seed.
+// restarts), that the cores keep every invariant, elect at most one leader per term, apply the same
+// entries in the same order everywhere (Raft §5.4.3) and never hand out a read index below an
+// already committed entry (§6.4). Deeper runs: CORE_FUZZ_SEEDS=400 CORE_FUZZ_STEPS=2000.
 import t from 'tap';
 import type { Entry, Message, UnsafeVariants } from '../../src/core/types.js';
-import { ScriptedNetwork, SeededRandom } from '../../src/testing/scripted-network.js';
+import { ScriptedNetwork, Mulberry32Random } from '../../src/testing/scripted-network.js';
 
-const seeds = Number(process.env.CORE_FUZZ_SEEDS ?? 40);
-const stepsPerSeed = Number(process.env.CORE_FUZZ_STEPS ?? 400);
+const seeds = Number(process.env.CORE_FUZZ_SEEDS ?? 100);
+const stepsPerSeed = Number(process.env.CORE_FUZZ_STEPS ?? 1000);
 
 function runSeed(
   seed: number,
@@ -19,11 +20,26 @@ function runSeed(
     seed,
     config: { preVote, checkQuorum: preVote, entriesPerMessageMax: 3, inflightMessagesMax: 2, unsafe },
   });
-  const rnd = new SeededRandom(seed * 7919);
+  const rnd = new Mulberry32Random(seed * 7919);
   const leaderOfTerm = new Map<number, string>();
   const appliedAt = new Map<number, Entry>();
   let proposals = 0;
+  // §6.4 linearizable reads: a read index must cover every entry committed before the read began.
+  let maxCommitted = 0;
+  const readFloor = new Map<number, number>();
+  const checkReads = () => {
+    for (const core of net.cores.values())
+      maxCommitted = Math.max(maxCommitted, core.hardState().commitIndex);
+    for (const [id, states] of net.readStates) {
+      for (const rs of states.splice(0)) {
+        const floor = readFloor.get(rs.requestId)!;
+        if (rs.index < floor)
+          throw new Error(`seed ${seed}: ${id} read index ${rs.index} < committed ${floor}`);
+      }
+    }
+  };
   const checkSafety = () => {
+    checkReads();
     for (const [id, core] of net.cores) {
       const ss = core.softState();
       if (ss.role !== 'leader') continue;
@@ -64,8 +80,12 @@ function runSeed(
         net.propose(leader, `s${seed}-${proposals}`);
       }
     } else if (r < 83) {
-      const leader = net.leader();
-      if (leader !== null) {
+      // Any node that believes it leads, including a deposed one that has not heard the news yet.
+      const leaders = live.filter((id) => net.core(id).softState().role === 'leader');
+      const leader = leaders[rnd.intBelow(Math.max(1, leaders.length))];
+      if (leader !== undefined) {
+        checkReads();
+        readFloor.set(step, maxCommitted);
         net.core(leader).readIndex(step);
         net.process(leader);
       }
@@ -74,8 +94,11 @@ function runSeed(
     } else if (r < 90) {
       const down = ids.filter((id) => !net.cores.has(id));
       if (down.length > 0) net.restart(down[rnd.intBelow(down.length)]!);
-    } else if (r < 92) {
+    } else if (r < 91) {
       net.cut(pick, ids[rnd.intBelow(ids.length)]!);
+    } else if (r < 92) {
+      const leader = net.leader();
+      if (leader !== null) net.isolate(leader); // a deposed leader that keeps believing it leads
     } else if (r < 95) {
       net.heal();
     } else if (r < 96) {

@@ -8,7 +8,7 @@ import type { AppendEntriesMsg, Entry, Message, NodeId, Term } from '../../src/c
 import {
   ManualClock,
   ScriptedNetwork,
-  SeededRandom,
+  Mulberry32Random,
   scriptedDefaults,
 } from '../../src/testing/scripted-network.js';
 
@@ -112,7 +112,7 @@ t.test('a follower never commits beyond the index its log was verified to match'
     { ...scriptedDefaults, id: 'n2', voters: three },
     initial,
     new ManualClock(),
-    new SeededRandom(1),
+    new Mulberry32Random(1),
   );
   core.step({
     type: 'AppendEntries',
@@ -386,7 +386,7 @@ t.test('follower hints: conflictTerm/conflictIndex follow the contract', async (
     { ...scriptedDefaults, id: 'n2', voters: three },
     initial,
     new ManualClock(),
-    new SeededRandom(1),
+    new Mulberry32Random(1),
   );
   const probe = (prevLogIndex: number, prevLogTerm: Term) => {
     core.step({

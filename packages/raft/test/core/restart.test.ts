@@ -8,7 +8,7 @@ import type { Entry } from '../../src/core/types.js';
 import {
   ManualClock,
   ScriptedNetwork,
-  SeededRandom,
+  Mulberry32Random,
   scriptedDefaults,
 } from '../../src/testing/scripted-network.js';
 
@@ -73,7 +73,7 @@ t.test('CoreInitialState.appliedIndex: only entries after it are handed out agai
     { ...scriptedDefaults, id: 'n1', voters: three },
     initial,
     new ManualClock(),
-    new SeededRandom(1),
+    new Mulberry32Random(1),
   );
   const rd = core.ready();
   t.same(
@@ -145,6 +145,8 @@ t.test(
       net.stabilize();
     }
     t.equal(net.core('n3').lastIndex(), 0, 'n3 gets nothing it cannot use');
+    t.equal(net.core('n1').progress().get('n3')!.needsSnapshot, true, 'reported as needing a snapshot');
+    t.equal(net.core('n1').progress().get('n2')!.needsSnapshot, false);
     t.equal(net.core('n1').softState().role, 'leader', 'no crash, still leading');
     net.propose('n1', 'x');
     net.stabilize();
@@ -164,7 +166,7 @@ t.test('restart rejects inconsistent recovered state', async (t) => {
           entries: [entry(1, 2, 0)],
         },
         new ManualClock(),
-        new SeededRandom(1),
+        new Mulberry32Random(1),
       ),
     'log term above hard state term',
   );
@@ -178,7 +180,7 @@ t.test('restart rejects inconsistent recovered state', async (t) => {
           entries: [entry(2, 1, 0)],
         },
         new ManualClock(),
-        new SeededRandom(1),
+        new Mulberry32Random(1),
       ),
     'entries not starting at snapshot.index + 1',
   );

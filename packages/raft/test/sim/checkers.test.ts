@@ -126,3 +126,12 @@ t.test('cluster time: never decreases along the log, never ahead of real time', 
     c3.observePersisted('n1', log([entry(1, 1, 0, 50), entry(2, 1, 0, 40)]), asIndex(1)),
   );
 });
+
+t.test('a newly committed entry must already be durable on a majority', async (t) => {
+  const held = log([entry(1, 1, 5)]);
+  const empty = log([]);
+  const c = new SafetyChecker({ nowMs: () => 1e6, driftRatioMax: 0.01, clusterTimeSlackMs: 1, durableLogs: () => [held, held, empty] });
+  c.observeApply('n1', entry(1, 1, 5), asTerm(1), 0);
+  const c2 = new SafetyChecker({ nowMs: () => 1e6, driftRatioMax: 0.01, clusterTimeSlackMs: 1, durableLogs: () => [held, empty, empty] });
+  throwsKind(t, 'committed-not-durable', () => c2.observeApply('n1', entry(1, 1, 5), asTerm(1), 0));
+});

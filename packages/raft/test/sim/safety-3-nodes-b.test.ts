@@ -1,9 +1,9 @@
-// Proves that 350 seeded safety-mode simulations (seeds 351–700, 3 nodes) under partitions, crashes, loss,
-// duplication, reordering and clock drift break none of the Raft/linearizability checkers.
+// Proves that 400 seeded safety-mode simulations (seeds 401–800, 3 nodes) under partitions, crashes (also mid-Ready
+// and power loss), pauses, fsync stalls, loss, duplication, reordering and clock drift break no checker.
 import t from 'tap';
 import { runSeeds } from './sim-seeds.js';
 
-const summary = runSeeds(351, 350, 3, 'safety');
+const summary = runSeeds(401, 400, 3, 'safety');
 t.same(summary.failures, [], 'no seed violates a safety property (each failure line holds its replay command)');
 t.ok(summary.leaderTerms >= summary.seeds * 2, `runs elect leaders repeatedly (${summary.leaderTerms} leader terms)`);
 t.ok(summary.committed >= summary.seeds * 20, `runs commit entries (${summary.committed})`);

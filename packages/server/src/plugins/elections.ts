@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import type { CampaignValue, ElectionView, JsonValue } from '@tenure/coord-state';
 import { waitForChange } from '../change-hub.js';
-import { HttpError } from '../http-error.js';
+import { checkJsonValue } from '../json-limits.js';
 import { queryInt, queryOptInt } from '../query.js';
 import { deadlineOf } from '../request-context.js';
 import { bodySchemas, groupParams, observeQuery, readQuery } from '../schemas.js';
@@ -22,12 +22,6 @@ function viewBody(v: ElectionView): Record<string, unknown> {
   return { group: v.group, leader: v.leader, candidates: v.candidates, revision: v.revision };
 }
 
-/** Values must fit the configured size (SPEC §3: 413 payload_too_large). */
-export function checkValueSize(value: unknown, valueBytesMax: number, field: string): void {
-  const bytes = Buffer.byteLength(JSON.stringify(value ?? null));
-  if (bytes > valueBytesMax) throw new HttpError('payload_too_large', `${field} is ${bytes} bytes; the limit is ${valueBytesMax}`, { field, sizeBytes: bytes, sizeBytesMax: valueBytesMax });
-}
-
 export async function electionRoutes(app: FastifyInstance, opts: RoutePluginOptions): Promise<void> {
   const { deps, gateway: gw } = opts;
   const { coord, hub, config } = deps;
@@ -36,7 +30,7 @@ export async function electionRoutes(app: FastifyInstance, opts: RoutePluginOpti
   app.post('/v1/elections/:group/campaign', { schema: { tags: ['elections'], params: groupParams, body: S.campaign } }, async (request, reply) => {
     const { group } = request.params as GroupParams;
     const b = request.body as Static<typeof S.campaign>;
-    checkValueSize(b.value, config.limits.valueBytesMax, 'body.value');
+    checkJsonValue(b.value, config.limits.valueBytesMax, 'body.value');
     const waitMs = b.waitMs ?? 0;
     return gw.onLeader(request, reply, waitMs, async () => {
       const { value } = await gw.write<CampaignValue>(request, {
@@ -81,7 +75,7 @@ export async function electionRoutes(app: FastifyInstance, opts: RoutePluginOpti
   app.post('/v1/elections/:group/proclaim', { schema: { tags: ['elections'], params: groupParams, body: S.proclaim } }, async (request, reply) => {
     const { group } = request.params as GroupParams;
     const b = request.body as Static<typeof S.proclaim>;
-    checkValueSize(b.value, config.limits.valueBytesMax, 'body.value');
+    checkJsonValue(b.value, config.limits.valueBytesMax, 'body.value');
     return gw.onLeader(request, reply, 0, async () => {
       const { value } = await gw.write<{ group?: string; leader?: unknown }>(request, {
         type: 'election.proclaim',

@@ -6,7 +6,7 @@ import type { Static } from '@sinclair/typebox';
 import type { FenceRef, JsonValue } from '@tenure/coord-state';
 import { HttpError, invalidArgument } from '../http-error.js';
 import { bodySchemas, keyParams, readQuery } from '../schemas.js';
-import { checkValueSize } from './elections.js';
+import { checkJsonValue } from '../json-limits.js';
 import type { RoutePluginOptions } from './leases.js';
 
 type KeyParams = Static<typeof keyParams>;
@@ -37,7 +37,7 @@ export async function fenceKvRoutes(app: FastifyInstance, opts: RoutePluginOptio
   app.put('/v1/kv/:key', { schema: { tags: ['kv'], params: keyParams, body: S.kvPut } }, async (request, reply) => {
     const { key } = request.params as KeyParams;
     const b = request.body as Static<typeof S.kvPut>;
-    checkValueSize(b.value, config.limits.valueBytesMax, 'body.value');
+    checkJsonValue(b.value, config.limits.valueBytesMax, 'body.value');
     const fence = b.fence === undefined ? null : toFenceRef(b.fence, 'body.fence');
     return gw.onLeader(request, reply, 0, async () => {
       const { value, index } = await gw.write<{ revision?: number }>(request, {

@@ -3,7 +3,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Static } from '@sinclair/typebox';
-import type { LeaseAcquireValue, LeaseGrant, LeaseView, WaiterOutcome } from '@tenure/coord-state';
+import type { Command, LeaseAcquireValue, LeaseGrant, LeaseView, WaiterOutcome } from '@tenure/coord-state';
 import { waitForChange } from '../change-hub.js';
 import type { ServerDeps } from '../deps.js';
 import type { Gateway } from '../gateway.js';
@@ -42,6 +42,26 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
     return new HttpError('held', `lease ${name} is held`, delay > 0 && holder === null ? { holder, lockDelayRemainingMs: delay } : { holder });
   };
 
+  /**
+   * BC-27: the client of a waiting acquire went away. Withdraw its waiter; if it was granted in the
+   * meantime (nobody will ever use that grant), release the grant. Best effort, leader only.
+   */
+  const withdraw = (name: string, holder: string, waiterId: number): void => {
+    const propose = (command: Command) =>
+      raft.propose(deps.encodeEnvelope({ v: 1, command, idempotency: null }), { timeoutMs: config.requestTimeoutMsDefault });
+    if (raft.status().role !== 'leader') return;
+    propose({ type: 'lease.cancelWait', name, holder, waiterId })
+      .then(() => {
+        const o = coord.waiterOutcome(name, waiterId);
+        const live = coord.getLease(name, nowMs());
+        if (o.kind === 'granted' && live !== null && live.fencingToken === o.fencingToken) {
+          return propose({ type: 'lease.release', name, holder, fencingToken: o.fencingToken });
+        }
+        return undefined;
+      })
+      .catch((err: unknown) => deps.logger.debug({ err, name, waiterId }, 'withdrawing an abandoned waiter failed'));
+  };
+
   /** Wait for a queued waiter's fate (granted / timed out); withdraw it if the client goes away. */
   const awaitWaiter = async (request: FastifyRequest, name: string, holder: string, waiterId: number, waitMs: number) => {
     const ctx = request.tenure;
@@ -51,11 +71,7 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
     };
     const outcome = await waitForChange(hub, `lease:${name}`, settled, deadlineOf(ctx, waitMs), ctx.signal);
     if (outcome === null) {
-      if (ctx.signal.aborted && raft.status().role === 'leader') {
-        // BC-27: an aborted wait leaves no queue entry behind.
-        const data = deps.encodeEnvelope({ v: 1, command: { type: 'lease.cancelWait', name, holder, waiterId }, idempotency: null });
-        raft.propose(data, { timeoutMs: config.requestTimeoutMsDefault }).catch((err: unknown) => deps.logger.debug({ err, name, waiterId }, 'cancelWait failed'));
-      }
+      if (ctx.signal.aborted) withdraw(name, holder, waiterId);
       throw timeoutError('the wait did not settle within the deadline; outcome unknown');
     }
     switch (outcome.kind) {

@@ -69,3 +69,14 @@ t.test('the checker object reads fenced-store.jsonl from the run folder', async 
   t.notOk(r.ok);
   t.equal(r.stats['storeLog'], 'fenced-store.jsonl');
 });
+
+t.test('BC-15: a write rejected inside the writer\'s belief interval is flagged', async (t) => {
+  const h = new HistoryBuilder();
+  h.add('a', 'fs.write', { resource: 'lease:L', fencingToken: 1, writer: 'A', beliefUntilMs: 2000 }, 1000, 1010, fail('stale_token'));
+  h.add('a', 'fs.write', { resource: 'lease:L', fencingToken: 1, writer: 'A', beliefUntilMs: 2000 }, 1995, 2005, fail('stale_token'));
+  h.add('z', 'fs.write', { resource: 'lease:L', fencingToken: 1, writer: 'Z' }, 5000, 5010, fail('stale_token'));
+  h.add('l', 'fs.write', { resource: 'lease:L', fencingToken: 1, writer: 'LIB' }, 6000, 6010, fail('stale_token', 409, { believedAfter: true }));
+  h.add('l', 'fs.write', { resource: 'lease:L', fencingToken: 1, writer: 'LIB' }, 7000, 7010, fail('stale_token', 409, { believedAfter: false }));
+  const r = checkFencing(h.ops, []);
+  t.same(r.violations.map((v) => [v.property, v.opIds]), [['belief-violated', [1]], ['belief-violated', [4]]]);
+});

@@ -10,6 +10,12 @@
  *    proclaims, fence checks) with A completed before B was invoked, token(B) ≥ token(A).
  *    This is implied by linearizability but cheap, so it still holds when the search gives up.
  *
+ * 4. `belief-violated` (BC-15, BC-22): a side effect the writer sent while it still believed it
+ *    held the grant was rejected as stale — a newer grant existed before the writer's safe deadline:
+ *    an early expiry, or a client whose deadline is wrong. Judged for raw workers from
+ *    `args.beliefUntilMs` (write answered before it) and for the client library from
+ *    `value.believedAfter` (its handle still said "held" after the rejection).
+ *
  * The store's log comes from `fenced-store.jsonl` in the run folder (or is passed in); without it,
  * the accepted `fs.write` ops of the history stand in (ordered by real time only where they do not
  * overlap).
@@ -105,6 +111,7 @@ export function checkFencing(ops: readonly HistoryOp[], storeLog: readonly Fence
       .map((o) => ({ resource: str(o.args, 'resource') ?? '', token: num(o.args, 'fencingToken')!, holder: str(o.args, 'writer'), op: o }));
     violations.push(...holderRegressions(writes, 'fencing-stale-accepted'));
   }
+  violations.push(...beliefViolations(ops));
   const regressions = holderRegressions(tokenObservations(mergeAttempts(ops)));
   violations.push(...regressions);
   return {
@@ -112,6 +119,24 @@ export function checkFencing(ops: readonly HistoryOp[], storeLog: readonly Fence
     violations,
     stats: { storeLog: ordered ? 'fenced-store.jsonl' : 'history', writesAccepted: accepted, writesRejected: rejected, resources: highest.size },
   };
+}
+
+/** `belief-violated`: rejected fs.write ops sent (and answered) inside the writer's belief interval. */
+export function beliefViolations(ops: readonly HistoryOp[]): Violation[] {
+  const out: Violation[] = [];
+  for (const op of ops) {
+    if (op.kind !== 'fs.write' || op.outcome.status !== 'fail' || op.outcome.code !== 'stale_token' || op.completeMs === null) continue;
+    const until = num(op.args, 'beliefUntilMs');
+    const v = op.outcome.value;
+    const libBelieved = v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v) && v['believedAfter'] === true;
+    if ((until !== null && op.completeMs <= until) || libBelieved) {
+      out.push({
+        property: 'belief-violated', timeMs: op.completeMs, opIds: [op.opId],
+        message: `${str(op.args, 'writer')}'s write to ${str(op.args, 'resource')} with token ${num(op.args, 'fencingToken')} was rejected as stale at ${op.completeMs.toFixed(1)} ms while it still held the grant by its safe deadline (${until !== null ? `until ${until.toFixed(1)} ms` : 'client library handle not aborted'}): ${describeOp(op)}`,
+      });
+    }
+  }
+  return out;
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The chaos checkers' entry (types.ts module contract): `createCheckers` for the runner, and
- * `runChecks` which runs them on a `RunRecord` (or a run folder) and writes `verdicts.json` and
- * `verdicts.md` into the run folder.
+ * `runChecks` which runs them on a `RunRecord` (or a run folder) and writes `check-verdicts.json` and
+ * `check-verdicts.md` into the run folder (the runner writes its own `verdicts.json`).
  *
  * Run-folder files read by `loadRunRecord` (JSON lines unless said): `history.jsonl`
  * (HistoryEvent), `faults.jsonl` (FaultEvent), `leader-samples.jsonl` (LeaderSample),
@@ -74,8 +74,8 @@ export interface RunVerdict {
 }
 
 /**
- * Runs the checkers on `run` (a RunRecord, or a run folder to load) and writes `verdicts.json` and
- * `verdicts.md` into `run.runDir` when `write` (default true). A checker that throws counts as
+ * Runs the checkers on `run` (a RunRecord, or a run folder to load) and writes `check-verdicts.json` and
+ * `check-verdicts.md` into `run.runDir` when `write` (default true). A checker that throws counts as
  * failed with property `checker-error` (a checker bug must not pass a run).
  */
 export async function runChecks(run: RunRecord | string, options: { searchBudgetMs?: number; write?: boolean; checkers?: readonly Checker[] } = {}): Promise<RunVerdict> {
@@ -94,8 +94,8 @@ export async function runChecks(run: RunRecord | string, options: { searchBudget
   }
   const verdict: RunVerdict = { ok: Object.values(results).every((r) => r.ok), results };
   if (options.write !== false && existsSync(record.runDir)) {
-    writeFileSync(join(record.runDir, 'verdicts.json'), `${JSON.stringify(verdict, null, 2)}\n`);
-    writeFileSync(join(record.runDir, 'verdicts.md'), verdictMarkdown(record, verdict));
+    writeFileSync(join(record.runDir, 'check-verdicts.json'), `${JSON.stringify(verdict, null, 2)}\n`);
+    writeFileSync(join(record.runDir, 'check-verdicts.md'), verdictMarkdown(record, verdict));
   }
   return verdict;
 }
@@ -107,7 +107,7 @@ export function verdictMarkdown(run: RunRecord, v: RunVerdict): string {
     lines.push(`## ${name}: ${r.ok ? 'ok' : `${r.violations.length} violation(s)`} (${r.elapsedMs} ms)`, '');
     for (const [k, val] of Object.entries(r.stats)) lines.push(`- ${k}: ${val}`);
     for (const viol of r.violations.slice(0, 20)) lines.push('', `**${viol.property}**${viol.opIds ? ` ops ${viol.opIds.join(',')}` : ''}: ${viol.message}`);
-    if (r.violations.length > 20) lines.push('', `… ${r.violations.length - 20} more in verdicts.json`);
+    if (r.violations.length > 20) lines.push('', `… ${r.violations.length - 20} more in check-verdicts.json`);
     lines.push('');
   }
   return `${lines.join('\n')}\n`;

@@ -2,9 +2,11 @@
  * Wing–Gong / Lowe linearizability search (as in Porcupine) over one partition of a history, with a
  * nondeterministic model, memoization of (linearized set, model state, time bound) and a step/time
  * budget. Unknown ops get a return at +∞, so they may be linearized anywhere after their invoke;
- * the search succeeds once every op with a definite outcome is linearized, so an unknown op left
- * out "never took effect" — without branching on it (that branching is what makes naive searches
- * blow up on histories with many timeouts).
+ * the model also offers them a "never took effect" no-op, and the search succeeds as soon as every
+ * op with a definite outcome is linearized (unknown ops still pending never took effect).
+ * Candidates are tried in invoke order (an unknown op's effect first, near its invoke: a lost
+ * response usually means the request applied at once), and among pending unknown ops with the
+ * same request only the earliest is tried (symmetry reduction).
  */
 import { canonicalJson } from './history.js';
 import { stepModel, initialState, type ModelOp, type ModelOptions, type ModelState, type Alt } from './model.js';
@@ -126,12 +128,19 @@ export function searchLinearization(ops: readonly ModelOp[], resources: readonly
     return `${m.op.kind}:${canonicalJson(rest)}`;
   });
 
+  // Memo of failed configurations. A configuration with the same linearized set and state but a
+  // higher time bound `lo` is dominated (the model only gets stricter as `lo` grows: later bases,
+  // fewer expiries), so it is skipped too. Everything visited has failed: success ends the search.
   const seen = (h: number, key: string, lo: number): boolean => {
-    const full = (h ^ hashString(key) ^ hashString(String(lo))) >>> 0;
+    const full = (h ^ hashString(key)) >>> 0;
     const bucket = memo.get(full);
     if (bucket !== undefined) {
       for (const b of bucket) {
-        if (b.nowLo === lo && b.key === key && b.bits.every((w, i) => w === bits[i])) return true;
+        if (b.key === key && b.bits.every((w, i) => w === bits[i])) {
+          if (b.nowLo <= lo) return true;
+          b.nowLo = lo;
+          return false;
+        }
       }
     }
     const rec = { bits: bits.slice(), key, nowLo: lo };

@@ -37,7 +37,7 @@ export async function inject(ctx: FaultContext, params: PartitionParams): Promis
       const majority = nodeIds.filter((id) => id !== node);
       blocks = split([[node], majority]);
       targets = [node];
-      detail = `split [${node}] | [${majority.join(',')}] (minority ${label})`;
+      detail = `split [${node}] vs [${majority.join(',')}] (minority ${label})`;
       break;
     }
     case 'bridge': {

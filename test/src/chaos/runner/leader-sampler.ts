@@ -2,8 +2,8 @@
  * Polls `GET /v1/cluster` (SPEC §3) on every node every `intervalMs` (default 200 ms) and keeps the
  * samples: the timeline's "leaders by term" band, `ClusterHandle.currentLeader/waitForLeader`, and
  * the one-leader-per-term check (SPEC §1.1) all read them. A node that does not answer within the
- * poll deadline is recorded as unreachable. Stale-read query string is used so a leaderless node
- * still answers with what it believes.
+ * poll deadline is recorded as unreachable. `/v1/cluster` is answered locally, so a leaderless or
+ * cut-off node still reports what it believes.
  */
 import type { LeaderSample, NodeEndpoint, NodeId, RunClock } from '../types.js';
 import { httpJson } from '../util/http.js';
@@ -67,7 +67,7 @@ export class LeaderSampler {
     const timeMs = this.#options.clock.now();
     let sample: LeaderSample;
     try {
-      const reply = await httpJson('GET', `${endpoint.httpUrl}/v1/cluster?consistency=stale`, undefined, {
+      const reply = await httpJson('GET', `${endpoint.httpUrl}/v1/cluster`, undefined, {
         timeoutMs: this.#options.pollTimeoutMs ?? 150,
         localAddress: this.#options.localAddress ?? null,
       });

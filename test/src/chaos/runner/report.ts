@@ -62,7 +62,7 @@ export function renderSummary(header: SummaryHeader, run: RunRecord, verdicts: r
     const stats = Object.entries(v.stats)
       .map(([k, x]) => `${k}=${x}`)
       .join(', ');
-    lines.push(`| ${v.checker} | ${v.ok ? 'PASS' : 'FAIL'} | ${v.error !== undefined ? `threw: ${v.error}` : v.violations.length} | ${stats} | ${Math.round(v.elapsedMs)} ms |`);
+    lines.push(`| ${v.checker} | ${v.ok ? 'PASS' : 'FAIL'} | ${v.error !== undefined ? `threw: ${cell(v.error)}` : v.violations.length} | ${cell(stats)} | ${Math.round(v.elapsedMs)} ms |`);
   }
   if (verdicts.length === 0) lines.push('| (none) | — | — | — | — |');
   const failing = verdicts.filter((v) => !v.ok);
@@ -73,7 +73,7 @@ export function renderSummary(header: SummaryHeader, run: RunRecord, verdicts: r
   const spans = faultSpans(run.faults);
   lines.push('', '## Faults', '', '| # | kind | detail | start (s) | held (s) |', '|---|---|---|---|---|');
   for (const s of spans) {
-    lines.push(`| ${s.faultId} | ${s.kind} | ${s.detail} | ${(s.startMs / 1000).toFixed(1)} | ${s.endMs === null ? 'not healed' : ((s.endMs - s.startMs) / 1000).toFixed(1)} |`);
+    lines.push(`| ${s.faultId} | ${s.kind} | ${cell(s.detail)} | ${(s.startMs / 1000).toFixed(1)} | ${s.endMs === null ? 'not healed' : ((s.endMs - s.startMs) / 1000).toFixed(1)} |`);
   }
   lines.push('', '## Operations', '', '| kind | ok | fail | unknown |', '|---|---|---|---|');
   for (const [kind, c] of [...outcomeCounts(run.ops)].sort()) lines.push(`| ${kind} | ${c.ok} | ${c.fail} | ${c.unknown} |`);
@@ -93,6 +93,9 @@ const faultColours: Record<FaultEvent['kind'], string> = {
 };
 
 const termPalette = ['#1f77b4', '#2ca02c', '#e377c2', '#7f7f7f', '#17becf', '#bcbd22', '#9467bd', '#8c564b'];
+
+/** Makes text safe inside a markdown table cell. */
+const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 const escapeXml = (text: string): string => text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

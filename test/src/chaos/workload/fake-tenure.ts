@@ -7,30 +7,12 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ClusterHandle, JsonObject, OpKind, OpOutcome, Random, RunClock } from '../types.js';
+import type { ClusterHandle, JsonObject, OpOutcome, Random, RunClock } from '../types.js';
+import { routeOf } from './routes.js';
 import { createReferenceTenure } from '../check/reference-sim.js';
 
 /** A running fake. */
 export interface FakeTenure { readonly url: string; close(): Promise<void> }
-
-function route(method: string, parts: string[]): { kind: OpKind; args: JsonObject } | null {
-  const [v1, res, name, action] = parts;
-  if (v1 !== 'v1' || res === undefined) return null;
-  if (res === 'leases' && name !== undefined) {
-    if (method === 'GET' && action === undefined) return { kind: 'lease.get', args: { name } };
-    if (method === 'POST' && (action === 'acquire' || action === 'renew' || action === 'release')) return { kind: `lease.${action}`, args: { name } };
-  }
-  if (res === 'elections' && name !== undefined) {
-    if (method === 'GET' && action === undefined) return { kind: 'election.get', args: { group: name } };
-    if (method === 'POST' && (action === 'campaign' || action === 'renew' || action === 'resign' || action === 'proclaim')) return { kind: `election.${action}`, args: { group: name } };
-  }
-  if (res === 'kv' && name !== undefined && action === undefined) {
-    if (method === 'GET') return { kind: 'kv.get', args: { key: name } };
-    if (method === 'PUT') return { kind: 'kv.put', args: { key: name } };
-  }
-  if (res === 'fence' && name === 'check' && method === 'POST') return { kind: 'fence.check', args: {} };
-  return null;
-}
 
 function reply(res: ServerResponse, o: OpOutcome): void {
   const status = o.status === 'ok' ? 200 : o.status === 'fail' ? o.httpStatus : 504;
@@ -47,7 +29,7 @@ export async function startFakeTenure(options: { random: Random; clock: RunClock
   const staleCache = new Map<string, { atMs: number; outcome: OpOutcome }>();
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://fake');
-    const r = route(req.method ?? 'GET', url.pathname.split('/').filter((p) => p !== '').map(decodeURIComponent));
+    const r = routeOf(req.method ?? 'GET', url.pathname);
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     if (r === null) { reply(res, { status: 'fail', httpStatus: 404, code: 'not_found' }); return; }

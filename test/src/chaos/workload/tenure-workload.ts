@@ -19,11 +19,13 @@
  * after that. At stop, requests still unknown are resolved by retrying them with their idempotency
  * keys, then final reads (`args.final: true`) of every key, lease and group are recorded.
  */
+import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import type { ClusterHandle, HistorySink, JsonObject, OpOutcome, Random, Workload, WorkloadOptions } from '../types.js';
 import { startFencedStore, FENCED_STORE_LOG, type FencedStoreServer } from '../fenced-store/server.js';
 import { httpJson } from '../util/http.js';
 import { bodyOf, isDefinite, Requester, type RequestResult, type RequestSpec } from './request.js';
+import { recordingFetch } from './recording-fetch.js';
 
 /** Workload knobs (all optional; defaults in `defaultWorkloadOptions`). */
 export interface TenureWorkloadOptions {
@@ -31,6 +33,8 @@ export interface TenureWorkloadOptions {
   readonly electionWorkers: number;
   readonly counterWorkers: number;
   readonly readers: number;
+  /** Lease workers that go through the client library (`@tenure/client`, recorded via its fetch). */
+  readonly libraryWorkers: number;
   readonly leaseNames: number;
   readonly electionGroups: number;
   readonly ttlMs: number;
@@ -54,7 +58,7 @@ export interface TenureWorkloadOptions {
 /** Defaults (TTL from the runner, FAILURE-SCENARIOS default 3 s). */
 export function defaultWorkloadOptions(ttlMs = 3_000): TenureWorkloadOptions {
   return {
-    leaseWorkers: 4, electionWorkers: 3, counterWorkers: 2, readers: 2, leaseNames: 3, electionGroups: 1,
+    leaseWorkers: 4, electionWorkers: 3, counterWorkers: 2, readers: 2, libraryWorkers: 1, leaseNames: 3, electionGroups: 1,
     ttlMs, requestTimeoutMs: 2_000, retryWindowMs: 8_000, attemptsMax: 6, maxDriftRatio: 0.01, safetyMarginMs: 150,
     abandonProbability: 0.15, waitProbability: 0.4, thinkMs: [10, 120], staleReads: process.env['TENURE_CHAOS_STALE_READS'] === '1',
     finalPhaseMs: 20_000,
@@ -92,6 +96,7 @@ interface Ctx {
 export function createTenureWorkload(options: WorkloadOptions & { readonly workload?: Partial<TenureWorkloadOptions> }): Workload {
   const o: TenureWorkloadOptions = { ...defaultWorkloadOptions(options.ttlMs), ...(options.processCount !== undefined ? { leaseWorkers: options.processCount } : {}), ...(options.workload ?? {}) };
   const controller = new AbortController();
+  setMaxListeners(1_000, controller.signal); // one sleep listener per client
   const loops: Promise<void>[] = [];
   let ctx: Ctx | null = null;
   let stopped: Promise<void> | null = null;
@@ -126,6 +131,7 @@ export function createTenureWorkload(options: WorkloadOptions & { readonly workl
       spawn('elect', o.electionWorkers, electionWorker);
       spawn('count', o.counterWorkers, counterWorker);
       spawn('read', o.readers, readerWorker);
+      spawn('lib', o.libraryWorkers, libraryWorker);
       options.log(`workload ${prefix}: ${loops.length} clients, fenced store ${fs.url}${o.staleReads ? ', STALE reads' : ''}`);
     },
     stop() {
@@ -159,15 +165,17 @@ function beliefUntil(c: Ctx, sendMs: number, ttlMs: number): number {
 }
 
 /** A fenced-store write, recorded as `fs.write` (ok = accepted, fail stale_token = rejected). */
-async function fsWrite(c: Ctx, proc: string, resource: string, fencingToken: number, writer: string, payload: JsonObject): Promise<OpOutcome> {
-  const args: JsonObject = { resource, fencingToken, writer, payload };
+async function fsWrite(c: Ctx, proc: string, resource: string, fencingToken: number, writer: string, payload: JsonObject, beliefUntilMs: number | null, believes?: () => boolean): Promise<OpOutcome> {
+  const args: JsonObject = { resource, fencingToken, writer, payload, ...(beliefUntilMs === null ? {} : { beliefUntilMs }) };
   const opId = c.history.invoke(proc, 'fs.write', args, null);
   let outcome: OpOutcome;
   try {
     const reply = await httpJson('POST', `${c.fs.url}/write`, args, { timeoutMs: 2_000 });
     const json = (reply.json ?? null) as JsonObject | null;
-    outcome = reply.status === 200 ? { status: 'ok', httpStatus: 200, value: json }
-      : { status: 'fail', httpStatus: reply.status, code: reply.status === 409 ? 'stale_token' : `http_${reply.status}`, value: json };
+    // `believedAfter`: the client library still called the grant held once the store answered.
+    const value: JsonObject = { ...(json ?? {}), ...(believes === undefined ? {} : { believedAfter: believes() }) };
+    outcome = reply.status === 200 ? { status: 'ok', httpStatus: 200, value }
+      : { status: 'fail', httpStatus: reply.status, code: reply.status === 409 ? 'stale_token' : `http_${reply.status}`, value };
   } catch (err) {
     outcome = { status: 'unknown', reason: String(err) };
   }
@@ -194,7 +202,7 @@ async function leaseWorker(c: Ctx, req: Requester, r: Random, proc: string): Pro
     const steps = r.int(1, 5);
     let held = true;
     for (let s = 0; s < steps && held && !c.signal.aborted; s++) {
-      if (c.cluster.clock.now() < until) await fsWrite(c, proc, `lease:${name}`, token, holder, { step: s });
+      if (c.cluster.clock.now() < until) await fsWrite(c, proc, `lease:${name}`, token, holder, { step: s }, until);
       if (c.cluster.clock.now() < until && r.next() < 0.5) {
         await mutate(c, req, { kind: 'kv.put', method: 'PUT', path: `/v1/kv/${enc(`${name}-data`)}`, body: { value: { holder, step: s }, fence: { lease: name, fencingToken: token } }, argsExtra: { key: `${name}-data` } });
       }
@@ -207,7 +215,7 @@ async function leaseWorker(c: Ctx, req: Requester, r: Random, proc: string): Pro
     if (c.signal.aborted) break;
     if (held && r.next() < c.o.abandonProbability) {
       await pollUntilFree(c, req, name, token);
-      if (r.next() < 0.5) await fsWrite(c, proc, `lease:${name}`, token, holder, { zombie: true });
+      if (r.next() < 0.5) await fsWrite(c, proc, `lease:${name}`, token, holder, { zombie: true }, null);
       continue;
     }
     if (held) await mutate(c, req, { kind: 'lease.release', method: 'POST', path: `/v1/leases/${enc(name)}/release`, body: { holder, fencingToken: token }, argsExtra: { name } });
@@ -242,7 +250,7 @@ async function electionWorker(c: Ctx, req: Requester, r: Random, proc: string): 
       const elected = v?.['elected'] === true;
       const token = typeof v?.['fencingToken'] === 'number' ? v['fencingToken'] : null;
       if (elected && token !== null && c.cluster.clock.now() < until) {
-        await fsWrite(c, proc, `election:${group}`, token, candidate, { round: i });
+        await fsWrite(c, proc, `election:${group}`, token, candidate, { round: i }, until);
         if (r.next() < 0.4) await mutate(c, req, { kind: 'election.proclaim', method: 'POST', path: `/v1/elections/${enc(group)}/proclaim`, body: { candidate, fencingToken: token, value: `${candidate}/${i}` }, argsExtra: { group } });
       } else if (r.next() < 0.5) {
         await req.send({ kind: 'election.get', method: 'GET', path: `/v1/elections/${enc(group)}`, argsExtra: { group } });
@@ -290,6 +298,42 @@ async function readerWorker(c: Ctx, req: Requester, r: Random, _proc: string): P
     else if (pick < 6) { const group = r.pick(c.groups); await req.send({ kind: 'election.get', method: 'GET', path: `/v1/elections/${enc(group)}`, ...q, argsExtra: { group, ...sq } }); }
     else if (pick < 8) { const key = r.pick([c.counterKey, ...c.plainKeys, ...c.leases.map((l) => `${l}-data`)]); await req.send({ kind: 'kv.get', method: 'GET', path: `/v1/kv/${enc(key)}`, ...q, argsExtra: { key, ...sq } }); }
     else { const lease = r.pick(c.leases); const fencingToken = r.int(1, 50); await req.send({ kind: 'fence.check', method: 'POST', path: '/v1/fence/check', body: { lease, fencingToken }, argsExtra: {} }); }
+    await think(c, r);
+  }
+}
+
+/**
+ * A lease worker using the client library (SPEC §4): `acquire` (auto-renewing handle), side effects
+ * while `lease.signal` is not aborted, fenced KV puts, `release`. Every HTTP request the library makes
+ * (retries, background renewals, clean-up releases) is recorded through `recordingFetch`. Disabled
+ * (logged) when `@tenure/client` cannot be loaded.
+ */
+async function libraryWorker(c: Ctx, _req: Requester, r: Random, proc: string): Promise<void> {
+  let mod: typeof import('@tenure/client');
+  try { mod = await import('@tenure/client'); } catch (err) { c.log(`workload ${proc}: client library unavailable (${String(err)}); skipped`); return; }
+  const client = new mod.TenureClient({
+    endpoints: c.cluster.endpoints().map((e) => e.httpUrl), fetch: recordingFetch(c.history, c.cluster, proc), clientId: proc,
+    requestTimeoutMs: c.o.requestTimeoutMs, maxDriftRatio: c.o.maxDriftRatio, safetyMarginMs: c.o.safetyMarginMs,
+  });
+  let n = 0;
+  while (!c.signal.aborted) {
+    const name = r.pick(c.leases);
+    const holder = `${proc}.${++n}`;
+    const waitMs = r.next() < c.o.waitProbability ? r.int(100, 2 * c.o.ttlMs) : 0;
+    let lease: Awaited<ReturnType<typeof client.acquire>>;
+    try { lease = await client.acquire(name, { ttlMs: c.o.ttlMs, holder, ...(waitMs > 0 ? { waitMs } : {}) }); } catch { await think(c, r); continue; }
+    try {
+      const steps = r.int(1, 6);
+      for (let s = 0; s < steps && !lease.signal.aborted && !c.signal.aborted; s++) {
+        await fsWrite(c, proc, `lease:${name}`, lease.fencingToken, holder, { step: s }, null, () => !lease.signal.aborted);
+        if (r.next() < 0.4 && !lease.signal.aborted) {
+          await client.kv.put(`${name}-data`, { holder, step: s }, { fence: { lease: name, fencingToken: lease.fencingToken } }).catch(() => undefined);
+        }
+        await sleep(r.int(50, Math.max(60, Math.floor(c.o.ttlMs / 2))), c.signal);
+      }
+    } finally {
+      await lease.release().catch(() => undefined);
+    }
     await think(c, r);
   }
 }
