@@ -35,7 +35,7 @@ export function describeValidation(context: string, errors: readonly AjvErrorLik
       problem = 'is not allowed (unknown field)';
       break;
     case 'type':
-      problem = `must be ${String(p.type)}`;
+      problem = `must be ${/^[aeio]/.test(String(p.type)) ? 'an' : 'a'} ${String(p.type)}`;
       break;
     case 'minimum':
     case 'maximum':

@@ -236,7 +236,11 @@ export class SimClients {
     this.stats.readsInvoked++;
     c.op = op;
     this.#armTimeout(c, op.opId);
-    node.readIndex(op.requestId);
+    if (!node.readIndex(op.requestId) && c.op === op) {
+      // Paused (no answer): try elsewhere rather than wait for the timeout.
+      c.leaderHint = null;
+      this.#finish(c, this.#retryDelayMs());
+    }
   }
 
   #armTimeout(c: ClientState, opId: number): void {

@@ -170,7 +170,7 @@ async function fsWrite(c: Ctx, proc: string, resource: string, fencingToken: num
   const opId = c.history.invoke(proc, 'fs.write', args, null);
   let outcome: OpOutcome;
   try {
-    const reply = await httpJson('POST', `${c.fs.url}/write`, args, { timeoutMs: 2_000 });
+    const reply = await httpJson('POST', `${c.fs.url}/write`, { resource, fencingToken, writer, payload }, { timeoutMs: 2_000 });
     const json = (reply.json ?? null) as JsonObject | null;
     // `believedAfter`: the client library still called the grant held once the store answered.
     const value: JsonObject = { ...(json ?? {}), ...(believes === undefined ? {} : { believedAfter: believes() }) };

@@ -19,7 +19,7 @@ async function run(t: Test, staleLagMs: number, staleReads: boolean): Promise<{ 
   const history = createRecorder(clock);
   const wl = createTenureWorkload({
     seed: 42, random: createRandom(42), runDir: dir, log: () => {}, ttlMs: 400,
-    workload: { thinkMs: [5, 30], leaseWorkers: 3, electionWorkers: 2, counterWorkers: 2, readers: 2, staleReads, finalPhaseMs: 3000, requestTimeoutMs: 1000 },
+    workload: { thinkMs: [5, 30], leaseWorkers: 3, electionWorkers: 2, counterWorkers: 2, readers: 2, libraryWorkers: 1, staleReads, finalPhaseMs: 3000, requestTimeoutMs: 1000 },
   });
   const stop = new AbortController();
   await wl.start(cluster, history, stop.signal);
@@ -40,7 +40,11 @@ t.test('a correct server passes every checker under the full workload', async (t
   const kinds = new Set(record.ops.map((o) => o.kind));
   for (const k of ['lease.acquire', 'lease.renew', 'lease.get', 'election.campaign', 'election.renew', 'kv.put', 'kv.get', 'fs.write', 'fence.check']) t.ok(kinds.has(k as never), `workload issued ${k}`);
   t.ok(record.ops.some((o) => o.args['final'] === true), 'final reads recorded');
-  t.ok(record.ops.filter((o) => o.kind === 'fs.write' && o.outcome.status === 'ok').length > 0, 'side effects accepted by the fenced store');
+  t.ok(record.ops.some((o) => o.args['lib'] === true && o.kind === 'lease.acquire' && o.outcome.status === 'ok'), 'the client library acquired through the recording fetch');
+  t.ok(record.ops.some((o) => o.args['lib'] === true && o.kind === 'lease.release'), 'and released');
+  const writes = record.ops.filter((o) => o.kind === 'fs.write');
+  t.ok(writes.filter((o) => o.outcome.status === 'ok').length > 10, 'side effects accepted by the fenced store');
+  t.notOk(writes.some((o) => o.outcome.status === 'fail' && o.outcome.code !== 'stale_token'), 'the store never refused a write as malformed');
   for (const [name, r] of Object.entries(verdict.results)) t.ok(r.ok, `${name}: ${JSON.stringify(r.violations.slice(0, 2))}`);
   t.equal(verdict.results['linearizability']!.stats['partitionsUnknown'], 0, 'every search finished');
 });
