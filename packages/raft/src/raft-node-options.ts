@@ -23,7 +23,7 @@ export interface RaftNodeOptions<R> {
   readonly listen?: string;
   /** Directory of this node's level database. Required unless `storage` is given. */
   readonly dataDir?: string;
-  /** The replicated application; in-memory, rebuilt by replaying the log on open. */
+  /** The replicated application; in-memory, rebuilt on open from the newest snapshot plus the log after it. */
   readonly stateMachine: StateMachine<R>;
   /** Ticker period. Default 10 ms. */
   readonly tickMs?: number;
@@ -47,6 +47,17 @@ export interface RaftNodeOptions<R> {
   readonly readsPendingMax?: number;
   /** Deadline for propose/readBarrier when the caller gives none. Default 30 000 ms. */
   readonly requestTimeoutMsDefault?: number;
+  /**
+   * Take a state-machine snapshot and compact the log every this many applied entries (Raft §7).
+   * Default 10 000. Each snapshot is one StateMachine.snapshot() call plus one fsynced write.
+   */
+  readonly snapshotEntries?: number;
+  /**
+   * Entries kept in the log below each snapshot, so a follower only slightly behind gets
+   * AppendEntries instead of the whole snapshot. Default 1 000; any integer ≥ 0
+   * (0 = drop every entry the snapshot covers). Bounds the log at snapshotEntries + this.
+   */
+  readonly snapshotKeepEntries?: number;
   /** Seed of the election-jitter generator; default from crypto (logged). */
   readonly randomSeed?: number;
   /** Injected storage (tests); default LevelRaftStorage in `dataDir`. Closed by stop(). */
@@ -74,6 +85,8 @@ export interface ResolvedOptions {
   readonly proposalsPendingMax: number;
   readonly readsPendingMax: number;
   readonly requestTimeoutMsDefault: number;
+  readonly snapshotEntries: number;
+  readonly snapshotKeepEntries: number;
   readonly listen: string;
   readonly voters: readonly NodeId[];
 }
@@ -81,6 +94,12 @@ export interface ResolvedOptions {
 function positiveInt(field: string, value: number): number {
   if (!Number.isSafeInteger(value) || value <= 0)
     throw new InvalidArgumentError(field, `must be a positive integer, got ${value}`);
+  return value;
+}
+
+function nonNegativeInt(field: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new InvalidArgumentError(field, `must be a non-negative integer, got ${value}`);
   return value;
 }
 
@@ -122,6 +141,8 @@ export function resolveOptions<R>(o: RaftNodeOptions<R>): ResolvedOptions {
       readRequestsPendingMax,
     ),
     requestTimeoutMsDefault: positiveInt('requestTimeoutMsDefault', o.requestTimeoutMsDefault ?? 30_000),
+    snapshotEntries: positiveInt('snapshotEntries', o.snapshotEntries ?? 10_000),
+    snapshotKeepEntries: nonNegativeInt('snapshotKeepEntries', o.snapshotKeepEntries ?? 1_000),
     listen: o.listen ?? self.raftAddress,
     voters,
   };

@@ -2,20 +2,44 @@
  * RaftNode: the runtime around the pure RaftCore — level storage, TCP transport, a ticker, the
  * Ready loop, proposal / read / transfer tracking — implementing RaftNodeApi (api.ts).
  *
- * Ready loop (types.ts, etcd-io/raft's RawNode): persist hardState + entries (fsync) → send
- * messages → apply committedEntries → serve readStates / fail readFailures → advance. It runs on
- * setImmediate after any input, never re-entrantly; inputs arriving while a write is in flight
- * pile up in the core and leave in the NEXT Ready as one write (group commit).
+ * Ready loop (types.ts, etcd-io/raft's RawNode): persist snapshot + hardState + entries (one
+ * fsynced write) → send messages → restore an installed snapshot → apply committedEntries → serve
+ * readStates / fail readFailures → advance → maybe take a snapshot. It runs on setImmediate after
+ * any input, never re-entrantly; inputs arriving while a write is in flight pile up in the core and
+ * leave in the NEXT Ready as one write (group commit).
+ *
+ * Snapshots (Raft §7): every `snapshotEntries` applied entries, inside the loop (so no Ready is
+ * processed meanwhile): StateMachine.snapshot() → storage.saveSnapshot (fsynced) → storage.compactLog
+ * (entries ≤ applied − snapshotKeepEntries, older snapshots) → core.compact. The snapshot is durable
+ * before any entry it covers is deleted, so a kill at any point leaves a recoverable disk (see
+ * level-storage.ts). On open: restore the newest snapshot, then replay committed entries after it.
  */
 import assert from 'node:assert/strict';
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { RaftCore } from './core/raft-core.js';
-import type { CoreConfig, Entry, LogIndex, Message, NodeId, Ready, SoftState, Term } from './core/types.js';
+import type {
+  CoreConfig,
+  Entry,
+  LogIndex,
+  Message,
+  NodeId,
+  Ready,
+  Snapshot,
+  SnapshotMeta,
+  SoftState,
+  Term,
+} from './core/types.js';
 import { asIndex } from './core/types.js';
 import type { Applied, MemberStatus, RaftNodeApi, RaftStatus, RequestOptions } from './api.js';
 import type { StateMachine } from './state-machine.js';
-import { InvalidArgumentError, NotLeaderError, ResourceExhaustedError, StoppedError } from './errors.js';
+import {
+  InvalidArgumentError,
+  NotLeaderError,
+  ResourceExhaustedError,
+  StoppedError,
+  TimeoutError,
+} from './errors.js';
 import { Pending } from './pending.js';
 import { cryptoSeed, SeededRandom } from './random.js';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './raft-node-options.js';
@@ -55,8 +79,13 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   readonly #log: Logger;
   readonly #onFatalError: (err: unknown) => void;
 
-  /** Last entry applied to the state machine. Only #applyEntry raises it; appliedIndex ≤ commitIndex. */
+  /**
+   * Last entry applied to the state machine. Raised by #applyEntry and #restoreSnapshot;
+   * snapshotIndex ≤ appliedIndex ≤ commitIndex.
+   */
   #appliedIndex: LogIndex;
+  /** Index of the newest snapshot on disk (taken or installed); 0 without one. */
+  #snapshotIndex: LogIndex;
   /** index → proposal; at most proposalsPendingMax. */
   readonly #proposals = new Map<number, PendingProposal<R>>();
   /** requestId → read; at most readsPendingMax. */
@@ -86,6 +115,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       storage: RaftStorage;
       transport: Transport;
       appliedIndex: LogIndex;
+      snapshotIndex: LogIndex;
       log: Logger;
     },
   ) {
@@ -96,6 +126,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#storage = parts.storage;
     this.#transport = parts.transport;
     this.#appliedIndex = parts.appliedIndex;
+    this.#snapshotIndex = parts.snapshotIndex;
     this.#log = parts.log;
     this.#onFatalError =
       options.onFatalError ??
@@ -126,7 +157,17 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       }));
     try {
       const initial = await storage.recover();
-      const appliedIndex = replay(options.stateMachine, initial.entries, initial.hardState.commitIndex);
+      const snapshotIndex = asIndex(initial.snapshot?.index ?? 0);
+      if (initial.snapshot !== null) {
+        assert.ok(initial.snapshotData !== undefined, 'recovered snapshot without its bytes');
+        options.stateMachine.restore(initial.snapshotData);
+      }
+      const appliedIndex = replay(
+        options.stateMachine,
+        initial.entries,
+        snapshotIndex,
+        initial.hardState.commitIndex,
+      );
       const seed = options.randomSeed ?? cryptoSeed();
       // The core hands out only entries after what the replay applied.
       const core = new RaftCore(
@@ -144,13 +185,21 @@ export class RaftNode<R> implements RaftNodeApi<R> {
           listen: resolved.listen,
           logger: root.child({ component: 'raft-transport', nodeId: options.id }),
         });
-      const node = new RaftNode(options, resolved, { core, storage, transport, appliedIndex, log });
+      const node = new RaftNode(options, resolved, {
+        core,
+        storage,
+        transport,
+        appliedIndex,
+        snapshotIndex,
+        log,
+      });
       await node.#start();
       log.info(
         {
           term: initial.hardState.term,
           commitIndex: initial.hardState.commitIndex,
-          lastIndex: initial.entries.length,
+          snapshotIndex,
+          lastIndex: snapshotIndex + initial.entries.length,
           appliedIndex,
           seed,
         },
@@ -197,7 +246,11 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#loopRunning || this.#stopped) return;
     this.#loopRunning = true;
     try {
-      while (!this.#stopped && this.#core.hasReady()) await this.#handleReady(this.#core.ready());
+      while (!this.#stopped && this.#core.hasReady()) {
+        await this.#handleReady(this.#core.ready());
+        if (this.#appliedIndex - this.#snapshotIndex >= this.#o.snapshotEntries && !this.#stopped)
+          await this.#takeSnapshot();
+      }
     } catch (err) {
       this.#fatal(err);
     } finally {
@@ -208,12 +261,17 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   /** One Ready, in the order types.ts prescribes. */
   async #handleReady(ready: Ready): Promise<void> {
     if (ready.softState !== null) this.#onSoftState(ready.softState);
-    if (ready.hardState !== null || ready.entries.length > 0) {
-      await this.#storage.persist({ hardState: ready.hardState, entries: ready.entries });
+    if (ready.hardState !== null || ready.entries.length > 0 || ready.snapshot !== null) {
+      await this.#storage.persist({
+        hardState: ready.hardState,
+        entries: ready.entries,
+        snapshot: ready.snapshot,
+      });
       if (this.#stopped) return;
     }
     for (const msg of ready.messages) this.#transport.send(msg);
     const appliedBefore = this.#appliedIndex;
+    if (ready.snapshot !== null) this.#restoreSnapshot(ready.snapshot);
     for (const entry of ready.committedEntries) this.#applyEntry(entry);
     for (const readState of ready.readStates) {
       const read = this.#reads.get(readState.requestId);
@@ -253,6 +311,43 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       // Another leader's entry took this index: ours is not in the log and never will be (§5.3).
       proposal.pending.reject(new NotLeaderError(this.#softState.leaderId));
     }
+  }
+
+  /**
+   * A snapshot from the leader replaced our log (Ready.snapshot, already durable): restore the state
+   * machine from it. Proposals at indices it covers cannot be matched to their entries any more:
+   * they fail with TimeoutError (outcome unknown; SPEC §3 — retry with the idempotency key).
+   */
+  #restoreSnapshot(snapshot: Snapshot): void {
+    const meta = snapshot.meta;
+    assert.ok(meta.index > this.#appliedIndex, 'installed snapshot must be ahead of the state machine');
+    this.#sm.restore(snapshot.data);
+    this.#appliedIndex = meta.index;
+    this.#snapshotIndex = meta.index;
+    for (const [index, proposal] of this.#proposals) {
+      if (index > meta.index) continue;
+      proposal.pending.reject(new TimeoutError('entry was compacted into a snapshot; outcome unknown'));
+      this.#proposals.delete(index);
+    }
+    this.#log.info({ snapshotIndex: meta.index, term: meta.term, sizeBytes: snapshot.data.byteLength }, 'installed snapshot');
+  }
+
+  /**
+   * Local snapshot + compaction (Raft §7), in the crash-safe order of level-storage.ts: snapshot
+   * durable first, then old entries deleted, then the core told. Runs inside the Ready loop, right
+   * after advance(), so the core's appliedIndex equals ours.
+   */
+  async #takeSnapshot(): Promise<void> {
+    const meta: SnapshotMeta = this.#core.snapshotMetaAt(this.#appliedIndex);
+    const data = this.#sm.snapshot();
+    await this.#storage.saveSnapshot({ meta, data });
+    if (this.#stopped) return;
+    const compactIndex = asIndex(Math.max(0, meta.index - this.#o.snapshotKeepEntries));
+    await this.#storage.compactLog(compactIndex, meta.index);
+    if (this.#stopped) return;
+    this.#snapshotIndex = asIndex(Math.max(this.#snapshotIndex, meta.index));
+    const used = this.#core.compact(meta, data, compactIndex);
+    this.#log.info({ snapshotIndex: meta.index, compactIndex, sizeBytes: data.byteLength, used }, 'took snapshot');
   }
 
   #serveReads(): void {
@@ -469,6 +564,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   /** Throws (assertion) if a runtime invariant is broken (tests call it); also checks the core's. */
   checkInvariants(): void {
     assert.ok(this.#appliedIndex <= this.#core.hardState().commitIndex, 'appliedIndex ≤ commitIndex');
+    assert.ok(this.#snapshotIndex <= this.#appliedIndex, 'snapshotIndex ≤ appliedIndex');
     assert.ok(this.#proposals.size <= this.#o.proposalsPendingMax, 'proposals within proposalsPendingMax');
     assert.ok(this.#reads.size <= this.#o.readsPendingMax, 'reads within readsPendingMax');
     for (const index of this.#proposals.keys())
@@ -514,10 +610,20 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   }
 }
 
-/** Applies entries 1..commitIndex of the recovered log (the state machine lives in memory). */
-function replay<R>(sm: StateMachine<R>, entries: readonly Entry[], commitIndex: LogIndex): LogIndex {
+/**
+ * Applies the recovered entries (snapshotIndex, commitIndex] to a state machine already restored
+ * to `snapshotIndex`; returns the applied index.
+ */
+function replay<R>(
+  sm: StateMachine<R>,
+  entries: readonly Entry[],
+  snapshotIndex: LogIndex,
+  commitIndex: LogIndex,
+): LogIndex {
+  let applied = snapshotIndex;
   for (const entry of entries) {
     if (entry.index > commitIndex) break;
+    assert.equal(entry.index, applied + 1, 'replay must be contiguous after the snapshot');
     sm.apply({
       index: entry.index,
       term: entry.term,
@@ -525,8 +631,9 @@ function replay<R>(sm: StateMachine<R>, entries: readonly Entry[], commitIndex: 
       type: entry.type,
       data: entry.data,
     });
+    applied = entry.index;
   }
-  return asIndex(Math.min(commitIndex, entries.length));
+  return applied;
 }
 
 function coreConfig(id: NodeId, o: ResolvedOptions): CoreConfig {

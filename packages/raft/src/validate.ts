@@ -2,7 +2,17 @@
  * Decode-then-validate for data that crosses a trust boundary (peer frames, disk reads): turns an
  * unknown decoded value into a protocol value, or null when malformed. Shapes are types.ts's.
  */
-import type { AppendEntriesMsg, Entry, HardState, LogIndex, Message, NodeId, Term } from './core/types.js';
+import type {
+  AppendEntriesMsg,
+  Entry,
+  HardState,
+  InstallSnapshotMsg,
+  LogIndex,
+  Message,
+  NodeId,
+  SnapshotMeta,
+  Term,
+} from './core/types.js';
 import { asIndex, asTerm } from './core/types.js';
 
 /** Bound on entries in one decoded AppendEntries (a peer cannot make us loop forever). */
@@ -35,6 +45,24 @@ export function parseHardState(v: unknown): HardState | null {
   if (t === null || c === null) return null;
   if (v.votedFor !== null && !isId(v.votedFor)) return null;
   return { term: t, votedFor: v.votedFor, commitIndex: c };
+}
+
+/** Validates a snapshot meta record (Raft §7): index ≥ 1, term, finite clusterTimeMs. Null when malformed. */
+export function parseSnapshotMeta(v: unknown): SnapshotMeta | null {
+  if (!isObj(v)) return null;
+  const t = term(v.term);
+  const i = index(v.index);
+  if (t === null || i === null || i < 1) return null;
+  if (typeof v.clusterTimeMs !== 'number' || !Number.isFinite(v.clusterTimeMs)) return null;
+  return { index: i, term: t, clusterTimeMs: v.clusterTimeMs };
+}
+
+function parseInstallSnapshot(v: Obj, base: { from: NodeId; to: NodeId; term: Term }): InstallSnapshotMsg | null {
+  const snapshot = parseSnapshotMeta(v.snapshot);
+  if (snapshot === null || !(v.data instanceof Uint8Array)) return null;
+  if (typeof v.clusterTimeMs !== 'number' || !Number.isFinite(v.clusterTimeMs)) return null;
+  // Copy: a decoded Buffer may be a view into a larger frame buffer.
+  return { ...base, type: 'InstallSnapshot', snapshot, data: new Uint8Array(v.data), clusterTimeMs: v.clusterTimeMs };
 }
 
 function parseEntries(v: unknown): Entry[] | null {
@@ -114,6 +142,14 @@ export function parseMessage(v: unknown): Message | null {
     }
     case 'TimeoutNow':
       return { ...base, type: 'TimeoutNow' };
+    case 'InstallSnapshot':
+      return parseInstallSnapshot(v, base);
+    case 'InstallSnapshotResponse': {
+      const snapshotIndex = index(v.snapshotIndex);
+      const matchIndex = index(v.matchIndex);
+      if (snapshotIndex === null || matchIndex === null) return null;
+      return { ...base, type: 'InstallSnapshotResponse', snapshotIndex, matchIndex };
+    }
     default:
       return null;
   }

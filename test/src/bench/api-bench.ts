@@ -5,12 +5,18 @@
  * one name, and linearizable reads. Prints ops/s, p50/p99 and the CPU each process used, and writes
  * the figures to bench-results/api-bench-<time>.json.
  *
- * Options (env): BENCH_SECONDS (per workload and concurrency, default 3), BENCH_CONCURRENCY
- * (comma list, default 1,16,64).
+ * Options: `--help` lists them (flags win over the env BENCH_SECONDS / BENCH_CONCURRENCY).
+ * `--profile DIR` runs every server process under the V8 CPU profiler (cpu-profile-preload.ts via
+ * NODE_OPTIONS, since `--cpu-prof` is refused there), stops them
+ * gracefully at the end so the .cpuprofile files are written, and profiles the bench client too.
+ * `--target follower` sends every request to a follower (measures the forwarding hop).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { cpus } from 'node:os';
+import { parseArgs } from 'node:util';
 import { Agent, request } from 'node:http';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import * as hdr from 'hdr-histogram-js';
 import { LocalCluster, REPO_ROOT } from '../support/cluster.js';
 
@@ -81,6 +87,8 @@ interface Result {
   p99Ms: number;
   maxMs: number;
   cpuPercent: Record<string, number>;
+  /** CPU time per successful op, microseconds, per process (n1..n3, bench). */
+  cpuUsPerOp: Record<string, number>;
 }
 
 /** One client's loop body: performs one op, returns false on an unexpected answer. */
@@ -109,7 +117,12 @@ async function runWorkload(cluster: LocalCluster, http: BenchClient, name: strin
   );
   const elapsed = (performance.now() - start) / 1000;
   const cpuPercent: Record<string, number> = {};
-  for (const [id, pid] of pids) cpuPercent[id] = Math.round(((cpuSeconds(pid) - cpu0.get(id)!) / elapsed) * 100);
+  const cpuUsPerOp: Record<string, number> = {};
+  for (const [id, pid] of pids) {
+    const used = cpuSeconds(pid) - cpu0.get(id)!;
+    cpuPercent[id] = Math.round((used / elapsed) * 100);
+    cpuUsPerOp[id] = count === 0 ? 0 : Math.round((used / count) * 1e6);
+  }
   void http;
   return {
     workload: name,
@@ -122,26 +135,128 @@ async function runWorkload(cluster: LocalCluster, http: BenchClient, name: strin
     p99Ms: hist.getValueAtPercentile(99) / 1000,
     maxMs: hist.maxValue / 1000,
     cpuPercent,
+    cpuUsPerOp,
+  };
+}
+
+const USAGE = `Usage: node test/dist/bench/api-bench.js [options]
+
+  --seconds N          seconds per workload and concurrency (env BENCH_SECONDS, default 3)
+  --concurrency LIST   comma list of client counts (env BENCH_CONCURRENCY, default 1,16,64)
+  --workloads LIST     comma list among: pair, acquire, renew, handoff, read (default all)
+  --target T           leader | follower: node the clients talk to (default leader)
+  --profile DIR        run server processes under the V8 CPU profiler, write .cpuprofile files
+                       of n1..n3 and of the bench client into DIR
+  --node-args "ARGS"   extra node flags for the server processes (NODE_OPTIONS)
+  --server-args "ARGS" extra tenure-server flags (space separated)
+  --log-level L        server log level (default warn)
+  --help               this text
+
+Prints ops/s, p50/p99/max latency, CPU % and CPU microseconds per op of every process, and
+writes the figures to bench-results/api-bench-<time>.json.`;
+
+const WORKLOADS = ['pair', 'acquire', 'renew', 'handoff', 'read'] as const;
+type Workload = (typeof WORKLOADS)[number];
+
+interface BenchOptions {
+  readonly seconds: number;
+  readonly levels: readonly number[];
+  readonly workloads: ReadonlySet<Workload>;
+  readonly target: 'leader' | 'follower';
+  readonly profileDir: string | null;
+  readonly nodeArgs: string;
+  readonly serverArgs: readonly string[];
+  readonly logLevel: string;
+}
+
+/** Parse argv; prints usage and exits on --help or a bad option. */
+function parseOptions(argv: readonly string[]): BenchOptions {
+  let v;
+  try {
+    v = parseArgs({
+      args: [...argv],
+      options: {
+        seconds: { type: 'string' },
+        concurrency: { type: 'string' },
+        workloads: { type: 'string' },
+        target: { type: 'string' },
+        profile: { type: 'string' },
+        'node-args': { type: 'string' },
+        'server-args': { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean' },
+      },
+    }).values;
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (v.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const fail = (msg: string): never => {
+    console.error(`${msg}\n\n${USAGE}`);
+    process.exit(2);
+  };
+  const seconds = Number(v.seconds ?? process.env.BENCH_SECONDS ?? 3);
+  if (!(seconds > 0)) fail('--seconds must be a positive number');
+  const levels = (v.concurrency ?? process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
+  if (levels.some((n) => !Number.isInteger(n) || n < 1)) fail('--concurrency must be a comma list of positive integers');
+  const workloads = (v.workloads ?? WORKLOADS.join(',')).split(',') as Workload[];
+  for (const w of workloads) if (!WORKLOADS.includes(w)) fail(`unknown workload "${w}"`);
+  const target = v.target ?? 'leader';
+  if (target !== 'leader' && target !== 'follower') fail('--target must be leader or follower');
+  return {
+    seconds,
+    levels,
+    workloads: new Set(workloads),
+    target: target as 'leader' | 'follower',
+    profileDir: v.profile === undefined ? null : resolve(v.profile),
+    nodeArgs: v['node-args'] ?? '',
+    serverArgs: (v['server-args'] ?? '').split(' ').filter((a) => a.length > 0),
+    logLevel: v['log-level'] ?? 'warn',
   };
 }
 
 async function main(): Promise<void> {
-  const seconds = Number(process.env.BENCH_SECONDS ?? 3);
-  const levels = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
-  const cluster = await LocalCluster.start({ logLevel: 'warn' });
+  const o = parseOptions(process.argv.slice(2));
+  const { seconds, levels } = o;
+  // Node flags reach the server processes through NODE_OPTIONS (the cluster helper spawns
+  // `node main.js`); set only while spawning, the bench itself is already running.
+  // `--cpu-prof` is refused in NODE_OPTIONS: a preload starts the profiler instead.
+  const preload = new URL('./cpu-profile-preload.js', import.meta.url).href;
+  const nodeOptions = [o.nodeArgs, o.profileDir === null ? '' : `--import=${preload}`].join(' ').trim();
+  if (o.profileDir !== null) process.env.TENURE_CPU_PROF_DIR = o.profileDir;
+  const savedNodeOptions = process.env.NODE_OPTIONS;
+  if (nodeOptions.length > 0) process.env.NODE_OPTIONS = `${savedNodeOptions ?? ''} ${nodeOptions}`.trim();
+  if (o.profileDir !== null) mkdirSync(o.profileDir, { recursive: true });
+  const cluster = await LocalCluster.start({ logLevel: o.logLevel, extraArgs: o.serverArgs });
+  if (savedNodeOptions === undefined) delete process.env.NODE_OPTIONS;
+  else process.env.NODE_OPTIONS = savedNodeOptions;
   const stop = (): void => {
     void cluster.teardown().then(() => process.exit(130));
   };
   process.on('SIGINT', stop);
+  let session: Session | null = null;
+  if (o.profileDir !== null) {
+    session = new Session();
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
   try {
     const leader = await cluster.waitForLeader();
-    const http = new BenchClient(cluster.node(leader).httpAddress, Math.max(...levels) * 2);
+    if (o.profileDir !== null) console.log(`profiling pids: ${cluster.nodes.map((n) => `${n.id}=${cluster.pid(n.id)}`).join(' ')} leader=${leader}`);
+    const targetId = o.target === 'leader' ? leader : cluster.nodes.find((n) => n.id !== leader)!.id;
+    const http = new BenchClient(cluster.node(targetId).httpAddress, Math.max(...levels) * 2);
     const results: Result[] = [];
     let run = 0;
     for (const clients of levels) {
       run++;
       const tag = `r${run}c${clients}`;
-      results.push(
+      if (o.workloads.has('pair'))
+        results.push(
         await runWorkload(cluster, http, 'acquire+release pair', clients, seconds, async (i) => {
           const path = `/v1/leases/pair-${tag}-${i}`;
           return async () => {
@@ -152,7 +267,8 @@ async function main(): Promise<void> {
           };
         }),
       );
-      results.push(
+      if (o.workloads.has('acquire'))
+        results.push(
         await runWorkload(cluster, http, 'acquire (single request)', clients, seconds, async (i) => {
           let n = 0;
           return async () => {
@@ -161,14 +277,16 @@ async function main(): Promise<void> {
           };
         }),
       );
-      results.push(
+      if (o.workloads.has('renew'))
+        results.push(
         await runWorkload(cluster, http, 'renew', clients, seconds, async (i) => {
           const path = `/v1/leases/renew-${tag}-${i}`;
           const a = await http.call('POST', `${path}/acquire`, { holder: `h${i}`, ttlMs: 60000 });
           return async () => (await http.call('POST', `${path}/renew`, { holder: `h${i}`, fencingToken: a.body.fencingToken })).status === 200;
         }),
       );
-      results.push(
+      if (o.workloads.has('handoff'))
+        results.push(
         await runWorkload(cluster, http, 'contended hand-off', clients, seconds, async (i) => {
           const path = `/v1/leases/hot-${tag}`;
           let n = 0;
@@ -180,7 +298,8 @@ async function main(): Promise<void> {
           };
         }),
       );
-      results.push(
+      if (o.workloads.has('read'))
+        results.push(
         await runWorkload(cluster, http, 'linearizable read', clients, seconds, async (i) => {
           const path = `/v1/leases/read-${tag}-${i}`;
           await http.call('POST', `${path}/acquire`, { holder: `h${i}`, ttlMs: 600000 });
@@ -189,7 +308,8 @@ async function main(): Promise<void> {
       );
     }
     http.close();
-    const header = ['workload', 'clients', 'ops/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'cpu % (n1/n2/n3/bench)'];
+    const header = ['workload', 'clients', 'ops/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'cpu % n1/n2/n3/bench', 'cpu µs/op n1/n2/n3/bench'];
+    const ids = ['n1', 'n2', 'n3', 'bench'];
     const rows = results.map((r) => [
       r.workload,
       String(r.clients),
@@ -198,19 +318,31 @@ async function main(): Promise<void> {
       r.p99Ms.toFixed(2),
       r.maxMs.toFixed(1),
       String(r.errors),
-      ['n1', 'n2', 'n3', 'bench'].map((k) => r.cpuPercent[k] ?? 0).join('/'),
+      ids.map((k) => r.cpuPercent[k] ?? 0).join('/'),
+      ids.map((k) => r.cpuUsPerOp[k] ?? 0).join('/'),
     ]);
     const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
     const line = (cells: string[]): string => cells.map((cell, c) => cell.padEnd(widths[c]!)).join('  ');
-    console.log(`\nTenure API bench: 3 nodes on loopback, leader ${leader}, ${seconds} s per run, fsync on\n`);
+    const loadavg = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+    console.log(
+      `\nTenure API bench: 3 nodes on loopback, leader ${leader}, clients talk to ${targetId} (${o.target}), ${seconds} s per run, fsync on, ${cpus().length} CPUs, load average ${loadavg}\n`,
+    );
     console.log(line(header));
     for (const r of rows) console.log(line(r));
     const dir = join(REPO_ROOT, 'bench-results');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `api-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, JSON.stringify({ leader, seconds, cpus: (await import('node:os')).cpus().length, results }, null, 2));
+    writeFileSync(file, JSON.stringify({ leader, target: o.target, targetId, seconds, cpus: cpus().length, loadavg, serverArgs: o.serverArgs, nodeArgs: o.nodeArgs, results }, null, 2));
     console.log(`\nwritten ${file}`);
+    if (o.profileDir !== null) {
+      // Graceful stops, so every server writes its .cpuprofile on exit (SIGKILL would not).
+      await Promise.all(cluster.nodes.map((n) => cluster.stop(n.id)));
+      const { profile } = await session!.post('Profiler.stop');
+      writeFileSync(join(o.profileDir, `bench-client-${process.pid}.cpuprofile`), JSON.stringify(profile));
+      console.log(`profiles in ${o.profileDir}`);
+    }
   } finally {
+    session?.disconnect();
     await cluster.teardown();
   }
 }

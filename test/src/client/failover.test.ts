@@ -63,6 +63,8 @@ t.test('client across leader failover', async (t) => {
             continue;
           }
           tally.acquireFailed++;
+          const code = `acquire ${error instanceof TenureError ? error.code : String(error)}`;
+          failedCodes.set(code, (failedCodes.get(code) ?? 0) + 1);
           // Reported failed (definitively): the server must not show this caller holding.
           const view = await serverLease(cluster, LEASE);
           if (view?.holder === holder)

@@ -1,4 +1,4 @@
-// Proves, against a real three-node cluster, that a client's lease `signal` aborts before the server can grant the lease to anyone else when its renewals stop, and that a replayed release (same Idempotency-Key) never touches a newer grant of the same holder (BC-12).
+// Proves, against a real three-node cluster, that a client's lease `signal` aborts before the server can grant the lease to anyone else when its renewals stop, that a cut-off holder re-acquiring is refused while the new holder holds (BC-11), and that a replayed release (same Idempotency-Key) never touches a newer grant of the same holder (BC-12).
 import t from 'tap';
 import { TenureError, type Lease } from '@tenure/client';
 import { LocalCluster } from '../support/cluster.js';
@@ -60,7 +60,17 @@ t.test('lease client e2e', async (t) => {
       t.ok(aNet.blocked > 0, `rep ${i}: A's renewals were really cut off`);
       lease.checkInvariants();
       aNet.heal();
+      // BC-11: A reconnects and asks again, even under its old holder id: refused while B holds.
+      const again = await a.acquire(name, { ttlMs, holder: lease.holder }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      t.ok(again instanceof TenureError && again.code === 'held' && again.details['holder'] === bLease.holder, `rep ${i}: A's re-acquire is refused (held by B)`);
+      t.equal(bLease.isHeld(), true, `rep ${i}: B still holds`);
       t.equal(await bLease.release(), true, `rep ${i}: B releases`);
+      const later = await a.acquire(name, { ttlMs, autoRenew: false });
+      t.ok(later.fencingToken > bLease.fencingToken, `rep ${i}: A's later grant has a token above B's`);
+      await later.release();
     }
   });
 

@@ -9,7 +9,7 @@ export const committedEntriesPerReadyMax = 4096;
 
 /**
  * Throws (assertion) if `config` is inconsistent: `id` must be a voter, voters unique and non-empty,
- * 1 ≤ heartbeatTicks < electionTimeoutTicks (Raft §5.2), every `…Max` ≥ 1.
+ * 1 ≤ heartbeatTicks < electionTimeoutTicks (Raft §5.2), every `…Max` ≥ 1, snapshotRetryTicks ≥ 1 if set.
  */
 export function validateCoreConfig(config: CoreConfig): void {
   assert.ok(config.voters.length >= 1, 'voters must not be empty');
@@ -32,4 +32,10 @@ export function validateCoreConfig(config: CoreConfig): void {
     Number.isInteger(config.inflightMessagesMax) && config.inflightMessagesMax >= 1,
     'inflightMessagesMax ≥ 1',
   );
+  if (config.snapshotRetryTicks !== undefined) {
+    assert.ok(
+      Number.isInteger(config.snapshotRetryTicks) && config.snapshotRetryTicks >= 1,
+      'snapshotRetryTicks ≥ 1',
+    );
+  }
 }

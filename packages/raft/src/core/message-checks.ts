@@ -2,9 +2,9 @@
  * Cheap structural checks of an incoming message before the core acts on it (STYLE: validate at the
  * gateway, assert inside). The transport decodes and validates shapes; this guards the relations the
  * core's assertions rely on, so a malformed peer message is dropped instead of crashing the node.
- * Cost: O(entries) for AppendEntries, O(1) otherwise.
+ * Cost: O(entries) for AppendEntries, O(1) otherwise (snapshot bytes are not inspected).
  */
-import type { AppendEntriesMsg, Message } from './types.js';
+import type { AppendEntriesMsg, InstallSnapshotMsg, Message } from './types.js';
 
 const isCount = (n: unknown): boolean => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
 const isTimeMs = (n: unknown): boolean => typeof n === 'number' && Number.isFinite(n) && n >= 0;
@@ -29,11 +29,23 @@ export function isWellFormedMessage(msg: Message): boolean {
         isCount(msg.conflictTerm) &&
         isCount(msg.heartbeatSeq)
       );
+    case 'InstallSnapshot':
+      return isWellFormedInstallSnapshot(msg);
+    case 'InstallSnapshotResponse':
+      return isCount(msg.snapshotIndex) && isCount(msg.matchIndex);
     case 'PreVoteResponse':
     case 'RequestVoteResponse':
     case 'TimeoutNow':
       return true;
   }
+}
+
+/** A snapshot point ≥ 1 whose term is ≤ the message term (Raft §7), with valid times and bytes. */
+function isWellFormedInstallSnapshot(msg: InstallSnapshotMsg): boolean {
+  const meta = msg.snapshot;
+  if (typeof meta !== 'object' || meta === null) return false;
+  if (!isCount(meta.index) || meta.index < 1 || !isCount(meta.term) || meta.term > msg.term) return false;
+  return isTimeMs(meta.clusterTimeMs) && isTimeMs(msg.clusterTimeMs) && msg.data instanceof Uint8Array;
 }
 
 function isWellFormedAppend(msg: AppendEntriesMsg): boolean {

@@ -5,13 +5,18 @@
  *   response arrives (after a rejection, or when the leader starts).
  * - `replicate`: nextIndex is advanced optimistically as messages are sent; at most
  *   `inflightMessagesMax` messages carrying entries are in flight (the pipelining window).
+ * - `snapshot`: the follower needs entries the leader compacted away; an InstallSnapshot for
+ *   `pendingSnapshotIndex` was sent at tick `snapshotSentTick` and nothing else is sent (only
+ *   heartbeats) until it is answered, the follower's match reaches it, or the retry timeout
+ *   sends it back to `probe` (Raft §7; etcd-io/raft's StateSnapshot).
  *
  * Invariants: 0 ≤ matchIndex < nextIndex; inflight holds strictly increasing last-indices,
- * each > matchIndex, at most inflightMessagesMax of them, and is empty in `probe`.
+ * each > matchIndex, at most inflightMessagesMax of them, and is empty outside `replicate`;
+ * pendingSnapshotIndex is > 0 (and ≤ the leader's lastIndex) exactly in `snapshot`.
  */
 import assert from 'node:assert/strict';
 
-export type ProgressState = 'probe' | 'replicate';
+export type ProgressState = 'probe' | 'replicate' | 'snapshot';
 
 /** The leader's replication state for one follower (see the file comment for states and invariants). */
 export class Progress {
@@ -37,6 +42,10 @@ export class Progress {
   rejectFloorSeq = 0;
   /** Highest index the follower may commit by the messages sent so far (min(leaderCommit, last sent)). */
   commitSentIndex = 0;
+  /** `snapshot` only: meta.index of the InstallSnapshot in flight (0 otherwise). */
+  pendingSnapshotIndex = 0;
+  /** `snapshot` only: core tick at which it was sent (for the retry timeout). */
+  snapshotSentTick = 0;
 
   constructor(nextIndex: number, inflightMax: number) {
     assert.ok(nextIndex >= 1 && inflightMax >= 1);
@@ -46,6 +55,7 @@ export class Progress {
 
   /** True if no AppendEntries with entries may be sent now (flow control). */
   isPaused(): boolean {
+    if (this.state === 'snapshot') return true;
     return this.state === 'probe' ? this.probeSent : this.#inflight.length >= this.#inflightMax;
   }
 
@@ -55,6 +65,7 @@ export class Progress {
 
   /** Record a sent AppendEntries whose last entry is `lastIndex` (prevLogIndex if it carried none). */
   onSent(lastIndex: number, carriedEntries: boolean): void {
+    assert.notEqual(this.state, 'snapshot', 'no AppendEntries with entries while a snapshot is in flight');
     if (this.state === 'probe') {
       this.probeSent = true;
       return;
@@ -82,7 +93,18 @@ export class Progress {
   becomeProbe(nextIndex: number): void {
     this.state = 'probe';
     this.probeSent = false;
+    this.pendingSnapshotIndex = 0;
     this.nextIndex = Math.max(this.matchIndex + 1, nextIndex);
+    this.#inflight.length = 0;
+  }
+
+  /** Switch to `snapshot`: an InstallSnapshot for `snapshotIndex` (> matchIndex) was sent at `tick`. */
+  becomeSnapshot(snapshotIndex: number, tick: number): void {
+    assert.ok(snapshotIndex > this.matchIndex, 'snapshot must cover more than the follower has');
+    this.state = 'snapshot';
+    this.probeSent = false;
+    this.pendingSnapshotIndex = snapshotIndex;
+    this.snapshotSentTick = tick;
     this.#inflight.length = 0;
   }
 
@@ -90,6 +112,7 @@ export class Progress {
   becomeReplicate(): void {
     this.state = 'replicate';
     this.probeSent = false;
+    this.pendingSnapshotIndex = 0;
     this.nextIndex = this.matchIndex + 1;
     this.#inflight.length = 0;
   }
@@ -100,6 +123,11 @@ export class Progress {
     assert.ok(this.matchIndex <= lastIndex, 'matchIndex ≤ leader lastIndex');
     assert.ok(this.nextIndex <= lastIndex + 1, 'nextIndex ≤ lastIndex + 1');
     assert.ok(this.#inflight.length <= this.#inflightMax, 'inflight window bounded');
-    if (this.state === 'probe') assert.equal(this.#inflight.length, 0, 'no inflight window in probe');
+    if (this.state !== 'replicate') assert.equal(this.#inflight.length, 0, 'no inflight window outside replicate');
+    if (this.state === 'snapshot') {
+      assert.ok(this.pendingSnapshotIndex > 0 && this.pendingSnapshotIndex <= lastIndex, 'pending snapshot within log');
+    } else {
+      assert.equal(this.pendingSnapshotIndex, 0, 'pendingSnapshotIndex only in snapshot state');
+    }
   }
 }

@@ -17,6 +17,10 @@
  *   persistence (a follower may get an entry in `entries` and `committedEntries` of the same Ready:
  *   step 1 persists it before step 3 applies it).
  * - The leader counts its own log toward a commit only up to the last entry confirmed by `advance`.
+ * - Snapshots (Raft §7): the runtime snapshots its state machine, makes it durable, then calls
+ *   `compact(meta, data, compactIndex)`; the core drops entries ≤ compactIndex and keeps the snapshot
+ *   to send InstallSnapshot to followers that need compacted entries. A follower that installs one
+ *   hands it out in `Ready.snapshot` (persist + restore before applying later entries).
  *
  * Roles change only in the `#becomeX` methods. Peers are always iterated in config order.
  */
@@ -36,6 +40,8 @@ import type {
   CoreInitialState,
   Entry,
   HardState,
+  InstallSnapshotMsg,
+  InstallSnapshotResponseMsg,
   LogIndex,
   Message,
   NodeId,
@@ -49,6 +55,8 @@ import type {
   RequestVoteMsg,
   RequestVoteResponseMsg,
   Role,
+  Snapshot,
+  SnapshotMeta,
   SoftState,
   Term,
 } from './types.js';
@@ -60,9 +68,9 @@ export interface ProgressView {
   readonly nextIndex: LogIndex;
   /** Core tick count of the last response from that follower; -1 if none in this term. */
   readonly lastAckTick: number;
-  readonly state: 'probe' | 'replicate';
+  readonly state: 'probe' | 'replicate' | 'snapshot';
   readonly inflightMessages: number;
-  /** The follower needs entries before the leader's firstIndex (InstallSnapshot, not implemented yet). */
+  /** The follower needs entries before the leader's firstIndex: it is (or will be) sent InstallSnapshot (§7). */
   readonly needsSnapshot: boolean;
 }
 
@@ -82,6 +90,15 @@ export class RaftCore {
   readonly #random: Random;
   readonly #log: RaftLog;
   readonly #time: ClusterTime;
+  /** Leader: ticks before an unanswered InstallSnapshot is sent again (CoreConfig.snapshotRetryTicks). */
+  readonly #snapshotRetryTicks: number;
+  /**
+   * Newest durable snapshot of this node (taken locally via compact(), or installed from a leader),
+   * sent to followers that need entries ≤ its index. meta.index ≥ the log's snapshotIndex.
+   */
+  #snapshot: Snapshot | null;
+  /** Snapshot installed from the leader and not yet handed out in Ready.snapshot. */
+  #pendingSnapshot: Snapshot | null = null;
 
   /** Current term (§5.1). Only increases; changed in #setTerm. */
   #term: Term;
@@ -142,8 +159,11 @@ export class RaftCore {
     this.#peers = config.voters.filter((v) => v !== config.id);
     this.#peerSet = new Set(this.#peers);
     this.#random = random;
+    this.#snapshotRetryTicks = config.snapshotRetryTicks ?? 2 * config.electionTimeoutTicks;
     const { hardState, snapshot, entries } = initial;
     if (snapshot !== null) assert.ok(snapshot.term <= hardState.term, 'snapshot term ≤ hard state term');
+    this.#snapshot =
+      snapshot !== null && initial.snapshotData !== undefined ? { meta: snapshot, data: initial.snapshotData } : null;
     this.#log = new RaftLog(snapshot, entries, hardState.commitIndex, initial.appliedIndex);
     assert.ok(this.#log.lastTerm() <= hardState.term, 'log terms ≤ hard state term');
     this.#term = hardState.term;
@@ -183,7 +203,7 @@ export class RaftCore {
     if (msg.term > this.#term) {
       if (this.#ignoresCampaign(msg)) return;
       const keepsTerm = msg.type === 'PreVote' || (msg.type === 'PreVoteResponse' && msg.granted);
-      if (!keepsTerm) this.#becomeFollower(msg.term, msg.type === 'AppendEntries' ? msg.from : null);
+      if (!keepsTerm) this.#becomeFollower(msg.term, isFromLeader(msg) ? msg.from : null);
     } else if (msg.term < this.#term) {
       this.#stepStale(msg);
       return;
@@ -203,7 +223,46 @@ export class RaftCore {
         return this.#handleAppendResponse(msg);
       case 'TimeoutNow':
         return this.#handleTimeoutNow(msg);
+      case 'InstallSnapshot':
+        return this.#handleInstallSnapshot(msg);
+      case 'InstallSnapshotResponse':
+        return this.#handleSnapshotResponse(msg);
     }
+  }
+
+  /**
+   * The runtime made `snapshot` durable (StateMachine.snapshot() with exactly 1..snapshot.index
+   * applied, meta from snapshotMetaAt) and deleted — or is about to delete — persisted entries
+   * ≤ compactIndex. The core drops those entries from memory (Raft §7) and sends `data` to followers
+   * that need entries ≤ snapshot.index. Entries in (compactIndex, snapshot.index] stay for slow
+   * followers. Returns false (and changes nothing) when a newer snapshot is already known — e.g. one
+   * installed from the leader while the runtime was writing this one.
+   * Throws (assertion) if compactIndex > snapshot.index, snapshot.index > appliedIndex, or the meta
+   * does not match the log.
+   */
+  compact(snapshot: SnapshotMeta, data: Uint8Array, compactIndex: LogIndex): boolean {
+    if (this.#snapshot !== null && snapshot.index <= this.#snapshot.meta.index) return false;
+    if (snapshot.index < this.#log.snapshotIndex()) return false;
+    assert.ok(compactIndex <= snapshot.index, 'compactIndex ≤ snapshot index');
+    assert.ok(snapshot.index <= this.#log.appliedIndex(), 'snapshot of entries not yet applied');
+    assert.equal(this.#log.term(snapshot.index), snapshot.term, 'snapshot term matches the log');
+    assert.equal(this.#log.clusterTimeAt(snapshot.index), snapshot.clusterTimeMs, 'snapshot cluster time matches');
+    this.#snapshot = { meta: snapshot, data };
+    this.#log.compactTo(compactIndex);
+    return true;
+  }
+
+  /**
+   * Meta of a snapshot taken at applied index `index` (its term and cluster time from the log), for
+   * the runtime to persist before compact(). Throws (assertion) unless
+   * log snapshotIndex ≤ index ≤ appliedIndex.
+   */
+  snapshotMetaAt(index: LogIndex): SnapshotMeta {
+    assert.ok(index <= this.#log.appliedIndex(), 'snapshot beyond appliedIndex');
+    const term = this.#log.term(index);
+    const clusterTimeMs = this.#log.clusterTimeAt(index);
+    assert.ok(term !== undefined && clusterTimeMs !== undefined, 'snapshot index compacted away');
+    return { index, term, clusterTimeMs };
   }
 
   /**
@@ -269,6 +328,14 @@ export class RaftCore {
   lastIndex(): LogIndex {
     return this.#log.lastIndex();
   }
+  /** Index the in-memory log starts after (compaction point or installed snapshot); 0 without one. */
+  firstIndex(): LogIndex {
+    return this.#log.firstIndex();
+  }
+  /** Meta of the newest snapshot this node holds (local or installed), or null. */
+  snapshotMeta(): SnapshotMeta | null {
+    return this.#snapshot?.meta ?? null;
+  }
   /** Highest index confirmed applied via advance() (starts at initial.appliedIndex or snapshot.index). */
   appliedIndex(): LogIndex {
     return this.#log.appliedIndex();
@@ -309,6 +376,7 @@ export class RaftCore {
       this.#messages.length > 0 ||
       this.#readStates.length > 0 ||
       this.#readFailures.length > 0 ||
+      this.#pendingSnapshot !== null ||
       this.#log.hasUnstable() ||
       this.#log.hasCommittedToHandOut() ||
       !sameHardState(this.hardState(), this.#handedHardState) ||
@@ -341,6 +409,7 @@ export class RaftCore {
     const rd: Ready = {
       softState,
       hardState,
+      snapshot: this.#pendingSnapshot,
       entries,
       messages: this.#messages,
       committedEntries,
@@ -350,6 +419,7 @@ export class RaftCore {
     this.#messages = [];
     this.#readStates = [];
     this.#readFailures = [];
+    this.#pendingSnapshot = null;
     this.#readyOutstanding = true;
     return rd;
   }
@@ -391,6 +461,12 @@ export class RaftCore {
       assert.equal(this.#transferTarget, null, 'only the leader transfers');
     }
     if (this.#role === 'candidate') assert.equal(this.#votedFor, this.#id, 'candidate voted for itself');
+    if (this.#snapshot !== null) {
+      assert.ok(this.#snapshot.meta.index >= this.#log.snapshotIndex(), 'log starts at or before the snapshot');
+      assert.ok(this.#snapshot.meta.index <= this.#log.commitIndex(), 'snapshots hold committed state only');
+      assert.ok(this.#snapshot.meta.term <= this.#term, 'snapshot term ≤ current term');
+      assert.ok(this.#time.highestSeenMs() >= this.#snapshot.meta.clusterTimeMs, 'cluster time ≥ snapshot stamp');
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -415,6 +491,17 @@ export class RaftCore {
     if (this.#heartbeatElapsed >= this.#config.heartbeatTicks) {
       this.#heartbeatElapsed = 0;
       for (const peer of this.#peers) this.#sendHeartbeat(peer, this.#progress.get(peer)!);
+    }
+    this.#retrySnapshots();
+  }
+
+  /** §7 / BC-25: an InstallSnapshot unanswered for snapshotRetryTicks is sent again (via probe). */
+  #retrySnapshots(): void {
+    for (const peer of this.#peers) {
+      const pr = this.#progress.get(peer)!;
+      if (pr.state !== 'snapshot' || this.#tickCount - pr.snapshotSentTick < this.#snapshotRetryTicks) continue;
+      pr.becomeProbe(pr.nextIndex);
+      this.#sendAppends(peer, pr);
     }
   }
 
@@ -643,6 +730,9 @@ export class RaftCore {
           granted: false,
         });
         return;
+      case 'InstallSnapshot':
+        this.#send(this.#snapshotResponse(msg.from, msg.snapshot.index, 0));
+        return;
       default:
         return;
     }
@@ -688,6 +778,47 @@ export class RaftCore {
     const lastNewIndex = prevLogIndex + entries.length;
     this.#log.commitTo(Math.min(msg.leaderCommit, lastNewIndex));
     this.#send(this.#appendResponse(msg.from, true, lastNewIndex, 0, 0, msg.heartbeatSeq));
+  }
+
+  /**
+   * InstallSnapshot at our term (Raft §7, Figure 13): a snapshot we already cover by commitIndex is
+   * ignored; if our log holds the snapshot's last entry (same index and term) the suffix is kept and
+   * only committed up to it; otherwise the whole log is discarded and replaced by the snapshot,
+   * handed out in Ready.snapshot. The reply (sent after the Ready is persisted) carries matchIndex.
+   */
+  #handleInstallSnapshot(msg: InstallSnapshotMsg): void {
+    assert.notEqual(this.#role, 'leader', 'two leaders in one term');
+    if (this.#role !== 'follower') this.#becomeFollower(msg.term, msg.from);
+    this.#leaderId = msg.from;
+    this.#electionElapsed = 0;
+    this.#time.observe(msg.clusterTimeMs);
+    this.#time.observe(msg.snapshot.clusterTimeMs);
+    const meta = msg.snapshot;
+    const commitIndex = this.#log.commitIndex();
+    if (meta.index <= commitIndex) {
+      // Stale or duplicate: our committed prefix (identical to the leader's, §5.4) already covers it.
+      this.#send(this.#snapshotResponse(msg.from, meta.index, commitIndex));
+      return;
+    }
+    if (this.#log.matchTerm(meta.index, meta.term)) {
+      this.#log.commitTo(meta.index);
+    } else {
+      this.#log.restore(meta);
+      this.#snapshot = { meta, data: msg.data };
+      this.#pendingSnapshot = this.#snapshot;
+    }
+    this.#send(this.#snapshotResponse(msg.from, meta.index, meta.index));
+  }
+
+  #snapshotResponse(to: NodeId, snapshotIndex: number, matchIndex: number): InstallSnapshotResponseMsg {
+    return {
+      type: 'InstallSnapshotResponse',
+      from: this.#id,
+      to,
+      term: this.#term,
+      snapshotIndex: asIndex(snapshotIndex),
+      matchIndex: asIndex(matchIndex),
+    };
   }
 
   /** Reject with the §5.3 fast-backtracking hints (conflictIndex stays above our commitIndex). */
@@ -753,16 +884,15 @@ export class RaftCore {
   }
 
   #onAppendAccepted(msg: AppendEntriesResponseMsg, pr: Progress): void {
+    if (pr.state === 'snapshot') {
+      // Heartbeat answers while a snapshot is in flight: only a match covering it ends the wait.
+      if (pr.maybeUpdate(msg.matchIndex)) this.#onMatchRaised(msg.from, pr);
+      if (pr.matchIndex < pr.pendingSnapshotIndex) return;
+      pr.becomeProbe(pr.matchIndex + 1);
+    }
     if (pr.maybeUpdate(msg.matchIndex)) {
       if (pr.state === 'probe') pr.becomeReplicate();
-      this.#maybeCommit();
-      if (this.#transferTarget === msg.from && pr.matchIndex === this.#log.lastIndex()) {
-        this.#sendTimeoutNow(msg.from);
-      }
-      // The follower can now learn a commit index it could not verify before: notify at next ready().
-      if (Math.min(this.#log.commitIndex(), pr.matchIndex) > pr.commitSentIndex) {
-        this.#commitBroadcastPending = true;
-      }
+      this.#onMatchRaised(msg.from, pr);
     } else if (pr.state === 'probe') {
       pr.probeSent = false;
     } else if (msg.heartbeatSeq > pr.lastEntriesSeq && pr.matchIndex < pr.nextIndex - 1) {
@@ -772,8 +902,38 @@ export class RaftCore {
     this.#sendAppends(msg.from, pr);
   }
 
+  /** matchIndex of `peer` rose: commit, finish a transfer, and tell it a commit it can now verify. */
+  #onMatchRaised(peer: NodeId, pr: Progress): void {
+    this.#maybeCommit();
+    if (this.#transferTarget === peer && pr.matchIndex === this.#log.lastIndex()) {
+      this.#sendTimeoutNow(peer);
+    }
+    // The follower can now learn a commit index it could not verify before: notify at next ready().
+    if (Math.min(this.#log.commitIndex(), pr.matchIndex) > pr.commitSentIndex) {
+      this.#commitBroadcastPending = true;
+    }
+  }
+
+  /**
+   * Answer to our InstallSnapshot (Raft §7): record the match; the answer to the pending send (or any
+   * match covering it) returns the follower to `probe`, which resumes AppendEntries after matchIndex.
+   */
+  #handleSnapshotResponse(msg: InstallSnapshotResponseMsg): void {
+    if (this.#role !== 'leader') return;
+    if (msg.matchIndex > this.#log.lastIndex()) return; // cannot come from a correct follower of this term
+    const pr = this.#progress.get(msg.from)!;
+    pr.lastAckTick = this.#tickCount;
+    if (pr.maybeUpdate(msg.matchIndex)) this.#onMatchRaised(msg.from, pr);
+    const answersPending = msg.snapshotIndex === pr.pendingSnapshotIndex || pr.matchIndex >= pr.pendingSnapshotIndex;
+    if (pr.state === 'snapshot' && answersPending) {
+      pr.becomeProbe(pr.matchIndex + 1);
+      this.#sendAppends(msg.from, pr);
+    }
+  }
+
   /** §5.3 fast backtracking from conflictIndex/conflictTerm; stale rejections are ignored. */
   #onAppendRejected(msg: AppendEntriesResponseMsg, pr: Progress): void {
+    if (pr.state === 'snapshot') return; // an answer to a message sent before the snapshot: stale
     if (msg.heartbeatSeq < pr.rejectFloorSeq) return;
     let nextIndex: number = msg.conflictIndex;
     if (msg.conflictTerm > 0) {
@@ -802,8 +962,8 @@ export class RaftCore {
     if (pr.state === 'replicate' && pr.nextIndex > lastIndex) return false;
     const prevLogIndex = pr.nextIndex - 1;
     const prevLogTerm = this.#log.term(prevLogIndex);
-    // Entries before our firstIndex need InstallSnapshot (a later issue): skip this follower for now.
-    if (pr.nextIndex < this.#log.firstIndex() || prevLogTerm === undefined) return false;
+    // Entries before our firstIndex are compacted away: the follower needs the snapshot (§7).
+    if (pr.nextIndex < this.#log.firstIndex() || prevLogTerm === undefined) return this.#sendSnapshot(peer, pr);
     const entries =
       pr.nextIndex > lastIndex
         ? []
@@ -853,6 +1013,30 @@ export class RaftCore {
     });
     pr.lastSentSeq = this.#heartbeatSeq;
     pr.commitSentIndex = Math.max(pr.commitSentIndex, Math.min(leaderCommit, prevLogIndex + entries.length));
+  }
+
+  /**
+   * InstallSnapshot of our newest snapshot to `peer` (Raft §7); `pr` goes to `snapshot` state, so
+   * nothing else but heartbeats is sent until the answer or the retry timeout. False if this node
+   * holds no snapshot bytes (restarted without them: it cannot catch the follower up yet).
+   */
+  #sendSnapshot(peer: NodeId, pr: Progress): boolean {
+    const snapshot = this.#snapshot;
+    if (snapshot === null) return false;
+    assert.ok(snapshot.meta.index >= this.#log.snapshotIndex(), 'snapshot covers the compacted prefix');
+    this.#send({
+      type: 'InstallSnapshot',
+      from: this.#id,
+      to: peer,
+      term: this.#term,
+      snapshot: snapshot.meta,
+      data: snapshot.data,
+      clusterTimeMs: this.#time.nowMs(),
+    });
+    pr.becomeSnapshot(snapshot.meta.index, this.#tickCount);
+    // Rejections of AppendEntries sent before this are stale once the snapshot lands.
+    pr.rejectFloorSeq = this.#heartbeatSeq + 1;
+    return true;
   }
 
   #sendTimeoutNow(peer: NodeId): void {
@@ -913,6 +1097,11 @@ export class RaftCore {
   #send(msg: Message): void {
     this.#messages.push(msg);
   }
+}
+
+/** Only a leader sends AppendEntries and InstallSnapshot (§5.3, §7). */
+function isFromLeader(msg: Message): boolean {
+  return msg.type === 'AppendEntries' || msg.type === 'InstallSnapshot';
 }
 
 function sameHardState(a: HardState, b: HardState): boolean {

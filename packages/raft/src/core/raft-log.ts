@@ -2,7 +2,10 @@
  * RaftLog: the in-memory view of one node's log, with the bookkeeping the Ready cycle needs.
  *
  * Index space: entries cover (snapshotIndex, lastIndex]; the entry at `snapshotIndex` is known only
- * by its term (after compaction, Raft §7). Index 0 always has term 0.
+ * by its term and cluster time (after compaction, Raft §7). Index 0 always has term 0.
+ * `snapshotIndex` is where the in-memory log starts: it rises by `compactTo` (the runtime dropped
+ * entries already covered by a durable snapshot; it may lag the newest snapshot so slow followers
+ * still get entries) and by `restore` (a snapshot from the leader replaced the whole log).
  *
  * Cursors, all 1-based log indices, with the invariant
  *   snapshotIndex ≤ appliedIndex ≤ applyHandedOutIndex ≤ commitIndex ≤ lastIndex  and
@@ -27,10 +30,10 @@ export function entrySizeBytes(entry: Entry): number {
 
 /** One node's log in memory plus its Ready cursors (see the file comment for the invariants). */
 export class RaftLog {
-  /** Last index/term covered by the snapshot the log starts after (0/0 without one). Fixed. */
-  readonly #snapshotIndex: number;
-  readonly #snapshotTerm: Term;
-  readonly #snapshotClusterTimeMs: number;
+  /** Last index/term/cluster time before the first held entry (0/0/0 without compaction). Only rises. */
+  #snapshotIndex: number;
+  #snapshotTerm: Term;
+  #snapshotClusterTimeMs: number;
   /** `#entries[i]` has index `#snapshotIndex + 1 + i`. Appended and truncated only at the tail. */
   readonly #entries: Entry[];
   #unstableFrom: number;
@@ -200,6 +203,47 @@ export class RaftLog {
       i++;
     }
     for (; i < entries.length; i++) this.#pushChecked(entries[i]!);
+  }
+
+  /** Cluster time stamp (SPEC §2) of the entry at `index`, or of the compaction point; undefined otherwise. */
+  clusterTimeAt(index: number): number | undefined {
+    if (index === this.#snapshotIndex) return this.#snapshotClusterTimeMs;
+    return this.entry(index)?.clusterTimeMs;
+  }
+
+  /**
+   * Drop entries ≤ `index` from memory (Raft §7 log compaction); term and cluster time of `index`
+   * are kept. Only applied and persisted entries may go: index ≤ appliedIndex and
+   * index ≤ persistedIndex (assertion). No-op if index ≤ snapshotIndex. Cost O(remaining entries).
+   */
+  compactTo(index: number): void {
+    if (index <= this.#snapshotIndex) return;
+    assert.ok(index <= this.#appliedIndex, 'compacting entries not yet applied');
+    assert.ok(index <= this.#persistedIndex, 'compacting entries not yet persisted');
+    const at = this.entry(index)!;
+    this.#entries.splice(0, index - this.#snapshotIndex);
+    this.#snapshotIndex = index;
+    this.#snapshotTerm = at.term;
+    this.#snapshotClusterTimeMs = at.clusterTimeMs;
+  }
+
+  /**
+   * Replace the whole log by a snapshot received from the leader (Raft §7, Figure 13 step 7): the
+   * log becomes empty after `meta.index`, and every cursor moves to meta.index (the runtime persists
+   * and restores the snapshot before applying anything later — types.ts Ready). Must be beyond
+   * commitIndex (assertion): a snapshot the log already covers is never installed.
+   */
+  restore(meta: SnapshotMeta): void {
+    assert.ok(meta.index > this.#commitIndex, 'restoring a snapshot at or below commitIndex');
+    this.#entries.length = 0;
+    this.#snapshotIndex = meta.index;
+    this.#snapshotTerm = meta.term;
+    this.#snapshotClusterTimeMs = meta.clusterTimeMs;
+    this.#commitIndex = meta.index;
+    this.#appliedIndex = meta.index;
+    this.#applyHandedOutIndex = meta.index;
+    this.#persistedIndex = meta.index;
+    this.#unstableFrom = meta.index + 1;
   }
 
   /** Raise commitIndex to `index` (never lowers it). Throws (assertion) if index > lastIndex. */

@@ -45,6 +45,15 @@ export interface SnapshotMeta {
   readonly clusterTimeMs: number;
 }
 
+/**
+ * A state-machine snapshot (Raft §7): `data` is StateMachine.snapshot() taken with exactly the
+ * entries 1..meta.index applied; `meta.clusterTimeMs` is the cluster time stamp of entry meta.index.
+ */
+export interface Snapshot {
+  readonly meta: SnapshotMeta;
+  readonly data: Uint8Array;
+}
+
 export type Role = 'follower' | 'precandidate' | 'candidate' | 'leader';
 
 /** Fields common to every message. `term` is the sender's term (for PreVote: the term it would use). */
@@ -109,6 +118,29 @@ export interface TimeoutNowMsg extends MessageBase {
   readonly type: 'TimeoutNow';
 }
 
+/**
+ * InstallSnapshot (Raft §7, Figure 13; dissertation §5.4.1): sent instead of AppendEntries when the
+ * follower needs entries the leader already compacted away. Not chunked: the whole snapshot travels
+ * in one message, so a snapshot must fit the transport's frame bound (TcpTransport frameBytesMax,
+ * 64 MiB by default). `clusterTimeMs` is the leader's current cluster time (SPEC §2).
+ */
+export interface InstallSnapshotMsg extends MessageBase {
+  readonly type: 'InstallSnapshot';
+  readonly snapshot: SnapshotMeta;
+  readonly data: Uint8Array;
+  readonly clusterTimeMs: number;
+}
+/**
+ * Reply to InstallSnapshot. `snapshotIndex` echoes the snapshot answered (so the leader can match it
+ * to its pending send); `matchIndex` is the last index now known to match the leader's log
+ * (≥ snapshotIndex when the snapshot or a newer commit covers it; 0 from a stale-term receiver).
+ */
+export interface InstallSnapshotResponseMsg extends MessageBase {
+  readonly type: 'InstallSnapshotResponse';
+  readonly snapshotIndex: LogIndex;
+  readonly matchIndex: LogIndex;
+}
+
 /** Every message of the protocol, discriminated by `type`. */
 export type Message =
   | PreVoteMsg
@@ -117,7 +149,9 @@ export type Message =
   | RequestVoteResponseMsg
   | AppendEntriesMsg
   | AppendEntriesResponseMsg
-  | TimeoutNowMsg;
+  | TimeoutNowMsg
+  | InstallSnapshotMsg
+  | InstallSnapshotResponseMsg;
 
 /** A ReadIndex answer: reads tagged `requestId` are linearizable once appliedIndex ≥ `index` (§6.4). */
 export interface ReadState {
@@ -140,16 +174,22 @@ export interface SoftState {
 
 /**
  * The output batch of the core (etcd-io/raft's Ready). The runtime must, in order:
- * 1. persist `hardState` (if set) and `entries` (appending; an entry at an existing index replaces
- *    that index and everything after it) durably (fsync);
+ * 1. persist, durably (fsync) and atomically (one write): `snapshot` (if set: store it and discard
+ *    every log entry after snapshot.meta.index — the whole old log is superseded, Raft §7), then
+ *    `hardState` (if set) and `entries` (appending; an entry at an existing index replaces that
+ *    index and everything after it);
  * 2. then send `messages`;
- * 3. apply `committedEntries` in order (all are ≤ the persisted commit index);
- * 4. serve `readStates` once applied ≥ index, fail `readFailures`;
- * 5. call `advance(ready)`.
+ * 3. if `snapshot` is set, restore the state machine from it (applied index becomes meta.index)
+ *    BEFORE applying anything else;
+ * 4. apply `committedEntries` in order (all are ≤ the persisted commit index and > any snapshot);
+ * 5. serve `readStates` once applied ≥ index, fail `readFailures`;
+ * 6. call `advance(ready)`.
  */
 export interface Ready {
   readonly softState: SoftState | null;
   readonly hardState: HardState | null;
+  /** A snapshot received from the leader (InstallSnapshot) that replaces this node's log and state. */
+  readonly snapshot: Snapshot | null;
   readonly entries: readonly Entry[];
   readonly messages: readonly Message[];
   readonly committedEntries: readonly Entry[];
@@ -203,6 +243,11 @@ export interface CoreConfig {
   readonly bytesPerMessageMax: number;
   /** AppendEntries messages with entries in flight per follower (pipelining window). */
   readonly inflightMessagesMax: number;
+  /**
+   * Leader: ticks to wait for an InstallSnapshotResponse before sending the snapshot again
+   * (the message or the install may have been lost). Default 2 × electionTimeoutTicks.
+   */
+  readonly snapshotRetryTicks?: number;
   readonly unsafe?: UnsafeVariants;
 }
 
@@ -210,6 +255,12 @@ export interface CoreConfig {
 export interface CoreInitialState {
   readonly hardState: HardState;
   readonly snapshot: SnapshotMeta | null;
+  /**
+   * The bytes of `snapshot` (Raft §7), kept by the core to send InstallSnapshot to lagging
+   * followers. Absent: the core cannot catch up a follower that needs entries ≤ snapshot.index
+   * until the runtime calls compact() with a newer snapshot.
+   */
+  readonly snapshotData?: Uint8Array;
   /** Persisted entries, contiguous, starting at snapshot.index + 1 (or 1). */
   readonly entries: readonly Entry[];
   /**

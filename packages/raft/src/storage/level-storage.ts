@@ -2,17 +2,30 @@
  * RaftStorage on `level` (LevelDB): one fsynced batch per persist, keys that sort in index order.
  *
  * Layout: 'm' → {clusterId, nodeId} (identity, written once); 'h' → HardState;
- * 'e' + 16 hex digits of the index → Entry. Values are msgpackr (codec.ts). Hex of fixed width
- * sorts lexicographically in index order, so recovery is one range scan.
+ * 'e' + 16 hex digits of the index → Entry; 's' + 16 hex digits of its index → snapshot
+ * {index, term, clusterTimeMs, data}. Values are msgpackr (codec.ts). Hex of fixed width sorts
+ * lexicographically in index order, so recovery is one range scan.
+ *
+ * Crash safety of snapshots (Raft §7; FAILURE-SCENARIOS BC-25, BC-26). Every record is written by
+ * one LevelDB put/batch, which its write-ahead log makes atomic, so a record is either whole or
+ * absent. Order of writes:
+ * - local snapshot: (1) put the snapshot record, fsynced; (2) only then delete entries ≤ compactIndex
+ *   and older snapshot records. A crash after (1) leaves two snapshots and the whole log: recovery
+ *   takes the newest and ignores entries at or below it. A crash during (2) leaves some garbage
+ *   below the snapshot, also ignored.
+ * - installed snapshot (Ready.snapshot): ONE fsynced batch puts the snapshot record, deletes every
+ *   entry after its index (the superseded log), and writes the new hard state and entries; older
+ *   entries and snapshots are deleted afterwards (garbage, as above). So no crash point can leave a
+ *   commitIndex beyond log + snapshot, or a log that conflicts with the snapshot.
  */
 import assert from 'node:assert/strict';
 import { Level } from 'level';
 import type { Logger } from 'pino';
-import type { CoreInitialState, Entry, HardState, LogIndex, NodeId } from '../core/types.js';
+import type { CoreInitialState, Entry, HardState, LogIndex, NodeId, Snapshot } from '../core/types.js';
 import { asIndex } from '../core/types.js';
 import { createPackr } from '../codec.js';
 import { StorageIdentityError } from '../errors.js';
-import { parseEntry, parseHardState } from '../validate.js';
+import { parseEntry, parseHardState, parseSnapshotMeta } from '../validate.js';
 import { checkRecovered, type PersistBatch, type RaftStorage } from './raft-storage.js';
 import { EMPTY_HARD_STATE } from './stable-storage.js';
 
@@ -21,6 +34,15 @@ const HARD_STATE_KEY = 'h';
 const ENTRY_PREFIX = 'e';
 /** Upper bound of the entry key range ('f' > 'e' + any hex digits). */
 const ENTRY_RANGE_END = 'f';
+const SNAPSHOT_PREFIX = 's';
+/** Upper bound of the snapshot key range. */
+const SNAPSHOT_RANGE_END = 't';
+
+/** Key of the snapshot whose last included index is `index`: 's' + 16 lowercase hex digits. */
+export function snapshotKey(index: number): string {
+  assert.ok(Number.isSafeInteger(index) && index >= 1, `bad snapshot index ${index}`);
+  return SNAPSHOT_PREFIX + index.toString(16).padStart(16, '0');
+}
 
 /** Key of the entry at `index`: 'e' + 16 lowercase hex digits (sorts in index order). */
 export function entryKey(index: number): string {
@@ -104,20 +126,52 @@ export class LevelRaftStorage implements RaftStorage {
     }
   }
 
-  /** Reads hard state and the whole log. Throws a plain Error on corrupt records. */
+  /**
+   * Reads hard state, the newest intact snapshot and the log after it (RaftStorage.recover).
+   * Throws a plain Error on corrupt records or a log that does not continue the snapshot.
+   */
   async recover(): Promise<CoreInitialState> {
     assert.ok(!this.#recovered, 'recover() called twice');
     this.#recovered = true;
-    const hardState = await this.readHardState();
-    const entries = await this.readEntries();
-    checkRecovered(hardState, entries);
+    const snapshot = await this.readNewestSnapshot();
+    const base = snapshot?.meta.index ?? 0;
+    const entries = await this.readEntries(base);
+    const hardState = checkRecovered(await this.readHardState(), entries, snapshot?.meta ?? null);
     this.#hardState = hardState;
-    this.#lastIndex = asIndex(entries.length);
+    this.#lastIndex = asIndex(base + entries.length);
     this.#log?.info(
-      { term: hardState.term, commitIndex: hardState.commitIndex, lastIndex: entries.length },
+      { term: hardState.term, commitIndex: hardState.commitIndex, snapshotIndex: base, lastIndex: this.#lastIndex },
       'recovered raft storage',
     );
-    return { hardState, snapshot: null, entries };
+    if (snapshot === null) return { hardState, snapshot: null, entries };
+    return { hardState, snapshot: snapshot.meta, snapshotData: snapshot.data, entries };
+  }
+
+  /**
+   * The snapshot record with the highest index that decodes intact, or null. A newer record that
+   * does not decode is skipped with a warning (recovery then needs the log to continue the older one).
+   */
+  async readNewestSnapshot(): Promise<Snapshot | null> {
+    for await (const [key, raw] of this.#db.iterator({ gte: SNAPSHOT_PREFIX, lt: SNAPSHOT_RANGE_END, reverse: true })) {
+      const snapshot = this.#parseSnapshot(key, raw);
+      if (snapshot !== null) return snapshot;
+      this.#log?.warn({ key }, 'skipping corrupt snapshot record');
+    }
+    return null;
+  }
+
+  #parseSnapshot(key: string, raw: Uint8Array): Snapshot | null {
+    let decoded: unknown;
+    try {
+      decoded = this.#packr.unpack(raw);
+    } catch {
+      return null;
+    }
+    const meta = parseSnapshotMeta(decoded);
+    if (meta === null || snapshotKey(meta.index) !== key) return null;
+    const data = (decoded as { data?: unknown }).data;
+    if (!(data instanceof Uint8Array)) return null;
+    return { meta, data: new Uint8Array(data) };
   }
 
   async readHardState(): Promise<HardState> {
@@ -128,9 +182,11 @@ export class LevelRaftStorage implements RaftStorage {
     return hardState;
   }
 
-  async readEntries(): Promise<readonly Entry[]> {
+  /** Stored entries with index > `afterIndex` (default: all), in index order. */
+  async readEntries(afterIndex = 0): Promise<readonly Entry[]> {
     const entries: Entry[] = [];
-    for await (const [key, raw] of this.#db.iterator({ gte: ENTRY_PREFIX, lt: ENTRY_RANGE_END })) {
+    const range = afterIndex >= 1 ? { gt: entryKey(afterIndex) } : { gte: ENTRY_PREFIX };
+    for await (const [key, raw] of this.#db.iterator({ ...range, lt: ENTRY_RANGE_END })) {
       const entry = parseEntry(this.#packr.unpack(raw));
       if (entry === null || entryKey(entry.index) !== key) throw new Error(`corrupt log record ${key}`);
       entries.push(entry);
@@ -150,10 +206,15 @@ export class LevelRaftStorage implements RaftStorage {
     return this.persist({ hardState, entries: [] });
   }
 
-  /** Hard state and entries in ONE LevelDB batch, fsynced (sync:true) unless only commitIndex moved — see RaftStorage. */
+  /**
+   * Snapshot, hard state and entries in ONE LevelDB batch, fsynced (sync:true) unless only
+   * commitIndex moved — see RaftStorage. With a snapshot, entries and snapshots it supersedes are
+   * deleted after the batch (garbage that recovery ignores meanwhile).
+   */
   persist(batch: PersistBatch): Promise<void> {
     assert.ok(!this.#closed, 'persist after close');
     const previous = this.#hardState;
+    const snapshot = batch.snapshot ?? null;
     const ops = this.#batchOps(batch);
     if (ops.length === 0) return this.#tail;
     // Raft needs term, votedFor and entries durable before anything depending on them is sent.
@@ -162,21 +223,55 @@ export class LevelRaftStorage implements RaftStorage {
     // those and replay on restart merely stops earlier.
     const hs = batch.hardState;
     const sync =
+      snapshot !== null ||
       batch.entries.length > 0 ||
       (hs !== null && (hs.term !== previous.term || hs.votedFor !== previous.votedFor));
     const write = this.#tail.then(() => this.#db.batch(ops, { sync }));
+    this.#tail = snapshot === null ? write : write.then(() => this.#clearBelow(snapshot.meta.index, snapshot.meta.index));
+    return write;
+  }
+
+  /** Stores a locally taken snapshot: one put, fsynced, after every earlier write (RaftStorage). */
+  saveSnapshot(snapshot: Snapshot): Promise<void> {
+    assert.ok(!this.#closed, 'saveSnapshot after close');
+    const value = this.#packr.pack({ ...snapshot.meta, data: snapshot.data });
+    const write = this.#tail.then(() => this.#db.put(snapshotKey(snapshot.meta.index), value, { sync: true }));
     this.#tail = write;
     return write;
   }
 
+  /** Deletes entries ≤ compactIndex and snapshots below snapshotIndex, after earlier writes (RaftStorage). */
+  compactLog(compactIndex: LogIndex, snapshotIndex: LogIndex): Promise<void> {
+    assert.ok(!this.#closed, 'compactLog after close');
+    assert.ok(compactIndex <= snapshotIndex, 'compactIndex ≤ snapshotIndex');
+    const write = this.#tail.then(() => this.#clearBelow(compactIndex, snapshotIndex));
+    this.#tail = write;
+    return write;
+  }
+
+  /** Range-deletes entries ≤ entryIndexMax and snapshot records < snapshotIndex (not atomic; safe). */
+  async #clearBelow(entryIndexMax: number, snapshotIndex: number): Promise<void> {
+    if (entryIndexMax >= 1) await this.#db.clear({ gte: ENTRY_PREFIX, lte: entryKey(entryIndexMax) });
+    await this.#db.clear({ gte: SNAPSHOT_PREFIX, lt: snapshotKey(snapshotIndex) });
+  }
+
   #batchOps(batch: PersistBatch): Op[] {
     const ops: Op[] = [];
+    const snapshot = batch.snapshot ?? null;
+    if (snapshot !== null) {
+      const meta = snapshot.meta;
+      ops.push({ type: 'put', key: snapshotKey(meta.index), value: this.#packr.pack({ ...meta, data: snapshot.data }) });
+      // The superseded log after the snapshot goes in the same atomic write (Raft §7, BC-25).
+      for (let index = meta.index + 1; index <= this.#lastIndex; index++) ops.push({ type: 'del', key: entryKey(index) });
+      this.#lastIndex = meta.index;
+    }
     const first = batch.entries[0];
     if (first !== undefined) {
       assert.ok(
         first.index >= 1 && first.index <= this.#lastIndex + 1,
         `append at ${first.index} after ${this.#lastIndex}`,
       );
+      assert.ok(snapshot === null || first.index > snapshot.meta.index, 'entries after the snapshot only');
       let expected = first.index;
       for (const entry of batch.entries) {
         assert.equal(entry.index, expected, 'entries must be contiguous');

@@ -7,8 +7,8 @@ import { asIndex } from '../core/types.js';
 
 /**
  * The persisted log. Contract:
- * - Ordering: entries are kept contiguous in index order from `firstIndex` (1 here: no snapshots
- *   yet) to `lastIndex()`.
+ * - Ordering: entries are kept contiguous in index order from the first one not compacted away
+ *   (1 without snapshots; see RaftStorage.compactLog) to `lastIndex()`.
  * - `appendEntries(entries)`: `entries` are contiguous and `entries[0].index ≤ lastIndex() + 1`;
  *   an entry at an existing index replaces it AND every entry after it (conflicting suffix,
  *   Raft §5.3). Durable (fsynced) once the promise resolves; writes resolve in call order.
@@ -16,7 +16,7 @@ import { asIndex } from '../core/types.js';
  *   fatal (the process must stop and recover from disk).
  */
 export interface LogStorage {
-  /** All stored entries, in index order (recovery). */
+  /** All stored entries, in index order (recovery); after compaction they start past index 1. */
   readEntries(): Promise<readonly Entry[]>;
   /** Index of the last stored entry, 0 when empty. */
   lastIndex(): LogIndex;

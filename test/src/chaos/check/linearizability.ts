@@ -67,10 +67,13 @@ export function checkLinearizability(ops: readonly HistoryOp[], options: Lineari
   let steps = 0;
   let modelled = 0;
   const t0 = performance.now();
-  for (const p of partitions) {
+  // Smallest partitions first; each gets an equal share of what is left, so one hard partition
+  // cannot starve the others (the leftover of easy ones flows to the hard ones).
+  const order = [...partitions].sort((a, b) => a.ops.length - b.ops.length);
+  for (const [i, p] of order.entries()) {
     modelled += p.ops.length;
     const left = Math.max(1, budgetMs - (performance.now() - t0));
-    const budget: SearchBudget = { stepsMax, timeMsMax: left };
+    const budget: SearchBudget = { stepsMax, timeMsMax: left / (order.length - i) };
     const r = searchLinearization(p.ops, p.resources, { maxDriftRatio: options.maxDriftRatio }, budget);
     steps += r.steps;
     if (r.kind === 'unknown') { unknown.push(`${p.resources.join('+')}: ${r.reason}`); continue; }

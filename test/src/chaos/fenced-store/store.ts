@@ -39,8 +39,9 @@ export interface FencedWrite {
   readonly payload: Json;
 }
 
-/** Bounds (TigerBeetle habit: limit everything). */
+/** Records the store keeps at most (TigerBeetle habit: limit everything). */
 export const fencedStoreRecordsMax = 1_000_000;
+/** Resources the store tracks at most. */
 export const fencedStoreResourcesMax = 10_000;
 
 /**
