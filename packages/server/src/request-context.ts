@@ -47,17 +47,47 @@ export function buildRequestContext(request: FastifyRequest, reply: FastifyReply
     if (key.length === 0 || key.length > 128) throw invalidArgument('header Idempotency-Key', 'must be 1-128 characters');
     idempotencyKey = key;
   }
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return {
-    startMs: performance.now(),
-    timeoutMs,
-    idempotencyKey,
-    forwarded: request.headers[FORWARDED_HEADER] !== undefined,
-    signal: controller.signal,
-  };
+  return new LazyContext(performance.now(), timeoutMs, idempotencyKey, request.headers[FORWARDED_HEADER] !== undefined, reply);
+}
+
+/**
+ * RequestContext whose AbortSignal is built on first use: most requests (plain writes and reads)
+ * never need it, and an AbortController plus a 'close' listener per request was a measurable
+ * share of a node's per-request CPU (api-bench profile). Waits, long-polls and forwarding read
+ * `signal` while the request is in flight; a client that already went away by then gets an
+ * already-aborted signal.
+ */
+class LazyContext implements RequestContext {
+  readonly startMs: number;
+  readonly timeoutMs: number;
+  readonly idempotencyKey: string | null;
+  readonly forwarded: boolean;
+  readonly #reply: FastifyReply;
+  #controller: AbortController | null = null;
+
+  constructor(startMs: number, timeoutMs: number, idempotencyKey: string | null, forwarded: boolean, reply: FastifyReply) {
+    this.startMs = startMs;
+    this.timeoutMs = timeoutMs;
+    this.idempotencyKey = idempotencyKey;
+    this.forwarded = forwarded;
+    this.#reply = reply;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === null) {
+      const controller = new AbortController();
+      this.#controller = controller;
+      const res = this.#reply.raw;
+      if (res.destroyed) {
+        if (!res.writableFinished) controller.abort();
+      } else {
+        res.once('close', () => {
+          if (!res.writableFinished) controller.abort();
+        });
+      }
+    }
+    return this.#controller.signal;
+  }
 }
 
 /** Absolute deadline (performance.now() ms) of the request with `extraMs` of waiting on top. */

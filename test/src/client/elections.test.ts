@@ -7,6 +7,7 @@ import { clientFor, pollUntil, seededRandom, SwitchableFetch, testSeed } from '.
 const SEED = testSeed(0x5eed22);
 
 t.test('elections through the client', async (t) => {
+  t.setTimeout(180_000); // a hang fails this file instead of stalling the suite
   t.comment(`seed ${SEED}`);
   const random = seededRandom(SEED);
   const cluster = await LocalCluster.start();

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { TenureError, type Lease, type TenureClient } from '@tenure/client';
 import { LocalCluster } from '../support/cluster.js';
-import { clientFor, pollUntil, seededRandom, serverLease, SwitchableFetch, testSeed } from './support.js';
+import { clientFor, nextRenewal, pollUntil, seededRandom, serverLease, SwitchableFetch, testSeed } from './support.js';
 
 const SEED = testSeed(0x5eed13);
 
@@ -35,6 +35,7 @@ async function failover(cluster: LocalCluster, meanwhile: () => Promise<void>): 
 }
 
 t.test('client across leader failover', async (t) => {
+  t.setTimeout(180_000); // a hang fails this file instead of stalling the suite
   t.comment(`seed ${SEED}`);
   const random = seededRandom(SEED);
   const cluster = await LocalCluster.start();
@@ -233,7 +234,7 @@ t.test('client across leader failover', async (t) => {
     const a = clientFor(cluster, random, { fetch: net.fetch });
     const b = clientFor(cluster, random);
     const lease = await a.acquire(NAME, { ttlMs: 3000 });
-    await new Promise((r) => lease.once('renewed', r));
+    await nextRenewal(lease);
     let atRisk = false;
     lease.once('atRisk', () => (atRisk = true));
     net.cut(random() < 0.5 ? 'refuse' : 'blackhole');

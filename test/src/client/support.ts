@@ -3,7 +3,7 @@
  * a fetch that the test can cut off (client↔cluster partition without touching the nodes), and a
  * TenureClient factory bound to a LocalCluster. Wraps test/src/support/cluster.ts; does not change it.
  */
-import { TenureClient, type TenureClientOptions } from '@tenure/client';
+import { TenureClient, type HeldGrant, type TenureClientOptions } from '@tenure/client';
 import type { LocalCluster } from '../support/cluster.js';
 
 /** Mulberry32: a small seeded PRNG returning uniform [0, 1). Same seed → same sequence. */
@@ -113,6 +113,24 @@ export function clientFor(
   extra: Partial<TenureClientOptions> = {},
 ): TenureClient {
   return new TenureClient({ endpoints: cluster.nodes.map((n) => n.url), random, ...extra });
+}
+
+/** Resolves at the next `renewed` event of `grant`; rejects if it is lost first or after `timeoutMs`. */
+export function nextRenewal(grant: HeldGrant, timeoutMs = 10_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (error: unknown): void => {
+      clearTimeout(timer);
+      grant.off('renewed', onRenewed);
+      grant.off('lost', onLost);
+      if (error === null) resolve();
+      else reject(error instanceof Error ? error : new Error(String(error)));
+    };
+    const onRenewed = (): void => done(null);
+    const onLost = (error: unknown): void => done(error);
+    const timer = setTimeout(() => done(new Error(`no renewal within ${timeoutMs} ms`)), timeoutMs);
+    grant.on('renewed', onRenewed);
+    grant.on('lost', onLost);
+  });
 }
 
 /** `GET /v1/leases/{name}` through any live node (linearizable), retried until some node answers 200/404. */

@@ -123,9 +123,13 @@ export class Progress {
     assert.ok(this.matchIndex <= lastIndex, 'matchIndex ≤ leader lastIndex');
     assert.ok(this.nextIndex <= lastIndex + 1, 'nextIndex ≤ lastIndex + 1');
     assert.ok(this.#inflight.length <= this.#inflightMax, 'inflight window bounded');
-    if (this.state !== 'replicate') assert.equal(this.#inflight.length, 0, 'no inflight window outside replicate');
+    if (this.state !== 'replicate')
+      assert.equal(this.#inflight.length, 0, 'no inflight window outside replicate');
     if (this.state === 'snapshot') {
-      assert.ok(this.pendingSnapshotIndex > 0 && this.pendingSnapshotIndex <= lastIndex, 'pending snapshot within log');
+      assert.ok(
+        this.pendingSnapshotIndex > 0 && this.pendingSnapshotIndex <= lastIndex,
+        'pending snapshot within log',
+      );
     } else {
       assert.equal(this.pendingSnapshotIndex, 0, 'pendingSnapshotIndex only in snapshot state');
     }

@@ -888,7 +888,10 @@ export class RaftCore {
       // Heartbeat answers while a snapshot is in flight: only a match covering it ends the wait.
       if (pr.maybeUpdate(msg.matchIndex)) this.#onMatchRaised(msg.from, pr);
       if (pr.matchIndex < pr.pendingSnapshotIndex) return;
-      pr.becomeProbe(pr.matchIndex + 1);
+      // The follower's log matches ours up to matchIndex (covering the snapshot): stream from there.
+      pr.becomeReplicate();
+      this.#sendAppends(msg.from, pr);
+      return;
     }
     if (pr.maybeUpdate(msg.matchIndex)) {
       if (pr.state === 'probe') pr.becomeReplicate();
@@ -916,7 +919,8 @@ export class RaftCore {
 
   /**
    * Answer to our InstallSnapshot (Raft §7): record the match; the answer to the pending send (or any
-   * match covering it) returns the follower to `probe`, which resumes AppendEntries after matchIndex.
+   * match covering it) moves the follower to `replicate` from matchIndex + 1 when the snapshot is
+   * covered, else back to `probe`.
    */
   #handleSnapshotResponse(msg: InstallSnapshotResponseMsg): void {
     if (this.#role !== 'leader') return;
@@ -925,10 +929,14 @@ export class RaftCore {
     pr.lastAckTick = this.#tickCount;
     if (pr.maybeUpdate(msg.matchIndex)) this.#onMatchRaised(msg.from, pr);
     const answersPending = msg.snapshotIndex === pr.pendingSnapshotIndex || pr.matchIndex >= pr.pendingSnapshotIndex;
-    if (pr.state === 'snapshot' && answersPending) {
-      pr.becomeProbe(pr.matchIndex + 1);
-      this.#sendAppends(msg.from, pr);
+    if (pr.state !== 'snapshot' || !answersPending) return;
+    if (msg.matchIndex >= msg.snapshotIndex) {
+      // Installed (or already covered): the follower matches us up to matchIndex — stream from there.
+      pr.becomeReplicate();
+    } else {
+      pr.becomeProbe(pr.nextIndex); // not installed (e.g. stale-term receiver): probe, which resends
     }
+    this.#sendAppends(msg.from, pr);
   }
 
   /** §5.3 fast backtracking from conflictIndex/conflictTerm; stale rejections are ignored. */
