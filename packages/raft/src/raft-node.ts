@@ -329,7 +329,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       proposal.pending.reject(new TimeoutError('entry was compacted into a snapshot; outcome unknown'));
       this.#proposals.delete(index);
     }
-    this.#log.info({ snapshotIndex: meta.index, term: meta.term, sizeBytes: snapshot.data.byteLength }, 'installed snapshot');
+    this.#log.info(
+      { snapshotIndex: meta.index, term: meta.term, sizeBytes: snapshot.data.byteLength },
+      'installed snapshot',
+    );
   }
 
   /**
@@ -347,7 +350,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#stopped) return;
     this.#snapshotIndex = asIndex(Math.max(this.#snapshotIndex, meta.index));
     const used = this.#core.compact(meta, data, compactIndex);
-    this.#log.info({ snapshotIndex: meta.index, compactIndex, sizeBytes: data.byteLength, used }, 'took snapshot');
+    this.#log.info(
+      { snapshotIndex: meta.index, compactIndex, sizeBytes: data.byteLength, used },
+      'took snapshot',
+    );
   }
 
   #serveReads(): void {

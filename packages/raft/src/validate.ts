@@ -57,12 +57,21 @@ export function parseSnapshotMeta(v: unknown): SnapshotMeta | null {
   return { index: i, term: t, clusterTimeMs: v.clusterTimeMs };
 }
 
-function parseInstallSnapshot(v: Obj, base: { from: NodeId; to: NodeId; term: Term }): InstallSnapshotMsg | null {
+function parseInstallSnapshot(
+  v: Obj,
+  base: { from: NodeId; to: NodeId; term: Term },
+): InstallSnapshotMsg | null {
   const snapshot = parseSnapshotMeta(v.snapshot);
   if (snapshot === null || !(v.data instanceof Uint8Array)) return null;
   if (typeof v.clusterTimeMs !== 'number' || !Number.isFinite(v.clusterTimeMs)) return null;
   // Copy: a decoded Buffer may be a view into a larger frame buffer.
-  return { ...base, type: 'InstallSnapshot', snapshot, data: new Uint8Array(v.data), clusterTimeMs: v.clusterTimeMs };
+  return {
+    ...base,
+    type: 'InstallSnapshot',
+    snapshot,
+    data: new Uint8Array(v.data),
+    clusterTimeMs: v.clusterTimeMs,
+  };
 }
 
 function parseEntries(v: unknown): Entry[] | null {

@@ -147,6 +147,11 @@ export class ChildClient {
     }
   }
 
+  /** Every line so far whose `msg.event` is `event`. */
+  lines(event: string): ChildLine[] {
+    return this.#lines.filter((l) => l.msg.event === event);
+  }
+
   /** Write one command line to the child's stdin. */
   send(line: string): void {
     this.#child.stdin!.write(`${line}\n`);

@@ -163,7 +163,9 @@ export class RaftCore {
     const { hardState, snapshot, entries } = initial;
     if (snapshot !== null) assert.ok(snapshot.term <= hardState.term, 'snapshot term ≤ hard state term');
     this.#snapshot =
-      snapshot !== null && initial.snapshotData !== undefined ? { meta: snapshot, data: initial.snapshotData } : null;
+      snapshot !== null && initial.snapshotData !== undefined
+        ? { meta: snapshot, data: initial.snapshotData }
+        : null;
     this.#log = new RaftLog(snapshot, entries, hardState.commitIndex, initial.appliedIndex);
     assert.ok(this.#log.lastTerm() <= hardState.term, 'log terms ≤ hard state term');
     this.#term = hardState.term;
@@ -246,7 +248,11 @@ export class RaftCore {
     assert.ok(compactIndex <= snapshot.index, 'compactIndex ≤ snapshot index');
     assert.ok(snapshot.index <= this.#log.appliedIndex(), 'snapshot of entries not yet applied');
     assert.equal(this.#log.term(snapshot.index), snapshot.term, 'snapshot term matches the log');
-    assert.equal(this.#log.clusterTimeAt(snapshot.index), snapshot.clusterTimeMs, 'snapshot cluster time matches');
+    assert.equal(
+      this.#log.clusterTimeAt(snapshot.index),
+      snapshot.clusterTimeMs,
+      'snapshot cluster time matches',
+    );
     this.#snapshot = { meta: snapshot, data };
     this.#log.compactTo(compactIndex);
     return true;
@@ -462,10 +468,16 @@ export class RaftCore {
     }
     if (this.#role === 'candidate') assert.equal(this.#votedFor, this.#id, 'candidate voted for itself');
     if (this.#snapshot !== null) {
-      assert.ok(this.#snapshot.meta.index >= this.#log.snapshotIndex(), 'log starts at or before the snapshot');
+      assert.ok(
+        this.#snapshot.meta.index >= this.#log.snapshotIndex(),
+        'log starts at or before the snapshot',
+      );
       assert.ok(this.#snapshot.meta.index <= this.#log.commitIndex(), 'snapshots hold committed state only');
       assert.ok(this.#snapshot.meta.term <= this.#term, 'snapshot term ≤ current term');
-      assert.ok(this.#time.highestSeenMs() >= this.#snapshot.meta.clusterTimeMs, 'cluster time ≥ snapshot stamp');
+      assert.ok(
+        this.#time.highestSeenMs() >= this.#snapshot.meta.clusterTimeMs,
+        'cluster time ≥ snapshot stamp',
+      );
     }
   }
 
@@ -499,7 +511,8 @@ export class RaftCore {
   #retrySnapshots(): void {
     for (const peer of this.#peers) {
       const pr = this.#progress.get(peer)!;
-      if (pr.state !== 'snapshot' || this.#tickCount - pr.snapshotSentTick < this.#snapshotRetryTicks) continue;
+      if (pr.state !== 'snapshot' || this.#tickCount - pr.snapshotSentTick < this.#snapshotRetryTicks)
+        continue;
       pr.becomeProbe(pr.nextIndex);
       this.#sendAppends(peer, pr);
     }
@@ -928,7 +941,8 @@ export class RaftCore {
     const pr = this.#progress.get(msg.from)!;
     pr.lastAckTick = this.#tickCount;
     if (pr.maybeUpdate(msg.matchIndex)) this.#onMatchRaised(msg.from, pr);
-    const answersPending = msg.snapshotIndex === pr.pendingSnapshotIndex || pr.matchIndex >= pr.pendingSnapshotIndex;
+    const answersPending =
+      msg.snapshotIndex === pr.pendingSnapshotIndex || pr.matchIndex >= pr.pendingSnapshotIndex;
     if (pr.state !== 'snapshot' || !answersPending) return;
     if (msg.matchIndex >= msg.snapshotIndex) {
       // Installed (or already covered): the follower matches us up to matchIndex — stream from there.
@@ -971,7 +985,8 @@ export class RaftCore {
     const prevLogIndex = pr.nextIndex - 1;
     const prevLogTerm = this.#log.term(prevLogIndex);
     // Entries before our firstIndex are compacted away: the follower needs the snapshot (§7).
-    if (pr.nextIndex < this.#log.firstIndex() || prevLogTerm === undefined) return this.#sendSnapshot(peer, pr);
+    if (pr.nextIndex < this.#log.firstIndex() || prevLogTerm === undefined)
+      return this.#sendSnapshot(peer, pr);
     const entries =
       pr.nextIndex > lastIndex
         ? []

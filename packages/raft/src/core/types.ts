@@ -200,7 +200,11 @@ export interface Ready {
 /** Result of `propose`: where the entry will sit if it commits, or why it was not accepted. */
 export type ProposeResult =
   | { readonly ok: true; readonly index: LogIndex; readonly term: Term; readonly clusterTimeMs: number }
-  | { readonly ok: false; readonly reason: 'not_leader' | 'transferring'; readonly leaderHint: NodeId | null };
+  | {
+      readonly ok: false;
+      readonly reason: 'not_leader' | 'transferring';
+      readonly leaderHint: NodeId | null;
+    };
 
 /** Monotonic clock in milliseconds (never decreases; arbitrary origin). Injected; sim clocks may drift. */
 export interface Clock {

@@ -140,7 +140,12 @@ export class LevelRaftStorage implements RaftStorage {
     this.#hardState = hardState;
     this.#lastIndex = asIndex(base + entries.length);
     this.#log?.info(
-      { term: hardState.term, commitIndex: hardState.commitIndex, snapshotIndex: base, lastIndex: this.#lastIndex },
+      {
+        term: hardState.term,
+        commitIndex: hardState.commitIndex,
+        snapshotIndex: base,
+        lastIndex: this.#lastIndex,
+      },
       'recovered raft storage',
     );
     if (snapshot === null) return { hardState, snapshot: null, entries };
@@ -152,7 +157,11 @@ export class LevelRaftStorage implements RaftStorage {
    * does not decode is skipped with a warning (recovery then needs the log to continue the older one).
    */
   async readNewestSnapshot(): Promise<Snapshot | null> {
-    for await (const [key, raw] of this.#db.iterator({ gte: SNAPSHOT_PREFIX, lt: SNAPSHOT_RANGE_END, reverse: true })) {
+    for await (const [key, raw] of this.#db.iterator({
+      gte: SNAPSHOT_PREFIX,
+      lt: SNAPSHOT_RANGE_END,
+      reverse: true,
+    })) {
       const snapshot = this.#parseSnapshot(key, raw);
       if (snapshot !== null) return snapshot;
       this.#log?.warn({ key }, 'skipping corrupt snapshot record');
@@ -227,7 +236,10 @@ export class LevelRaftStorage implements RaftStorage {
       batch.entries.length > 0 ||
       (hs !== null && (hs.term !== previous.term || hs.votedFor !== previous.votedFor));
     const write = this.#tail.then(() => this.#db.batch(ops, { sync }));
-    this.#tail = snapshot === null ? write : write.then(() => this.#clearBelow(snapshot.meta.index, snapshot.meta.index));
+    this.#tail =
+      snapshot === null
+        ? write
+        : write.then(() => this.#clearBelow(snapshot.meta.index, snapshot.meta.index));
     return write;
   }
 
@@ -235,7 +247,9 @@ export class LevelRaftStorage implements RaftStorage {
   saveSnapshot(snapshot: Snapshot): Promise<void> {
     assert.ok(!this.#closed, 'saveSnapshot after close');
     const value = this.#packr.pack({ ...snapshot.meta, data: snapshot.data });
-    const write = this.#tail.then(() => this.#db.put(snapshotKey(snapshot.meta.index), value, { sync: true }));
+    const write = this.#tail.then(() =>
+      this.#db.put(snapshotKey(snapshot.meta.index), value, { sync: true }),
+    );
     this.#tail = write;
     return write;
   }
@@ -260,9 +274,14 @@ export class LevelRaftStorage implements RaftStorage {
     const snapshot = batch.snapshot ?? null;
     if (snapshot !== null) {
       const meta = snapshot.meta;
-      ops.push({ type: 'put', key: snapshotKey(meta.index), value: this.#packr.pack({ ...meta, data: snapshot.data }) });
+      ops.push({
+        type: 'put',
+        key: snapshotKey(meta.index),
+        value: this.#packr.pack({ ...meta, data: snapshot.data }),
+      });
       // The superseded log after the snapshot goes in the same atomic write (Raft §7, BC-25).
-      for (let index = meta.index + 1; index <= this.#lastIndex; index++) ops.push({ type: 'del', key: entryKey(index) });
+      for (let index = meta.index + 1; index <= this.#lastIndex; index++)
+        ops.push({ type: 'del', key: entryKey(index) });
       this.#lastIndex = meta.index;
     }
     const first = batch.entries[0];

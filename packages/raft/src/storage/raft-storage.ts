@@ -165,7 +165,10 @@ export class MemoryRaftStorage implements RaftStorage {
     const first = entries[0];
     if (first === undefined) return;
     const last = this.#offset + this.#entries.length;
-    assert.ok(first.index > this.#offset && first.index <= last + 1, `append at ${first.index} leaves a gap after ${last}`);
+    assert.ok(
+      first.index > this.#offset && first.index <= last + 1,
+      `append at ${first.index} leaves a gap after ${last}`,
+    );
     this.#entries.length = first.index - this.#offset - 1;
     for (const entry of entries) {
       assert.equal(entry.index, this.#offset + this.#entries.length + 1, 'entries must be contiguous');

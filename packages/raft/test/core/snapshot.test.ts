@@ -112,7 +112,12 @@ const entry = (index: number, term: number, clusterTimeMs = index): Entry => ({
 function follower(entries: Entry[], commit: number, term = 2): RaftCore {
   return new RaftCore(
     { ...scriptedDefaults, id: 'n2', voters: three },
-    { hardState: { term: asTerm(term), votedFor: null, commitIndex: asIndex(commit) }, snapshot: null, entries, appliedIndex: asIndex(commit) },
+    {
+      hardState: { term: asTerm(term), votedFor: null, commitIndex: asIndex(commit) },
+      snapshot: null,
+      entries,
+      appliedIndex: asIndex(commit),
+    },
     new ManualClock(0),
     new Mulberry32Random(1),
   );
@@ -203,7 +208,10 @@ t.test('§7 a lost InstallSnapshot is sent again after snapshotRetryTicks (BC-25
 });
 
 t.test('§7 a follower holding the snapshot last entry keeps its suffix and only commits', async (t) => {
-  const core = follower([1, 2, 3, 4, 5, 6, 7, 8].map((i) => entry(i, 1)), 3);
+  const core = follower(
+    [1, 2, 3, 4, 5, 6, 7, 8].map((i) => entry(i, 1)),
+    3,
+  );
   core.step(installMsg(5, 1));
   const rd = core.ready();
   t.equal(rd.snapshot, null, 'nothing to restore: the log already has entries 4..5');
@@ -221,7 +229,10 @@ t.test('§7 a follower holding the snapshot last entry keeps its suffix and only
 });
 
 t.test('§7 a snapshot at or below commitIndex is ignored and answered with commitIndex', async (t) => {
-  const core = follower([1, 2, 3, 4, 5, 6, 7, 8].map((i) => entry(i, 1)), 8);
+  const core = follower(
+    [1, 2, 3, 4, 5, 6, 7, 8].map((i) => entry(i, 1)),
+    8,
+  );
   core.step(installMsg(5, 1));
   const rd = core.ready();
   t.equal(rd.snapshot, null);
@@ -233,7 +244,11 @@ t.test('§7 a snapshot at or below commitIndex is ignored and answered with comm
 });
 
 t.test('§7 a conflicting log is discarded and replaced by the snapshot', async (t) => {
-  const core = follower([1, 2, 3, 4, 5, 6].map((i) => entry(i, 1)), 2, 3);
+  const core = follower(
+    [1, 2, 3, 4, 5, 6].map((i) => entry(i, 1)),
+    2,
+    3,
+  );
   core.step(installMsg(5, 2, 3));
   t.equal(core.lastIndex(), 5, 'log now ends at the snapshot');
   const rd = core.ready();

@@ -95,7 +95,10 @@ t.test('an isolated follower catches up via InstallSnapshot after the others com
   network.isolate(lagging.node.id);
   for (let i = 0; i < 150; i++) await leader.node.propose(encode(`v${i}`));
   const leaderSnapshot = leader.storage.newestSnapshot();
-  t.ok(leaderSnapshot !== null && leaderSnapshot.meta.index >= 140, 'the leader compacted far past the follower');
+  t.ok(
+    leaderSnapshot !== null && leaderSnapshot.meta.index >= 140,
+    'the leader compacted far past the follower',
+  );
   t.ok(
     (await leader.storage.readEntries()).length <= 20 + 5 + 8,
     'the leader log stays bounded by snapshotEntries + snapshotKeepEntries (+ one batch)',
@@ -114,7 +117,9 @@ t.test('a node restarts from its level snapshot plus the log after it', async (t
   const dataDir = t.testdir();
   const network = new MemoryNetwork();
   const open = async (sm: ListMachine) =>
-    RaftNode.open(options('n1', ['n1'], network, sm, { dataDir, snapshotEntries: 10, snapshotKeepEntries: 3 }));
+    RaftNode.open(
+      options('n1', ['n1'], network, sm, { dataDir, snapshotEntries: 10, snapshotKeepEntries: 3 }),
+    );
   const sm1 = new ListMachine();
   const node1 = await open(sm1);
   await until(() => node1.status().role === 'leader', 'single node leads');

@@ -30,7 +30,9 @@ const range = (from: number, to: number, term = 1) =>
 const id = { clusterId: 'c1', nodeId: 'n1' };
 const text = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
 
-async function reopen(dataDir: string): Promise<{ storage: LevelRaftStorage; initial: Awaited<ReturnType<RaftStorage['recover']>> }> {
+async function reopen(
+  dataDir: string,
+): Promise<{ storage: LevelRaftStorage; initial: Awaited<ReturnType<RaftStorage['recover']>> }> {
   const storage = await LevelRaftStorage.open({ dataDir, ...id });
   return { storage, initial: await storage.recover() };
 }
@@ -59,49 +61,59 @@ t.test('snapshot keys sort in index order', async (t) => {
   t.same([...keys].sort(), keys);
 });
 
-t.test('save snapshot, compact, restart: snapshot and the log after the compaction point survive', async (t) => {
-  const dataDir = t.testdir();
-  let { storage } = await reopen(dataDir);
-  await storage.persist({ hardState: hard(1, 10), entries: range(1, 10) });
-  await storage.saveSnapshot(snap(8, 1));
-  await storage.compactLog(asIndex(5), asIndex(8));
-  await storage.close();
-  t.same(await keysOf(dataDir, 'e'), [6, 7, 8, 9, 10].map(entryKey), 'entries ≤ 5 deleted from disk');
-  const { storage: again, initial } = await reopen(dataDir);
-  storage = again;
-  t.same(initial.snapshot, snap(8, 1).meta);
-  t.equal(text(initial.snapshotData), 'state@8');
-  t.same(
-    initial.entries.map((e) => e.index),
-    [9, 10],
-    'entries at or below the snapshot are not handed to the core',
-  );
-  t.equal(initial.hardState.commitIndex, 10);
-  await storage.persist({ hardState: null, entries: [entry(11, 1)] });
-  await storage.close();
-  t.same((await reopen(dataDir)).initial.entries.map((e) => e.index), [9, 10, 11], 'appends continue');
-});
+t.test(
+  'save snapshot, compact, restart: snapshot and the log after the compaction point survive',
+  async (t) => {
+    const dataDir = t.testdir();
+    let { storage } = await reopen(dataDir);
+    await storage.persist({ hardState: hard(1, 10), entries: range(1, 10) });
+    await storage.saveSnapshot(snap(8, 1));
+    await storage.compactLog(asIndex(5), asIndex(8));
+    await storage.close();
+    t.same(await keysOf(dataDir, 'e'), [6, 7, 8, 9, 10].map(entryKey), 'entries ≤ 5 deleted from disk');
+    const { storage: again, initial } = await reopen(dataDir);
+    storage = again;
+    t.same(initial.snapshot, snap(8, 1).meta);
+    t.equal(text(initial.snapshotData), 'state@8');
+    t.same(
+      initial.entries.map((e) => e.index),
+      [9, 10],
+      'entries at or below the snapshot are not handed to the core',
+    );
+    t.equal(initial.hardState.commitIndex, 10);
+    await storage.persist({ hardState: null, entries: [entry(11, 1)] });
+    await storage.close();
+    t.same(
+      (await reopen(dataDir)).initial.entries.map((e) => e.index),
+      [9, 10, 11],
+      'appends continue',
+    );
+  },
+);
 
-t.test('kill after the snapshot write, before compaction: newest snapshot wins, old log ignored', async (t) => {
-  const dataDir = t.testdir();
-  const { storage } = await reopen(dataDir);
-  await storage.persist({ hardState: hard(1, 9), entries: range(1, 10) });
-  await storage.saveSnapshot(snap(4, 1));
-  await storage.compactLog(asIndex(2), asIndex(4));
-  await storage.saveSnapshot(snap(9, 1));
-  await storage.close(); // "killed" before compactLog(…, 9)
-  t.same(await keysOf(dataDir, 's'), [snapshotKey(4), snapshotKey(9)], 'both snapshots on disk');
-  const { storage: s2, initial } = await reopen(dataDir);
-  t.same(initial.snapshot, snap(9, 1).meta);
-  t.same(
-    initial.entries.map((e) => e.index),
-    [10],
-  );
-  await s2.compactLog(asIndex(9), asIndex(9));
-  await s2.close();
-  t.same(await keysOf(dataDir, 's'), [snapshotKey(9)], 'older snapshot removed by the next compaction');
-  t.same(await keysOf(dataDir, 'e'), [entryKey(10)]);
-});
+t.test(
+  'kill after the snapshot write, before compaction: newest snapshot wins, old log ignored',
+  async (t) => {
+    const dataDir = t.testdir();
+    const { storage } = await reopen(dataDir);
+    await storage.persist({ hardState: hard(1, 9), entries: range(1, 10) });
+    await storage.saveSnapshot(snap(4, 1));
+    await storage.compactLog(asIndex(2), asIndex(4));
+    await storage.saveSnapshot(snap(9, 1));
+    await storage.close(); // "killed" before compactLog(…, 9)
+    t.same(await keysOf(dataDir, 's'), [snapshotKey(4), snapshotKey(9)], 'both snapshots on disk');
+    const { storage: s2, initial } = await reopen(dataDir);
+    t.same(initial.snapshot, snap(9, 1).meta);
+    t.same(
+      initial.entries.map((e) => e.index),
+      [10],
+    );
+    await s2.compactLog(asIndex(9), asIndex(9));
+    await s2.close();
+    t.same(await keysOf(dataDir, 's'), [snapshotKey(9)], 'older snapshot removed by the next compaction');
+    t.same(await keysOf(dataDir, 'e'), [entryKey(10)]);
+  },
+);
 
 t.test('kill during compaction (partial range delete) recovers from the snapshot', async (t) => {
   const dataDir = t.testdir();

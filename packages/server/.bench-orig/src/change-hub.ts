@@ -1,0 +1,80 @@
+/**
+ * Wake-ups for long-polls and waits: the state adapter publishes, after every applied entry, the
+ * resource keys it changed (`lease:NAME`, `election:GROUP`, `kv:KEY`); waiters subscribe per key.
+ * Listeners run synchronously inside apply, so they must only schedule work (resolve a promise).
+ */
+
+type Listener = (index: number) => void;
+
+/** Per-key change notifications plus an "any entry applied" stream. */
+export class ChangeHub {
+  /** key → listeners; a key's set is deleted when it empties (bounded by live waiters). */
+  readonly #byKey = new Map<string, Set<Listener>>();
+  readonly #onApply = new Set<Listener>();
+
+  /** Called by the state adapter after applying entry `index`. */
+  publish(changed: readonly string[], index: number): void {
+    for (const key of changed) {
+      const set = this.#byKey.get(key);
+      if (set) for (const fn of [...set]) fn(index);
+    }
+    for (const fn of [...this.#onApply]) fn(index);
+  }
+
+  /** Listen to changes of one resource key; returns the unsubscribe function. */
+  subscribe(key: string, fn: Listener): () => void {
+    let set = this.#byKey.get(key);
+    if (!set) {
+      set = new Set();
+      this.#byKey.set(key, set);
+    }
+    set.add(fn);
+    return () => {
+      const s = this.#byKey.get(key);
+      if (!s) return;
+      s.delete(fn);
+      if (s.size === 0) this.#byKey.delete(key);
+    };
+  }
+
+  /** Listen to every applied entry (time advancer re-arm); returns the unsubscribe function. */
+  onApply(fn: Listener): () => void {
+    this.#onApply.add(fn);
+    return () => this.#onApply.delete(fn);
+  }
+
+  /** Number of keys with listeners (metrics, leak tests). */
+  watchedKeys(): number {
+    return this.#byKey.size;
+  }
+}
+
+/**
+ * Wait until `check()` returns non-null, re-checking after each change of `key`.
+ * Resolves with the value, or with null when `deadlineMs` (performance.now() ms) passes or
+ * `signal` aborts. Subscribes before the first check, so no change can slip between them.
+ */
+export function waitForChange<T>(hub: ChangeHub, key: string, check: () => T | null, deadlineMs: number, signal?: AbortSignal): Promise<T | null> {
+  return new Promise((resolve) => {
+    let done = false;
+    let timer: NodeJS.Timeout | undefined = undefined;
+    const finish = (v: T | null): void => {
+      if (done) return;
+      done = true;
+      unsubscribe();
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(v);
+    };
+    const onAbort = (): void => finish(null);
+    const unsubscribe = hub.subscribe(key, () => {
+      const v = check();
+      if (v !== null) finish(v);
+    });
+    const first = check();
+    if (first !== null) return finish(first);
+    if (signal?.aborted) return finish(null);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    timer = setTimeout(() => finish(null), Math.max(0, deadlineMs - performance.now()));
+  });
+}

@@ -1,0 +1,156 @@
+/**
+ * The path of every write and linearizable read (SPEC §3): run on the leader, or forward once
+ * to the leader, or answer 503 `no_leader`. Writes become a CommandEnvelope proposed through Raft
+ * with the request's deadline; state-machine errors become HttpErrors with the catalog status.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { checkEnvelopeShape, type Command, type CommandEnvelope, type CommandResult } from '@tenure/coord-state';
+import { requestFingerprint } from './canonical-json.js';
+import type { ServerDeps } from './deps.js';
+import { HttpError, noLeader, timeoutError } from './http-error.js';
+import { notLeaderHint } from './raft-errors.js';
+import { remainingMs } from './request-context.js';
+
+/** A committed command's result with its log position. */
+export interface Committed {
+  readonly result: CommandResult;
+  readonly index: number;
+  readonly clusterTimeMs: number;
+}
+
+/** Marker returned when the response was already sent (forwarded). */
+export const SENT = Symbol('sent');
+
+export class Gateway {
+  readonly #d: ServerDeps;
+
+  constructor(deps: ServerDeps) {
+    this.#d = deps;
+  }
+
+  /**
+   * Run `fn` on the leader; on a follower (or when `fn` throws not_leader, meaning nothing was
+   * applied) forward the request to the leader. `extraMs` is the waiting time the request may
+   * take on top of its base deadline (waitMs / timeoutMs), used for the forwarding timeout.
+   */
+  async onLeader<T>(request: FastifyRequest, reply: FastifyReply, extraMs: number, fn: () => Promise<T>): Promise<T | FastifyReply> {
+    const status = this.#d.raft.status();
+    if (status.role === 'leader') {
+      try {
+        return await fn();
+      } catch (err) {
+        const nl = notLeaderHint(err);
+        if (!nl) throw err;
+        return this.#forward(request, reply, nl.leaderHint ?? this.#d.raft.status().leaderId, extraMs, fn);
+      }
+    }
+    return this.#forward(request, reply, status.leaderId, extraMs, fn);
+  }
+
+  /**
+   * A linearizable read (ReadIndex on the leader, §6.4), or a local stale read when the query says
+   * `consistency=stale` (header Tenure-Stale: true). `fn` gets the cluster time to judge expiry by.
+   */
+  async read<T>(request: FastifyRequest, reply: FastifyReply, extraMs: number, fn: (nowMs: number) => T | Promise<T>): Promise<T | FastifyReply> {
+    const q = request.query as { consistency?: string } | undefined;
+    if (q?.consistency === 'stale') {
+      void reply.header('tenure-stale', 'true');
+      return fn(Math.floor(this.#d.raft.status().clusterTimeMs));
+    }
+    return this.onLeader(request, reply, extraMs, async () => {
+      const left = remainingMs(request.tenure);
+      if (left <= 0) throw timeoutError('deadline passed before the read barrier');
+      await this.#d.raft.readBarrier({ timeoutMs: left });
+      return fn(Math.floor(this.#d.raft.status().clusterTimeMs));
+    });
+  }
+
+  /** Propose `command` with the request's idempotency key and deadline; resolves once applied. */
+  async propose(request: FastifyRequest, command: Command): Promise<Committed> {
+    const ctx = request.tenure;
+    const envelope: CommandEnvelope = {
+      v: 1,
+      command,
+      idempotency:
+        ctx.idempotencyKey === null
+          ? null
+          : { key: ctx.idempotencyKey, fingerprint: requestFingerprint(request.method, request.routeOptions.url ?? request.url, request.params, request.body) },
+    };
+    // Validate once at the gateway: an envelope the replicas would refuse never reaches the log.
+    const shapeError = checkEnvelopeShape(envelope);
+    if (shapeError) throw new HttpError(shapeError.code, shapeError.message, { ...(shapeError.details ?? {}) });
+    const left = remainingMs(ctx);
+    if (left <= 0) throw timeoutError();
+    const t0 = performance.now();
+    const applied = await this.#d.raft.propose(this.#d.encodeEnvelope(envelope), { timeoutMs: left });
+    this.#d.metrics.proposalSeconds.observe({ type: command.type }, (performance.now() - t0) / 1000);
+    return { result: applied.result.result, index: applied.index, clusterTimeMs: applied.clusterTimeMs };
+  }
+
+  /** Propose and unwrap: the success value, or HttpError with the catalog status and details. */
+  async write<V>(request: FastifyRequest, command: Command): Promise<{ value: V; index: number }> {
+    const c = await this.propose(request, command);
+    return { value: unwrap<V>(c.result), index: c.index };
+  }
+
+  async #forward<T>(request: FastifyRequest, reply: FastifyReply, leaderId: string | null, extraMs: number, fn: () => Promise<T>): Promise<T | FastifyReply> {
+    const ctx = request.tenure;
+    const self = this.#d.config.nodeId;
+    if (ctx.forwarded) throw noLeader(`this node (${self}) is not the leader; forwarded requests are not forwarded again`);
+    let target = leaderId;
+    if (target === null || target === self) {
+      // During an election, wait (bounded) for a leader rather than failing at once.
+      target = await this.#awaitLeader(Math.min(remainingMs(ctx), this.#d.config.electionTimeoutMs * 2), ctx.signal);
+      if (target === null) throw noLeader();
+      if (target === self && this.#d.raft.status().role === 'leader') return fn();
+    }
+    const peer = this.#d.config.peers.find((p) => p.id === target);
+    if (!peer || target === self) throw noLeader();
+    const body = request.body === undefined ? undefined : JSON.stringify(request.body);
+    const left = remainingMs(ctx);
+    if (left <= 0) throw timeoutError();
+    let res;
+    try {
+      res = await this.#d.forwarder.forward(
+        peer.httpAddress,
+        { method: request.method, url: request.url, ...(body === undefined ? {} : { body }), idempotencyKey: ctx.idempotencyKey, requestTimeoutMs: left, fromNodeId: self },
+        left + extraMs + 500,
+        ctx.signal,
+      );
+    } catch (err) {
+      if (ctx.signal.aborted) throw timeoutError('client went away');
+      this.#d.logger.debug({ err, leader: target }, 'forward failed');
+      // The leader may have processed it: for writes the outcome is unknown.
+      if (request.method !== 'GET' && (err as { code?: string }).code !== 'ECONNREFUSED') throw timeoutError(`leader ${target} did not answer; outcome unknown`);
+      throw noLeader(`leader ${target} is unreachable`);
+    }
+    this.#d.metrics.forwarded.inc();
+    void reply.code(res.statusCode).headers(res.headers);
+    return reply.send(res.body);
+  }
+
+  #awaitLeader(waitMs: number, signal: AbortSignal): Promise<string | null> {
+    const now = this.#d.raft.status().leaderId;
+    if (now !== null) return Promise.resolve(now);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(null), waitMs);
+      const off = this.#d.raft.onLeaderChange((leaderId) => {
+        if (leaderId !== null) done(leaderId);
+      });
+      const onAbort = (): void => done(null);
+      signal.addEventListener('abort', onAbort, { once: true });
+      function done(v: string | null): void {
+        clearTimeout(timer);
+        off();
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      }
+    });
+  }
+}
+
+/** Success value of a CommandResult, or an HttpError carrying the state machine's code and details. */
+export function unwrap<V>(result: CommandResult): V {
+  if (result.ok) return result.value as V;
+  throw new HttpError(result.error.code, result.error.message, { ...(result.error.details ?? {}) });
+}

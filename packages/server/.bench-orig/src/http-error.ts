@@ -1,0 +1,45 @@
+/**
+ * The server's coded operating error: a SPEC §3 error code, its HTTP status (from the shared
+ * catalog in coord-state), a message naming the field or cause, and extra JSON details.
+ * The error handler renders it as `{"error": {"code", "message", ...details}}`.
+ */
+import { ERROR_HTTP_STATUS, type ErrorCode } from '@tenure/coord-state';
+
+/** Thrown by routes and helpers for every non-2xx answer the server decides itself. */
+export class HttpError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly details: Readonly<Record<string, unknown>>;
+  /** Extra response headers, e.g. `Retry-After` for `no_leader`. */
+  readonly headers: Readonly<Record<string, string>>;
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'HttpError';
+    this.code = code;
+    this.statusCode = ERROR_HTTP_STATUS[code];
+    this.details = details;
+    this.headers = headers;
+  }
+}
+
+/** 400 invalid_argument naming `field`. */
+export function invalidArgument(field: string, problem: string): HttpError {
+  return new HttpError('invalid_argument', `${field} ${problem}`, { field });
+}
+
+/** 503 no_leader with `Retry-After` (seconds). */
+export function noLeader(message = 'no leader is known; retry shortly'): HttpError {
+  return new HttpError('no_leader', message, {}, { 'retry-after': '1' });
+}
+
+/** 504 timeout: the outcome is unknown (SPEC §3 Deadlines). */
+export function timeoutError(message = 'not known to be committed within the deadline; outcome unknown, retry with the same Idempotency-Key'): HttpError {
+  return new HttpError('timeout', message);
+}
+
+/** The JSON error body of SPEC §3. */
+export function errorBody(code: string, message: string, details: Readonly<Record<string, unknown>> = {}): { error: Record<string, unknown> } {
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(details)) if (k !== 'code' && k !== 'message') rest[k] = v;
+  return { error: { code, message, ...rest } };
+}

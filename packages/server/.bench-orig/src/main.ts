@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+/**
+ * `tenure-server`: start one node from flags / TENURE_* env. Exit codes: 2 bad configuration
+ * (message names the setting), 1 start-up failure, 0 after a graceful SIGTERM/SIGINT shutdown.
+ */
+import { ConfigError, loadConfig } from './config.js';
+import { startNode } from './node.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.argv.slice(2));
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`tenure-server: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  let node;
+  try {
+    node = await startNode(config);
+  } catch (err) {
+    process.stderr.write(`tenure-server: node ${config.nodeId} failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals++;
+    if (signals > 1) {
+      node.logger.warn({ signal }, 'second signal; exiting now');
+      process.exit(1);
+    }
+    node.logger.info({ signal }, 'signal received');
+    node.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        node.logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+void main();

@@ -1,0 +1,71 @@
+/**
+ * Per-request context: the deadline (SPEC §3 Deadlines: `Request-Timeout-Ms`, default 5,000),
+ * the Idempotency-Key (≤ 128 chars), whether the request was already forwarded once, and an
+ * AbortSignal that fires when the client goes away (long-polls and waits end cleanly).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { invalidArgument } from './http-error.js';
+
+/** Header marking a request forwarded by a follower; the receiver never forwards it again. */
+export const FORWARDED_HEADER = 'tenure-forwarded';
+
+export interface RequestContext {
+  /** performance.now() at arrival. */
+  readonly startMs: number;
+  /** Base timeout (ms) from the header or the default; waits add their own time on top. */
+  readonly timeoutMs: number;
+  readonly idempotencyKey: string | null;
+  readonly forwarded: boolean;
+  /** Aborts when the client disconnects before the response is sent. */
+  readonly signal: AbortSignal;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    tenure: RequestContext;
+  }
+}
+
+/**
+ * Parse and validate the context headers. Throws HttpError 400 naming the header.
+ * @param timeoutMsDefault used when `Request-Timeout-Ms` is absent
+ * @param timeoutMsMax largest accepted header value
+ */
+export function buildRequestContext(request: FastifyRequest, reply: FastifyReply, timeoutMsDefault: number, timeoutMsMax: number): RequestContext {
+  const rawTimeout = request.headers['request-timeout-ms'];
+  let timeoutMs = timeoutMsDefault;
+  if (rawTimeout !== undefined) {
+    const text = Array.isArray(rawTimeout) ? rawTimeout.join(',') : rawTimeout;
+    if (!/^[0-9]{1,9}$/.test(text)) throw invalidArgument('header Request-Timeout-Ms', 'must be a positive integer of milliseconds');
+    timeoutMs = Number(text);
+    if (timeoutMs < 1 || timeoutMs > timeoutMsMax) throw invalidArgument('header Request-Timeout-Ms', `must be between 1 and ${timeoutMsMax}`);
+  }
+  const rawKey = request.headers['idempotency-key'];
+  let idempotencyKey: string | null = null;
+  if (rawKey !== undefined) {
+    const key = Array.isArray(rawKey) ? rawKey.join(',') : rawKey;
+    if (key.length === 0 || key.length > 128) throw invalidArgument('header Idempotency-Key', 'must be 1-128 characters');
+    idempotencyKey = key;
+  }
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return {
+    startMs: performance.now(),
+    timeoutMs,
+    idempotencyKey,
+    forwarded: request.headers[FORWARDED_HEADER] !== undefined,
+    signal: controller.signal,
+  };
+}
+
+/** Absolute deadline (performance.now() ms) of the request with `extraMs` of waiting on top. */
+export function deadlineOf(ctx: RequestContext, extraMs = 0): number {
+  return ctx.startMs + ctx.timeoutMs + extraMs;
+}
+
+/** ms left until the request's deadline (with `extraMs` on top), never negative. */
+export function remainingMs(ctx: RequestContext, extraMs = 0): number {
+  return Math.max(0, deadlineOf(ctx, extraMs) - performance.now());
+}

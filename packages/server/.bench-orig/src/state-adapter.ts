@@ -1,0 +1,54 @@
+/**
+ * Raft ↔ coordination state adapter: a `StateMachine<ApplyOutput>` that decodes each committed
+ * entry's envelope and applies it to the CoordState, then publishes the changed resource keys to
+ * the ChangeHub (long-poll wake-ups). Leader no-ops apply as `envelope = null` (time only).
+ */
+import type { AppliedEntry, StateMachine } from '@tenure/raft';
+import type { ApplyOutput, CommandEnvelope, CoordState } from '@tenure/coord-state';
+import type { ChangeHub } from './change-hub.js';
+
+/** Decoder of a log entry's bytes (coord-state's `decodeEnvelope`); throws on undecodable bytes. */
+export type EnvelopeDecoder = (bytes: Uint8Array) => CommandEnvelope;
+
+/** Wraps a CoordState for the Raft runtime. Deterministic: depends only on (state, entry). */
+export class CoordStateAdapter implements StateMachine<ApplyOutput> {
+  readonly #coord: CoordState;
+  readonly #hub: ChangeHub;
+  readonly #decode: EnvelopeDecoder;
+
+  constructor(coord: CoordState, hub: ChangeHub, decode: EnvelopeDecoder) {
+    this.#coord = coord;
+    this.#hub = hub;
+    this.#decode = decode;
+  }
+
+  apply(entry: AppliedEntry): ApplyOutput {
+    let envelope: CommandEnvelope | null = null;
+    let undecodable = false;
+    if (entry.type === 'command' && entry.data.length > 0) {
+      try {
+        envelope = this.#decode(entry.data);
+      } catch {
+        // Same bytes on every node → same decision everywhere: the entry only advances time.
+        undecodable = true;
+      }
+    }
+    // CoordState takes integer ms; flooring is monotonic and identical on every replica.
+    const out = this.#coord.apply(entry.index, Math.floor(entry.clusterTimeMs), envelope);
+    if (out.changed.length > 0 || !undecodable) this.#hub.publish(out.changed, entry.index);
+    if (undecodable) {
+      return { result: { ok: false, error: { code: 'invalid_argument', message: 'undecodable command entry' } }, changed: out.changed };
+    }
+    return out;
+  }
+
+  snapshot(): Uint8Array {
+    return this.#coord.snapshot();
+  }
+
+  restore(snapshot: Uint8Array): void {
+    this.#coord.restore(snapshot);
+    // Every resource may have changed: wake no one specifically; waiters re-check on their next event.
+    this.#hub.publish([], 0);
+  }
+}

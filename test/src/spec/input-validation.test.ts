@@ -1,0 +1,158 @@
+// Proves SPEC §3 input rules (strict JSON types, unknown fields, 415/400/413, names of up to 200 bytes and %2F in every route, header limits) through a follower of a real cluster, and pins the known deviations as todo assertions.
+import t from 'tap';
+import { LocalCluster } from '../support/cluster.js';
+import { isError, raw, uniq } from './helpers.js';
+
+t.test('SPEC §3 input validation', async (t) => {
+  const c = await LocalCluster.start();
+  t.teardown(() => c.teardown());
+  const leader = await c.waitForLeader();
+  const f = c.nodes.map((n) => n.id).find((id) => id !== leader)!;
+
+  t.test('strict JSON types and unknown fields: 400 naming the field', async (t) => {
+    const cases: [string, string, unknown, string][] = [
+      ['/v1/leases/v1/acquire', 'POST', { holder: 'a', ttlMs: '1000' }, 'ttlMs'],
+      ['/v1/leases/v1/acquire', 'POST', { holder: 5, ttlMs: 1000 }, 'holder'],
+      ['/v1/leases/v1/acquire', 'POST', { holder: 'a', ttlMs: 1000.5 }, 'ttlMs'],
+      ['/v1/leases/v1/acquire', 'POST', { holder: 'a', ttlMs: true }, 'ttlMs'],
+      ['/v1/leases/v1/acquire', 'POST', { holder: 'a', ttlMs: 1000, waitMs: null }, 'waitMs'],
+      ['/v1/leases/v1/acquire', 'POST', { holder: 'a', ttlMs: 1000, extra: 1 }, 'extra'],
+      ['/v1/leases/v1/acquire', 'POST', { holder: 'a', ttlMs: 99 }, 'ttlMs'],
+      ['/v1/leases/v1/acquire', 'POST', { holder: 'a', ttlMs: 3600001 }, 'ttlMs'],
+      ['/v1/leases/v1/acquire', 'POST', { holder: 'a', ttlMs: 1000, waitMs: 60001 }, 'waitMs'],
+      ['/v1/leases/v1/acquire', 'POST', { holder: '', ttlMs: 1000 }, 'holder'],
+      ['/v1/leases/v1/acquire', 'POST', { holder: 'h'.repeat(201), ttlMs: 1000 }, 'holder'],
+      ['/v1/leases/v1/acquire', 'POST', { holder: 'a\u0001b', ttlMs: 1000 }, 'holder'],
+      ['/v1/leases/v1/renew', 'POST', { holder: 'a', fencingToken: '1' }, 'fencingToken'],
+      ['/v1/leases/v1/release', 'POST', { holder: 'a', fencingToken: 1, x: 1 }, 'x'],
+      ['/v1/elections/g1/campaign', 'POST', { candidate: 'c', ttlMs: 1000, waitMs: '0' }, 'waitMs'],
+      ['/v1/elections/g1/campaign', 'POST', { candidate: 7, ttlMs: 1000 }, 'candidate'],
+      ['/v1/elections/g1/resign', 'POST', { candidate: 'c', extra: true }, 'extra'],
+      ['/v1/fence/check', 'POST', { lease: 'x', fencingToken: '5' }, 'fencingToken'],
+      ['/v1/kv/k1', 'PUT', { value: 1, ifRevision: '0' }, 'ifRevision'],
+      ['/v1/kv/k1', 'PUT', { value: 1, fence: { lease: 'x', fencingToken: 1, extra: 1 } }, 'extra'],
+      ['/v1/kv/k1', 'PUT', { value: 1, bogus: 1 }, 'bogus'],
+    ];
+    for (const [path, method, body, field] of cases) {
+      const r = await raw(c, f, path, { method, json: body });
+      t.equal(r.status, 400, `${method} ${path} ${JSON.stringify(body).slice(0, 80)}`);
+      t.ok(isError(r.body, 'invalid_argument'), 'invalid_argument');
+      t.match(r.body?.error?.message, field, `message names ${field}`);
+    }
+  });
+
+  t.test('bodies that are not JSON, and content types', async (t) => {
+    const path = '/v1/leases/ct/acquire';
+    const good = '{"holder":"a","ttlMs":1000}';
+    for (const bad of ['not json', '{"holder":"a"', '', '{"holder":"a","ttlMs":1000} trailing']) {
+      const r = await raw(c, f, path, { method: 'POST', rawBody: bad, headers: { 'content-type': 'application/json' } });
+      t.equal(r.status, 400, `body ${JSON.stringify(bad)}`);
+      t.ok(isError(r.body, 'invalid_argument'));
+    }
+    for (const ct of [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'application/merge-patch+json']) {
+      const r = await raw(c, f, path, { method: 'POST', rawBody: good, headers: ct === undefined ? {} : { 'content-type': ct } });
+      t.ok(r.status === 415 || r.status === 400, `content-type ${ct}: ${r.status}`);
+      t.ok(isError(r.body, 'unsupported_media_type') || isError(r.body, 'invalid_argument'), 'in the error shape');
+    }
+    const d = await raw(c, f, '/v1/kv/ct', { method: 'DELETE', rawBody: '{}', headers: { 'content-type': 'text/plain' } });
+    t.equal(d.status, 415, 'DELETE with a non-JSON body type');
+    const ok = await raw(c, f, path, { method: 'POST', rawBody: good, headers: { 'content-type': 'application/json; charset=utf-8' } });
+    t.equal(ok.status, 200, 'application/json with charset is accepted');
+  });
+
+  t.test('names up to 200 bytes work in every route; %2F and other characters are 400', async (t) => {
+    const n = 'n'.repeat(199) + 'x';
+    const checks: [string, string, unknown][] = [
+      [`/v1/leases/${n}/acquire`, 'POST', { holder: 'a', ttlMs: 30000 }],
+      [`/v1/leases/${n}`, 'GET', undefined],
+      [`/v1/leases/${n}/watch?timeoutMs=0`, 'GET', undefined],
+      [`/v1/elections/${n}/campaign`, 'POST', { candidate: 'c', ttlMs: 30000 }],
+      [`/v1/elections/${n}`, 'GET', undefined],
+      [`/v1/elections/${n}/observe?timeoutMs=0`, 'GET', undefined],
+      [`/v1/kv/${n}`, 'PUT', { value: 1 }],
+      [`/v1/kv/${n}`, 'GET', undefined],
+    ];
+    for (const [path, method, body] of checks) {
+      const r = await raw(c, f, path, body === undefined ? { method } : { method, json: body });
+      t.equal(r.status, 200, `200-byte name: ${method} ${path.replace(n, '<200>')}`);
+    }
+    const g = await raw(c, f, `/v1/leases/${n}`);
+    t.equal(g.body?.name, n);
+    const renew = await raw(c, f, `/v1/leases/${n}/renew`, { json: { holder: 'a', fencingToken: g.body?.fencingToken } });
+    t.equal(renew.status, 200, '200-byte name: renew');
+    const rel = await raw(c, f, `/v1/leases/${n}/release`, { json: { holder: 'a', fencingToken: g.body?.fencingToken } });
+    t.equal(rel.status, 200, '200-byte name: release');
+
+    const badNames = ['a%2Fb', 'a%20b', '_ab', '.ab', '%C3%A9', 'n'.repeat(201)];
+    const routes: [string, string, unknown][] = [
+      ['/v1/leases/{}/acquire', 'POST', { holder: 'a', ttlMs: 1000 }],
+      ['/v1/leases/{}/renew', 'POST', { holder: 'a', fencingToken: 1 }],
+      ['/v1/leases/{}', 'GET', undefined],
+      ['/v1/leases/{}/watch?timeoutMs=0', 'GET', undefined],
+      ['/v1/elections/{}/campaign', 'POST', { candidate: 'c', ttlMs: 1000 }],
+      ['/v1/elections/{}', 'GET', undefined],
+      ['/v1/elections/{}/observe?timeoutMs=0', 'GET', undefined],
+      ['/v1/kv/{}', 'PUT', { value: 1 }],
+      ['/v1/kv/{}', 'GET', undefined],
+      ['/v1/kv/{}', 'DELETE', {}],
+    ];
+    for (const name of badNames) {
+      for (const [tmpl, method, body] of routes) {
+        const path = tmpl.replace('{}', name);
+        const r = await raw(c, f, path, body === undefined ? { method } : { method, json: body });
+        t.equal(r.status, 400, `${method} ${tmpl} with ${name.length > 20 ? '<201 bytes>' : name}`);
+      }
+    }
+    const fc = await raw(c, f, '/v1/fence/check', { json: { lease: 'a/b', fencingToken: 1 } });
+    t.equal(fc.status, 400, 'fence check with a bad lease name');
+  });
+
+  t.test('413 payload_too_large; deep values; header limits', async (t) => {
+    const big = await raw(c, f, `/v1/kv/${uniq('big')}`, { method: 'PUT', json: { value: 'x'.repeat(65536) } });
+    t.equal(big.status, 413, 'KV value over 64 KiB');
+    t.ok(isError(big.body, 'payload_too_large'));
+    const fits = await raw(c, f, `/v1/kv/${uniq('big')}`, { method: 'PUT', json: { value: 'x'.repeat(65534) } });
+    t.equal(fits.status, 200, 'a 64 KiB value (as JSON) fits');
+    const ev = await raw(c, f, `/v1/elections/${uniq('bigv')}/campaign`, { json: { candidate: 'c', ttlMs: 1000, value: 'x'.repeat(65536) } });
+    t.equal(ev.status, 413, 'election value over 64 KiB');
+    const huge = await raw(c, f, `/v1/kv/${uniq('huge')}`, { method: 'PUT', json: { value: 'x'.repeat(3_000_000) } });
+    t.equal(huge.status, 413, 'body over the body limit');
+    t.ok(isError(huge.body, 'payload_too_large'), 'in the error shape');
+    const deep = await raw(c, f, `/v1/kv/${uniq('deep')}`, { method: 'PUT', rawBody: `{"value":${'['.repeat(5000)}${']'.repeat(5000)}}`, headers: { 'content-type': 'application/json' } });
+    t.equal(deep.status, 400, 'a 5,000-deep value is a clean 400');
+    for (const v of ['0', 'abc', '-5', '999999999']) {
+      const r = await raw(c, f, '/v1/leases/x', { headers: { 'request-timeout-ms': v } });
+      t.equal(r.status, 400, `Request-Timeout-Ms: ${v}`);
+      t.ok(isError(r.body, 'invalid_argument'));
+    }
+    for (const q of ['timeoutMs=60001', 'timeoutMs=abc', 'afterToken=-1', 'bogus=1']) {
+      const r = await raw(c, f, `/v1/leases/x/watch?${q}`);
+      t.equal(r.status, 400, `watch ?${q}`);
+    }
+  });
+
+  t.test('known deviations (todo)', async (t) => {
+    // Lone UTF-16 surrogates are not printable characters (SPEC §3: holder is 1–200 printable
+    // characters), yet they are accepted and replaced by U+FFFD x3 in the replicated state, so
+    // distinct holders collide: the second is told it holds the lease with the first's token.
+    const L = uniq('surrogate');
+    const a = await raw(c, f, `/v1/leases/${L}/acquire`, { method: 'POST', rawBody: '{"holder":"x\\ud800","ttlMs":30000}', headers: { 'content-type': 'application/json' } });
+    const b = await raw(c, f, `/v1/leases/${L}/acquire`, { method: 'POST', rawBody: '{"holder":"x\\ufffd\\ufffd\\ufffd","ttlMs":30000}', headers: { 'content-type': 'application/json' } });
+    const exclusive = a.status === 400 || b.status === 409;
+    t.ok(exclusive, `distinct holders "x\\ud800" (${a.status}) and "x\\ufffd\\ufffd\\ufffd" (${b.status}) must not both hold ${L}`, {
+      todo: 'SPEC deviation §1.3/§3: lone-surrogate holder accepted and mangled to U+FFFD; distinct holders share one grant',
+    });
+    const k = uniq('surrogate-kv');
+    const p = await raw(c, f, `/v1/kv/${k}`, { method: 'PUT', rawBody: '{"value":"\\ud800"}', headers: { 'content-type': 'application/json' } });
+    const g = await raw(c, f, `/v1/kv/${k}`);
+    t.ok(p.status === 400 || g.body?.value === '\ud800', `KV value round-trips or is refused (stored ${JSON.stringify(g.body?.value)})`, {
+      todo: 'SPEC deviation §3: a lone-surrogate string value is silently changed to "\\ufffd\\ufffd\\ufffd"',
+    });
+    // A JSON object with a "__proto__" key is valid JSON; the server answers "body is not valid JSON".
+    const proto = await raw(c, f, `/v1/kv/${uniq('proto')}`, { method: 'PUT', rawBody: '{"value":{"__proto__":"x"}}', headers: { 'content-type': 'application/json' } });
+    t.equal(proto.status, 400, 'a __proto__ key is refused');
+    t.notMatch(String(proto.body?.error?.message), /not valid JSON/, `message does not call valid JSON invalid: ${proto.body?.error?.message}`, {
+      todo: 'SPEC deviation §3 (low): valid JSON with a __proto__/constructor.prototype key is reported as "body is not valid JSON"',
+    });
+  });
+});
