@@ -3,9 +3,12 @@
  * `no_leader` sets it). Jitter spreads retries of many clients after a failover (BC-16).
  */
 
-/** Retry policy of a TenureClient: at most `attempts` tries per call, delays in [baseDelayMs, maxDelayMs]. */
+/**
+ * Retry policy of a TenureClient: a call is retried until its deadline, with delays in
+ * [baseDelayMs/2, maxDelayMs]; `attempts` only caps the tries of one call as a safety bound.
+ */
 export interface RetryPolicy {
-  /** Total tries per call, including the first (≥ 1). */
+  /** Most tries per call, including the first (≥ 1); the call's deadline normally ends it first. */
   readonly attempts: number;
   /** Delay before the first retry, before jitter (ms). */
   readonly baseDelayMs: number;
@@ -13,8 +16,12 @@ export interface RetryPolicy {
   readonly maxDelayMs: number;
 }
 
-/** Default policy: 8 tries, 50 ms doubling to 1 s — spans a leader election (1–2 s, SPEC §3). */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 8, baseDelayMs: 50, maxDelayMs: 1000 };
+/**
+ * Default policy: 50 ms doubling to 1 s (with jitter), retried until the call's deadline so a leader
+ * failover (election 1–2 s, SPEC §3, plus detection) never exhausts a long wait's retries. The cap of
+ * 1,000 tries is a safety bound only: at ≥ 500 ms per retry after the first few it spans minutes.
+ */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 1000, baseDelayMs: 50, maxDelayMs: 1000 };
 
 /**
  * Delay before retry number `retryIndex` (0 for the first retry): `min(maxDelayMs, baseDelayMs × 2^i)`

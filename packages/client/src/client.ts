@@ -20,6 +20,7 @@ import type {
   LeaseWatchView,
 } from './contract.js';
 import { TenureError } from './errors.js';
+import { confirmGrant, needsConfirmation, type ConfirmResult } from './confirm-grant.js';
 import type { GrantTiming } from './held-grant.js';
 import { processIncarnationId } from './identity.js';
 import { Lease, type LeaseOps } from './lease.js';
@@ -138,6 +139,8 @@ export class TenureClient {
   readonly #logger: Logger;
   readonly #maxDriftRatio: number;
   readonly #safetyMarginMs: number | undefined;
+  /** Default call deadline (ms), also the budget of confirming a late grant. */
+  readonly #requestTimeoutMs: number;
   #idSequence = 0;
 
   constructor(options: TenureClientOptions) {
@@ -152,13 +155,14 @@ export class TenureClient {
     this.#logger = options.logger ?? silentLogger;
     this.#maxDriftRatio = maxDriftRatio;
     this.#safetyMarginMs = options.safetyMarginMs;
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? 5000;
     this.#sleep =
       options.sleep ??
       ((delayMs, signal) => setTimeoutPromise(delayMs, undefined, signal === undefined ? {} : { signal }));
     this.#transport = new Transport(
       {
         endpoints: options.endpoints,
-        requestTimeoutMs: options.requestTimeoutMs ?? 5000,
+        requestTimeoutMs: this.#requestTimeoutMs,
         retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
         discoverMembers: options.discoverMembers ?? false,
       },
@@ -200,6 +204,11 @@ export class TenureClient {
    * TenureError: 409 `held` (details `{holder}` or `{lockDelayRemainingMs}`), 400, `unavailable`, …
    * When the outcome is unknown (`outcomeUnknown`), the client also checks in the background whether the
    * lease was granted to this holder and releases it; it never reports "not acquired" for that case.
+   * A grant that arrives more than ttl/3 after the acquire was sent (a long wait) is first confirmed by
+   * a renewal with the same (holder, fencingToken), and the lease is dated from that renewal's send time
+   * (SPEC §2); if the server answers that the grant is gone (409 `not_holder`/`lease_expired`) acquire
+   * rejects with `lease_lost` (outcome known: not held); if no renewal is answered in time within the
+   * call's `timeoutMs` it releases the grant in the background and rejects with `outcomeUnknown: true`.
    */
   async acquire(name: string, options: AcquireOptions): Promise<Lease> {
     const holder = options.holder ?? this.newOwnerId();
@@ -229,24 +238,35 @@ export class TenureClient {
         details: { grant },
       });
     }
+    // A long wait (or slow retries) may have used up the ttl counted from our send time although the
+    // server granted only now: confirm with a renewal of this very grant and date the lease from it.
+    const timing = this.#timing(grant.ttlMs);
+    let datedFromMs = sendTimeMs;
+    let ttlMs = grant.ttlMs;
+    if (needsConfirmation(sendTimeMs, this.#clock.now(), grant.ttlMs, timing)) {
+      const confirmed = await confirmGrant(
+        (timeoutMs, signal) =>
+          this.renewLease(name, holder, grant.fencingToken, {
+            timeoutMs,
+            ...(signal === undefined ? {} : { signal }),
+          }),
+        grant.fencingToken,
+        grant.ttlMs,
+        timing,
+        options.timeoutMs ?? this.#requestTimeoutMs,
+        options.signal,
+      );
+      if (confirmed.kind !== 'held') throw this.#lateGrantFailed(name, holder, grant, sendTimeMs, confirmed);
+      datedFromMs = confirmed.sendTimeMs;
+      ttlMs = confirmed.ttlMs;
+    }
     const lease = new Lease(
-      grant,
-      sendTimeMs,
+      { ...grant, ttlMs },
+      datedFromMs,
       this.#leaseOps(),
-      this.#timing(grant.ttlMs),
+      ttlMs === grant.ttlMs ? timing : this.#timing(ttlMs),
       options.autoRenew ?? true,
     );
-    // A long wait (or slow retries) used up part of the ttl counted from our send time: renew now.
-    if (this.#clock.now() - sendTimeMs > grant.ttlMs / 3) {
-      try {
-        await lease.renew();
-      } catch (error) {
-        if (!lease.isHeld()) {
-          lease.release().catch(() => undefined);
-          throw error;
-        }
-      }
-    }
     return lease;
   }
 
@@ -351,6 +371,10 @@ export class TenureClient {
    * Campaigns in `group` and resolves when elected (SPEC §3 campaign): long-polls campaign with
    * `waitMs` in a loop while renewing the candidacy at ttl/3, and returns a self-renewing Leadership.
    * Rejects with TenureError `aborted` (after resigning) when `signal` aborts, or on a 4xx answer.
+   * An election answered more than ttl/3 after its request was sent is confirmed first by a candidacy
+   * renewal that must still elect us with the same token (the leadership is dated from it, SPEC §2);
+   * otherwise the candidacy is resigned and campaign rejects with `lease_lost`, or with
+   * `outcomeUnknown: true` when no renewal was answered within `requestTimeoutMs`.
    */
   async campaign(group: string, options: CampaignOptions): Promise<Leadership> {
     const candidate = options.candidate ?? this.newOwnerId();
@@ -439,26 +463,64 @@ export class TenureClient {
         cause: options.signal?.reason,
       });
     }
+    // Elected long after the electing request was sent (slow retries): confirm with a renewal of the
+    // candidacy that must still elect us with the same token, and date the leadership from it (SPEC §2).
+    const timing = this.#timing(ttlMs);
+    const fencingToken = won.answer.fencingToken!;
+    let datedFromMs = won.sendTimeMs;
+    if (needsConfirmation(won.sendTimeMs, this.#clock.now(), ttlMs, timing)) {
+      const confirmed = await confirmGrant(
+        async (timeoutMs, signal) => {
+          const answer = await this.#campaignRenew(group, candidate, {
+            timeoutMs,
+            ...(signal === undefined ? {} : { signal }),
+          });
+          if (!answer.elected || typeof answer.fencingToken !== 'number')
+            throw new TenureError(`${candidate} is no longer leader of ${group}`, {
+              code: 'not_holder',
+              status: 200,
+              details: { leader: answer.leader },
+            });
+          return { fencingToken: answer.fencingToken, ttlMs };
+        },
+        fencingToken,
+        ttlMs,
+        timing,
+        this.#requestTimeoutMs,
+        options.signal,
+      );
+      if (confirmed.kind !== 'held') {
+        // Leave the queue either way: a candidacy nobody campaigns for must not be elected later.
+        this.#mutate('POST', `/v1/elections/${enc(group)}/resign`, { candidate }, {}).catch(() => undefined);
+        const details = { fencingToken, cause: confirmed.error.code };
+        throw confirmed.kind === 'lost'
+          ? new TenureError(
+              `elected in ${group} (token ${fencingToken}) but no longer leader when confirmed: ${confirmed.error.message}`,
+              { code: 'lease_lost', status: confirmed.error.status, details, cause: confirmed.error },
+            )
+          : new TenureError(
+              `elected in ${group} (token ${fencingToken}) but could not confirm it: ${confirmed.error.message}`,
+              {
+                code: confirmed.error.code,
+                status: confirmed.error.status,
+                details,
+                outcomeUnknown: true,
+                cause: confirmed.error,
+              },
+            );
+      }
+      datedFromMs = confirmed.sendTimeMs;
+    }
     const leadership = new Leadership(
       group,
       candidate,
-      won.answer.fencingToken!,
+      fencingToken,
       ttlMs,
       won.answer.leader?.value ?? value,
-      won.sendTimeMs,
+      datedFromMs,
       this.#leadershipOps(),
-      this.#timing(ttlMs),
+      timing,
     );
-    if (this.#clock.now() - won.sendTimeMs > ttlMs / 3) {
-      try {
-        await leadership.renew();
-      } catch (error) {
-        if (!leadership.isHeld()) {
-          leadership.resign().catch(() => undefined);
-          throw error;
-        }
-      }
-    }
     return leadership;
   }
 
@@ -573,9 +635,40 @@ export class TenureClient {
   #campaignRenew(
     group: string,
     candidate: string,
-    options: { signal: AbortSignal; timeoutMs: number },
+    options: CallOptions,
   ): Promise<CampaignAnswer> {
     return this.#mutate<CampaignAnswer>('POST', `/v1/elections/${enc(group)}/renew`, { candidate }, options);
+  }
+
+  /**
+   * The error of an acquire whose late grant could not be confirmed (SPEC §2): `lease_lost` with outcome
+   * known when the server said the grant is gone; otherwise the confirmation's error with
+   * `outcomeUnknown: true`, after starting a token-checked release in the background (harmless if gone).
+   */
+  #lateGrantFailed(
+    name: string,
+    holder: string,
+    grant: LeaseGrant,
+    sendTimeMs: number,
+    result: Exclude<ConfirmResult, { kind: 'held' }>,
+  ): TenureError {
+    const waitedMs = Math.round(this.#clock.now() - sendTimeMs);
+    const details = { fencingToken: grant.fencingToken, cause: result.error.code, waitedMs };
+    if (result.kind === 'lost') {
+      return new TenureError(
+        `lease ${name} was granted (token ${grant.fencingToken}) ${waitedMs} ms after the acquire was sent ` +
+          `but was no longer held when confirmed: ${result.error.message}`,
+        { code: 'lease_lost', status: result.error.status, details, cause: result.error },
+      );
+    }
+    this.releaseLease(name, holder, grant.fencingToken).catch((error: unknown) =>
+      this.#logger.warn?.({ name, err: error }, 'release of an unconfirmed grant failed'),
+    );
+    return new TenureError(
+      `lease ${name} was granted (token ${grant.fencingToken}) ${waitedMs} ms after the acquire was sent ` +
+        `and could not be confirmed: ${result.error.message}`,
+      { code: result.error.code, status: result.error.status, details, outcomeUnknown: true, cause: result.error },
+    );
   }
 
   /** Background clean-up after an acquire with unknown outcome: release it if it was granted to `holder`. */

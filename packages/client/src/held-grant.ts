@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { backoffDelayMs } from './backoff.js';
 import type { Clock, TimerHandle } from './clock.js';
+import { safeDeadlineMs } from './confirm-grant.js';
 import { isLossCode, TenureError } from './errors.js';
 import type { Logger } from './logger.js';
 
@@ -282,7 +283,7 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
   }
 
   #safeDeadline(sendTimeMs: number, ttlMs: number): number {
-    return sendTimeMs + ttlMs * (1 - this.#timing.maxDriftRatio) - this.#timing.safetyMarginMs;
+    return safeDeadlineMs(sendTimeMs, ttlMs, this.#timing);
   }
 
   #armDeadline(): void {

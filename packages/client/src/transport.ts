@@ -157,9 +157,12 @@ export class Transport {
   }
 
   /**
-   * Performs one logical call with retries. Resolves with the 2xx answer; rejects with TenureError
-   * (catalog code of the final answer, `unavailable`, `aborted`, or `timeout` when the call deadline
-   * passed), `outcomeUnknown` set for mutations that may have committed.
+   * Performs one logical call with retries until its deadline (`timeoutMs` or `requestTimeoutMs`, plus
+   * `extraWaitMs` and a small answer slack), each retry after a jittered backoff delay (at least
+   * `Retry-After`), except one immediate hop to a leader named by `Tenure-Leader`; `retry.attempts`
+   * caps the tries. Resolves with the 2xx answer; rejects with TenureError (catalog code of the final
+   * answer, `unavailable`, `aborted`, or `timeout` when the call deadline passed), `outcomeUnknown` set
+   * for mutations that may have committed.
    */
   async request<T>(spec: RequestSpec): Promise<ApiResponse<T>> {
     const { now } = this.#deps;
@@ -183,6 +186,9 @@ export class Transport {
     let maybeCommitted = false;
     let lastError: TenureError | null = null;
     let hinted: string | null = null;
+    /** True when the previous retry followed a leader hint without backing off. */
+    let followedHint = false;
+    // Retried until the deadline; `attempts` is only a safety cap (backoff bounds the rate, BC-16).
     for (let attempt = 0; attempt < this.#opts.retry.attempts; attempt++) {
       if (spec.signal?.aborted) throw this.#abortedError(spec, maybeCommitted);
       const remainingMs = deadlineMs - now();
@@ -240,11 +246,14 @@ export class Transport {
         }
       }
       if (attempt + 1 >= this.#opts.retry.attempts) break;
-      // A hint to another node (the leader) is followed at once; otherwise back off, honouring Retry-After.
-      const delayMs =
-        hinted !== null
-          ? 0
-          : Math.max(backoffDelayMs(this.#opts.retry, attempt, this.#deps.random), retryAfterMs ?? 0);
+      // A hint to another node (the leader) is followed at once, but never twice in a row (nodes naming
+      // each other during a failover must not turn into a request storm); otherwise back off, honouring
+      // Retry-After.
+      const immediate: boolean = hinted !== null && !followedHint;
+      followedHint = immediate;
+      const delayMs = immediate
+        ? 0
+        : Math.max(backoffDelayMs(this.#opts.retry, attempt, this.#deps.random), retryAfterMs ?? 0);
       if (now() + delayMs >= deadlineMs) break;
       this.#deps.logger.debug?.(
         { path: spec.path, attempt, delayMs, code: lastError?.code },

@@ -147,6 +147,8 @@ const USAGE = `Usage: node test/dist/bench/api-bench.js [options]
   --target T           leader | follower: node the clients talk to (default leader)
   --profile DIR        run server processes under the V8 CPU profiler, write .cpuprofile files
                        of n1..n3 and of the bench client into DIR
+  --raft-stats DIR     measure group commit in the servers (persist calls, entries per persist,
+                       persist ms incl. fsync); writes DIR/<id>-<pid>.raft-stats.json
   --node-args "ARGS"   extra node flags for the server processes (NODE_OPTIONS)
   --server-args "ARGS" extra tenure-server flags (space separated)
   --log-level L        server log level (default warn)
@@ -164,6 +166,7 @@ interface BenchOptions {
   readonly workloads: ReadonlySet<Workload>;
   readonly target: 'leader' | 'follower';
   readonly profileDir: string | null;
+  readonly raftStatsDir: string | null;
   readonly nodeArgs: string;
   readonly serverArgs: readonly string[];
   readonly logLevel: string;
@@ -181,6 +184,7 @@ function parseOptions(argv: readonly string[]): BenchOptions {
         workloads: { type: 'string' },
         target: { type: 'string' },
         profile: { type: 'string' },
+        'raft-stats': { type: 'string' },
         'node-args': { type: 'string' },
         'server-args': { type: 'string' },
         'log-level': { type: 'string' },
@@ -213,6 +217,7 @@ function parseOptions(argv: readonly string[]): BenchOptions {
     workloads: new Set(workloads),
     target: target as 'leader' | 'follower',
     profileDir: v.profile === undefined ? null : resolve(v.profile),
+    raftStatsDir: v['raft-stats'] === undefined ? null : resolve(v['raft-stats']),
     nodeArgs: v['node-args'] ?? '',
     serverArgs: (v['server-args'] ?? '').split(' ').filter((a) => a.length > 0),
     logLevel: v['log-level'] ?? 'warn',
@@ -226,8 +231,13 @@ async function main(): Promise<void> {
   // `node main.js`); set only while spawning, the bench itself is already running.
   // `--cpu-prof` is refused in NODE_OPTIONS: a preload starts the profiler instead.
   const preload = new URL('./cpu-profile-preload.js', import.meta.url).href;
-  const nodeOptions = [o.nodeArgs, o.profileDir === null ? '' : `--import=${preload}`].join(' ').trim();
+  const statsPreload = new URL('./raft-stats-preload.js', import.meta.url).href;
+  const nodeOptions = [o.nodeArgs, o.profileDir === null ? '' : `--import=${preload}`, o.raftStatsDir === null ? '' : `--import=${statsPreload}`].join(' ').trim();
   if (o.profileDir !== null) process.env.TENURE_CPU_PROF_DIR = o.profileDir;
+  if (o.raftStatsDir !== null) {
+    process.env.TENURE_RAFT_STATS_DIR = o.raftStatsDir;
+    mkdirSync(o.raftStatsDir, { recursive: true });
+  }
   const savedNodeOptions = process.env.NODE_OPTIONS;
   if (nodeOptions.length > 0) process.env.NODE_OPTIONS = `${savedNodeOptions ?? ''} ${nodeOptions}`.trim();
   if (o.profileDir !== null) mkdirSync(o.profileDir, { recursive: true });
@@ -334,12 +344,15 @@ async function main(): Promise<void> {
     const file = join(dir, `api-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, JSON.stringify({ leader, target: o.target, targetId, seconds, cpus: cpus().length, loadavg, serverArgs: o.serverArgs, nodeArgs: o.nodeArgs, results }, null, 2));
     console.log(`\nwritten ${file}`);
-    if (o.profileDir !== null) {
+    if (o.profileDir !== null || o.raftStatsDir !== null) {
       // Graceful stops, so every server writes its .cpuprofile on exit (SIGKILL would not).
       await Promise.all(cluster.nodes.map((n) => cluster.stop(n.id)));
-      const { profile } = await session!.post('Profiler.stop');
-      writeFileSync(join(o.profileDir, `bench-client-${process.pid}.cpuprofile`), JSON.stringify(profile));
-      console.log(`profiles in ${o.profileDir}`);
+      if (session !== null && o.profileDir !== null) {
+        const { profile } = await session.post('Profiler.stop');
+        writeFileSync(join(o.profileDir, `bench-client-${process.pid}.cpuprofile`), JSON.stringify(profile));
+        console.log(`profiles in ${o.profileDir}`);
+      }
+      if (o.raftStatsDir !== null) console.log(`raft stats in ${o.raftStatsDir}`);
     }
   } finally {
     session?.disconnect();

@@ -184,6 +184,12 @@ t.test('SPEC §3 semantics', async (t) => {
     t.ok(isError(long.body, 'invalid_argument'));
     const max = await raw(c, f1, `/v1/kv/${uniq('k')}`, { method: 'PUT', json: { value: 1 }, headers: { 'idempotency-key': 'k'.repeat(128) } });
     t.equal(max.status, 200, 'a 128-character key is fine');
+
+    // SPEC §3 Idempotency: "Any POST/PUT/DELETE may carry Idempotency-Key"; the same key on another route gets 422.
+    const fc = await raw(c, f1, '/v1/fence/check', { json: { lease: L, fencingToken: 1 }, headers: k1 });
+    t.equal(fc.status, 422, `same key on POST /v1/fence/check: ${fc.status} ${fc.text}`, {
+      todo: 'SPEC deviation §3 Idempotency (low): POST /v1/fence/check ignores Idempotency-Key, so a reused key is not reported with 422',
+    });
   });
 
   t.test('idempotent replay across a leader change', async (t) => {

@@ -105,7 +105,12 @@ class SnapshotSim {
             snapshotData: snap.data,
             entries,
           };
-    n.core = new RaftCore(this.config(id), initial, n.clock, new Mulberry32Random(this.seed * 31 + this.crashes));
+    n.core = new RaftCore(
+      this.config(id),
+      initial,
+      n.clock,
+      new Mulberry32Random(this.seed * 31 + this.crashes),
+    );
     n.core.checkInvariants();
   }
 
@@ -135,7 +140,8 @@ class SnapshotSim {
       }
       for (const e of rd.committedEntries) {
         if (e.index <= n.appliedIndex) continue;
-        if (e.index !== n.appliedIndex + 1) throw new Error(`seed ${this.seed}: ${id} apply gap at ${e.index}`);
+        if (e.index !== n.appliedIndex + 1)
+          throw new Error(`seed ${this.seed}: ${id} apply gap at ${e.index}`);
         n.appliedIndex = e.index;
         if (e.type === 'command') {
           n.applied.push(`${e.index}:${decode(e.data)}`);
@@ -239,7 +245,8 @@ class SnapshotSim {
     else if (r < 700) this.tick(id);
     else if (r < 820) this.propose();
     else if (r < 860) this.compact(id);
-    else if (r < 900) this.queue.splice(this.random.intBelow(Math.max(1, this.queue.length)), 1); // drop
+    else if (r < 900)
+      this.queue.splice(this.random.intBelow(Math.max(1, this.queue.length)), 1); // drop
     else if (r < 910) this.partition(id);
     else if (r < 925) this.cut.clear();
     else if (r < 932) this.crashAndRestart(id);
@@ -291,17 +298,23 @@ class SnapshotSim {
 const fixedSeed = process.env.SNAPSHOT_SIM_SEED;
 const seeds = fixedSeed !== undefined ? [Number(fixedSeed)] : Array.from({ length: 24 }, (_, i) => 9001 + i);
 
-t.test('seeded runs with compaction, InstallSnapshot, crashes and partitions stay safe and converge', async (t) => {
-  let installs = 0;
-  let compactions = 0;
-  for (const seed of seeds) {
-    const sim = new SnapshotSim(seed, seed % 2 === 0 ? 3 : 5);
-    for (let i = 0; i < runStepsMax; i++) sim.step();
-    const healed = sim.heal();
-    t.ok(healed, `seed ${seed}: converged after healing (${sim.proposals} proposals, ${sim.crashes} crashes)`);
-    installs += sim.installs;
-    compactions += sim.compactions;
-  }
-  t.ok(compactions > 0, `compactions happened (${compactions})`);
-  t.ok(installs > 0, `InstallSnapshot was exercised (${installs} installs)`);
-});
+t.test(
+  'seeded runs with compaction, InstallSnapshot, crashes and partitions stay safe and converge',
+  async (t) => {
+    let installs = 0;
+    let compactions = 0;
+    for (const seed of seeds) {
+      const sim = new SnapshotSim(seed, seed % 2 === 0 ? 3 : 5);
+      for (let i = 0; i < runStepsMax; i++) sim.step();
+      const healed = sim.heal();
+      t.ok(
+        healed,
+        `seed ${seed}: converged after healing (${sim.proposals} proposals, ${sim.crashes} crashes)`,
+      );
+      installs += sim.installs;
+      compactions += sim.compactions;
+    }
+    t.ok(compactions > 0, `compactions happened (${compactions})`);
+    t.ok(installs > 0, `InstallSnapshot was exercised (${installs} installs)`);
+  },
+);
