@@ -47,7 +47,9 @@ export class ClusterTime {
   /** Current cluster time in ms: leader's running time, or highest seen (see class comment). */
   nowMs(): number {
     if (!this.#leading) return this.#highestSeenMs;
-    const elapsedMs = this.#clock.nowMs() - this.#termStartMonoMs;
+    // Whole milliseconds (SPEC §3 durations are integers); flooring keeps cluster time a lower bound
+    // of real elapsed time, so it can only make expiry later, never earlier (SPEC §1.5).
+    const elapsedMs = Math.floor(this.#clock.nowMs() - this.#termStartMonoMs);
     const nowMs = Math.max(this.#highestSeenMs, this.#termStartClusterTimeMs + elapsedMs);
     assert.ok(nowMs >= this.#highestSeenMs, 'leader cluster time never decreases');
     this.#highestSeenMs = nowMs;
