@@ -3,6 +3,7 @@
 import t, { type Test } from 'tap';
 import { TenureClient, TenureError } from '../src/index.js';
 import { Transport } from '../src/transport.js';
+import { DEFAULT_RETRY_POLICY } from '../src/backoff.js';
 import { errorBody, FakeServer, recordingSleep, type FakeRequest } from './fixtures/fake-server.js';
 
 const grant = (req: FakeRequest, token = 7): { status: number; body: unknown } => {
@@ -309,4 +310,136 @@ t.test('waitMs travels in the body and extends the client deadline', async (t) =
     lockDelayMs: 100,
     maxHoldMs: 60_000,
   });
+});
+
+/**
+ * A Transport on a fake monotonic clock whose sleep advances that clock (no real waiting): retries are
+ * paced exactly as in production but take no wall time.
+ */
+function fakeTimeTransport(
+  endpoints: string[],
+  retry = DEFAULT_RETRY_POLICY,
+): { transport: Transport; clock: { nowMs: number }; delaysMs: number[] } {
+  const clock = { nowMs: 0 };
+  const delaysMs: number[] = [];
+  const transport = new Transport(
+    { endpoints, requestTimeoutMs: 5000, retry, discoverMembers: false },
+    {
+      fetch,
+      now: () => clock.nowMs,
+      sleep: async (ms, signal) => {
+        delaysMs.push(ms);
+        if (signal?.aborted) throw signal.reason;
+        clock.nowMs += ms;
+      },
+      random: () => 0.5,
+      logger: {},
+    },
+  );
+  return { transport, clock, delaysMs };
+}
+
+t.test('retries continue until the call deadline across a long 503 period (not after 8 attempts)', async (t) => {
+  const server = await FakeServer.start();
+  t.teardown(() => server.close());
+  const { transport, clock, delaysMs } = fakeTimeTransport([server.url]);
+  // A failover: no leader for the first 6 s of the call; its deadline is 5 s + a 10 s wait (+ slack).
+  server.handler = (req) =>
+    clock.nowMs < 6000 ? { status: 503, body: errorBody('no_leader') } : grant(req);
+  const answer = await transport.request<{ fencingToken: number }>({
+    method: 'POST',
+    path: '/v1/leases/L/acquire',
+    body: { holder: 'h', ttlMs: 3000, waitMs: 10_000 },
+    mutating: true,
+    extraWaitMs: 10_000,
+  });
+  t.equal(answer.body.fencingToken, 7);
+  const attempts = server.to('/v1/leases/L/acquire');
+  t.ok(attempts.length > 8, `retried past the old 8-attempt limit (${attempts.length} attempts)`);
+  t.equal(new Set(attempts.map((r) => r.headers['idempotency-key'])).size, 1, 'one Idempotency-Key throughout');
+  t.ok(
+    delaysMs.every((d) => d > 0 && d <= DEFAULT_RETRY_POLICY.maxDelayMs),
+    `every retry backed off within maxDelayMs (${delaysMs.join(', ')})`,
+  );
+  t.ok(
+    delaysMs.slice(5).every((d) => d >= DEFAULT_RETRY_POLICY.maxDelayMs / 2),
+    'backoff reached its cap: at most ~2 requests/s per call (BC-16)',
+  );
+});
+
+t.test('a 503 that outlasts the deadline ends the call by its deadline, outcome unknown', async (t) => {
+  const server = await FakeServer.start(() => ({ status: 503, body: errorBody('no_leader') }));
+  t.teardown(() => server.close());
+  const { transport, clock } = fakeTimeTransport([server.url]);
+  const error = (await transport
+    .request({ method: 'PUT', path: '/v1/kv/k', body: { value: 1 }, mutating: true, timeoutMs: 8000 })
+    .catch((e: unknown) => e)) as TenureError;
+  t.equal(error.code, 'no_leader');
+  t.equal(error.outcomeUnknown, true);
+  const deadlineMs = 8000 + 500; // budget + answer slack (min(500, budget/10))
+  t.ok(clock.nowMs <= deadlineMs, `ended by the deadline (${clock.nowMs} ms)`);
+  t.ok(clock.nowMs >= deadlineMs - DEFAULT_RETRY_POLICY.maxDelayMs, `kept retrying until near it (${clock.nowMs} ms)`);
+  t.ok(server.requests.length > 8, `${server.requests.length} attempts`);
+});
+
+t.test('Retry-After is honoured on every retry of a long 503 period', async (t) => {
+  const server = await FakeServer.start(() => ({
+    status: 503,
+    body: errorBody('no_leader'),
+    headers: { 'retry-after': '2' },
+  }));
+  t.teardown(() => server.close());
+  const { transport, delaysMs } = fakeTimeTransport([server.url]);
+  await transport
+    .request({ method: 'GET', path: '/v1/kv/k', mutating: false, timeoutMs: 9000 })
+    .catch(() => undefined);
+  t.ok(delaysMs.length >= 3, `${delaysMs.length} retries`);
+  t.ok(delaysMs.every((d) => d >= 2000), `each delay ≥ Retry-After (${delaysMs.join(', ')})`);
+});
+
+t.test('the attempts cap still bounds a call when set low', async (t) => {
+  const server = await FakeServer.start(() => ({ status: 503, body: errorBody('no_leader') }));
+  t.teardown(() => server.close());
+  const { transport } = fakeTimeTransport([server.url], { ...DEFAULT_RETRY_POLICY, attempts: 4 });
+  await transport
+    .request({ method: 'GET', path: '/v1/kv/k', mutating: false, timeoutMs: 60_000 })
+    .catch(() => undefined);
+  t.equal(server.requests.length, 4);
+});
+
+t.test('two nodes naming each other as leader: a hint is followed at once only once in a row', async (t) => {
+  const servers = await Promise.all([FakeServer.start(), FakeServer.start()]);
+  t.teardown(() => Promise.all(servers.map((s) => s.close())));
+  const sentAtMs: number[] = [];
+  let nowMs = (): number => 0;
+  servers.forEach((s, i) => {
+    const other = `n${2 - i}`;
+    s.leaderId = other; // stale hints during a failover: each points at the other
+    s.handler = (req) => {
+      if (req.path !== '/v1/cluster') {
+        sentAtMs.push(nowMs());
+        return { status: 503, body: errorBody('no_leader') };
+      }
+      const members = servers.map((x, j) => ({
+        id: `n${j + 1}`,
+        role: 'follower',
+        httpAddress: x.hostPort,
+        raftAddress: '127.0.0.1:1',
+      }));
+      return { body: { id: `n${i + 1}`, leader: other, term: 1, commitIndex: 0, appliedIndex: 0, members } };
+    };
+  });
+  const { transport, clock } = fakeTimeTransport(servers.map((s) => s.url));
+  nowMs = () => clock.nowMs;
+  await transport
+    .request({ method: 'GET', path: '/v1/kv/k', mutating: false, timeoutMs: 5000 })
+    .catch(() => undefined);
+  t.ok(sentAtMs.length >= 4, `${sentAtMs.length} requests`);
+  const gapsMs = sentAtMs.slice(1).map((at, i) => at - sentAtMs[i]!);
+  t.ok(gapsMs.includes(0), 'a hint to the other node is followed at once');
+  t.notOk(
+    gapsMs.some((gap, i) => gap === 0 && gapsMs[i + 1] === 0),
+    `never two immediate hops in a row (gaps ${gapsMs.join(', ')})`,
+  );
+  t.ok(sentAtMs.length <= 2 * (gapsMs.filter((g) => g > 0).length + 1), 'at most 2× the backed-off requests (BC-16)');
 });

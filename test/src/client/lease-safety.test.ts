@@ -77,13 +77,6 @@ t.test('lease client e2e', async (t) => {
 
   t.test(
     'waited acquire: a grant that arrives after a wait longer than the ttl is returned as a held lease',
-    {
-      // tap does not run todo subtests: TENURE_RUN_KNOWN_BUGS=1 runs it (and shows it failing).
-      todo: process.env['TENURE_RUN_KNOWN_BUGS'] ? false :
-        'client bug: TenureClient.acquire computes the safe deadline from the acquire send time, so after a wait ' +
-        'longer than ttl·(1−ρ)−margin the follow-up lease.renew() refuses to send (deadline passed), the handle ' +
-        'expires at once and acquire rejects with lease_lost (outcomeUnknown false) although the server granted it',
-    },
     async (t) => {
       const name = 'waited';
       const a = clientFor(cluster, random);

@@ -28,7 +28,10 @@ export interface RawOptions {
 
 /** Send one request to node `id` of `c`. Never throws on HTTP status; throws on network errors. */
 export async function raw(c: LocalCluster, id: string, path: string, o: RawOptions = {}): Promise<RawAnswer> {
-  const headers: Record<string, string> = { ...(o.json !== undefined ? { 'content-type': 'application/json' } : {}), ...(o.headers ?? {}) };
+  const headers: Record<string, string> = {
+    ...(o.json !== undefined ? { 'content-type': 'application/json' } : {}),
+    ...(o.headers ?? {}),
+  };
   const body = o.rawBody ?? (o.json !== undefined ? JSON.stringify(o.json) : undefined);
   const t0 = performance.now();
   const r = await fetch(`${c.node(id).url}${path}`, {

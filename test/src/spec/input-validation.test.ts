@@ -45,18 +45,42 @@ t.test('SPEC §3 input validation', async (t) => {
     const path = '/v1/leases/ct/acquire';
     const good = '{"holder":"a","ttlMs":1000}';
     for (const bad of ['not json', '{"holder":"a"', '', '{"holder":"a","ttlMs":1000} trailing']) {
-      const r = await raw(c, f, path, { method: 'POST', rawBody: bad, headers: { 'content-type': 'application/json' } });
+      const r = await raw(c, f, path, {
+        method: 'POST',
+        rawBody: bad,
+        headers: { 'content-type': 'application/json' },
+      });
       t.equal(r.status, 400, `body ${JSON.stringify(bad)}`);
       t.ok(isError(r.body, 'invalid_argument'));
     }
-    for (const ct of [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'application/merge-patch+json']) {
-      const r = await raw(c, f, path, { method: 'POST', rawBody: good, headers: ct === undefined ? {} : { 'content-type': ct } });
+    for (const ct of [
+      undefined,
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/merge-patch+json',
+    ]) {
+      const r = await raw(c, f, path, {
+        method: 'POST',
+        rawBody: good,
+        headers: ct === undefined ? {} : { 'content-type': ct },
+      });
       t.ok(r.status === 415 || r.status === 400, `content-type ${ct}: ${r.status}`);
-      t.ok(isError(r.body, 'unsupported_media_type') || isError(r.body, 'invalid_argument'), 'in the error shape');
+      t.ok(
+        isError(r.body, 'unsupported_media_type') || isError(r.body, 'invalid_argument'),
+        'in the error shape',
+      );
     }
-    const d = await raw(c, f, '/v1/kv/ct', { method: 'DELETE', rawBody: '{}', headers: { 'content-type': 'text/plain' } });
+    const d = await raw(c, f, '/v1/kv/ct', {
+      method: 'DELETE',
+      rawBody: '{}',
+      headers: { 'content-type': 'text/plain' },
+    });
     t.equal(d.status, 415, 'DELETE with a non-JSON body type');
-    const ok = await raw(c, f, path, { method: 'POST', rawBody: good, headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const ok = await raw(c, f, path, {
+      method: 'POST',
+      rawBody: good,
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
     t.equal(ok.status, 200, 'application/json with charset is accepted');
   });
 
@@ -78,9 +102,13 @@ t.test('SPEC §3 input validation', async (t) => {
     }
     const g = await raw(c, f, `/v1/leases/${n}`);
     t.equal(g.body?.name, n);
-    const renew = await raw(c, f, `/v1/leases/${n}/renew`, { json: { holder: 'a', fencingToken: g.body?.fencingToken } });
+    const renew = await raw(c, f, `/v1/leases/${n}/renew`, {
+      json: { holder: 'a', fencingToken: g.body?.fencingToken },
+    });
     t.equal(renew.status, 200, '200-byte name: renew');
-    const rel = await raw(c, f, `/v1/leases/${n}/release`, { json: { holder: 'a', fencingToken: g.body?.fencingToken } });
+    const rel = await raw(c, f, `/v1/leases/${n}/release`, {
+      json: { holder: 'a', fencingToken: g.body?.fencingToken },
+    });
     t.equal(rel.status, 200, '200-byte name: release');
 
     const badNames = ['a%2Fb', 'a%20b', '_ab', '.ab', '%C3%A9', 'n'.repeat(201)];
@@ -108,17 +136,32 @@ t.test('SPEC §3 input validation', async (t) => {
   });
 
   t.test('413 payload_too_large; deep values; header limits', async (t) => {
-    const big = await raw(c, f, `/v1/kv/${uniq('big')}`, { method: 'PUT', json: { value: 'x'.repeat(65536) } });
+    const big = await raw(c, f, `/v1/kv/${uniq('big')}`, {
+      method: 'PUT',
+      json: { value: 'x'.repeat(65536) },
+    });
     t.equal(big.status, 413, 'KV value over 64 KiB');
     t.ok(isError(big.body, 'payload_too_large'));
-    const fits = await raw(c, f, `/v1/kv/${uniq('big')}`, { method: 'PUT', json: { value: 'x'.repeat(65534) } });
+    const fits = await raw(c, f, `/v1/kv/${uniq('big')}`, {
+      method: 'PUT',
+      json: { value: 'x'.repeat(65534) },
+    });
     t.equal(fits.status, 200, 'a 64 KiB value (as JSON) fits');
-    const ev = await raw(c, f, `/v1/elections/${uniq('bigv')}/campaign`, { json: { candidate: 'c', ttlMs: 1000, value: 'x'.repeat(65536) } });
+    const ev = await raw(c, f, `/v1/elections/${uniq('bigv')}/campaign`, {
+      json: { candidate: 'c', ttlMs: 1000, value: 'x'.repeat(65536) },
+    });
     t.equal(ev.status, 413, 'election value over 64 KiB');
-    const huge = await raw(c, f, `/v1/kv/${uniq('huge')}`, { method: 'PUT', json: { value: 'x'.repeat(3_000_000) } });
+    const huge = await raw(c, f, `/v1/kv/${uniq('huge')}`, {
+      method: 'PUT',
+      json: { value: 'x'.repeat(3_000_000) },
+    });
     t.equal(huge.status, 413, 'body over the body limit');
     t.ok(isError(huge.body, 'payload_too_large'), 'in the error shape');
-    const deep = await raw(c, f, `/v1/kv/${uniq('deep')}`, { method: 'PUT', rawBody: `{"value":${'['.repeat(5000)}${']'.repeat(5000)}}`, headers: { 'content-type': 'application/json' } });
+    const deep = await raw(c, f, `/v1/kv/${uniq('deep')}`, {
+      method: 'PUT',
+      rawBody: `{"value":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+      headers: { 'content-type': 'application/json' },
+    });
     t.equal(deep.status, 400, 'a 5,000-deep value is a clean 400');
     for (const v of ['0', 'abc', '-5', '999999999']) {
       const r = await raw(c, f, '/v1/leases/x', { headers: { 'request-timeout-ms': v } });
@@ -136,23 +179,52 @@ t.test('SPEC §3 input validation', async (t) => {
     // characters), yet they are accepted and replaced by U+FFFD x3 in the replicated state, so
     // distinct holders collide: the second is told it holds the lease with the first's token.
     const L = uniq('surrogate');
-    const a = await raw(c, f, `/v1/leases/${L}/acquire`, { method: 'POST', rawBody: '{"holder":"x\\ud800","ttlMs":30000}', headers: { 'content-type': 'application/json' } });
-    const b = await raw(c, f, `/v1/leases/${L}/acquire`, { method: 'POST', rawBody: '{"holder":"x\\ufffd\\ufffd\\ufffd","ttlMs":30000}', headers: { 'content-type': 'application/json' } });
+    const a = await raw(c, f, `/v1/leases/${L}/acquire`, {
+      method: 'POST',
+      rawBody: '{"holder":"x\\ud800","ttlMs":30000}',
+      headers: { 'content-type': 'application/json' },
+    });
+    const b = await raw(c, f, `/v1/leases/${L}/acquire`, {
+      method: 'POST',
+      rawBody: '{"holder":"x\\ufffd\\ufffd\\ufffd","ttlMs":30000}',
+      headers: { 'content-type': 'application/json' },
+    });
     const exclusive = a.status === 400 || b.status === 409;
-    t.ok(exclusive, `distinct holders "x\\ud800" (${a.status}) and "x\\ufffd\\ufffd\\ufffd" (${b.status}) must not both hold ${L}`, {
-      todo: 'SPEC deviation §1.3/§3: lone-surrogate holder accepted and mangled to U+FFFD; distinct holders share one grant',
-    });
+    t.ok(
+      exclusive,
+      `distinct holders "x\\ud800" (${a.status}) and "x\\ufffd\\ufffd\\ufffd" (${b.status}) must not both hold ${L}`,
+      {
+        todo: 'SPEC deviation §1.3/§3: lone-surrogate holder accepted and mangled to U+FFFD; distinct holders share one grant',
+      },
+    );
     const k = uniq('surrogate-kv');
-    const p = await raw(c, f, `/v1/kv/${k}`, { method: 'PUT', rawBody: '{"value":"\\ud800"}', headers: { 'content-type': 'application/json' } });
+    const p = await raw(c, f, `/v1/kv/${k}`, {
+      method: 'PUT',
+      rawBody: '{"value":"\\ud800"}',
+      headers: { 'content-type': 'application/json' },
+    });
     const g = await raw(c, f, `/v1/kv/${k}`);
-    t.ok(p.status === 400 || g.body?.value === '\ud800', `KV value round-trips or is refused (stored ${JSON.stringify(g.body?.value)})`, {
-      todo: 'SPEC deviation §3: a lone-surrogate string value is silently changed to "\\ufffd\\ufffd\\ufffd"',
-    });
+    t.ok(
+      p.status === 400 || g.body?.value === '\ud800',
+      `KV value round-trips or is refused (stored ${JSON.stringify(g.body?.value)})`,
+      {
+        todo: 'SPEC deviation §3: a lone-surrogate string value is silently changed to "\\ufffd\\ufffd\\ufffd"',
+      },
+    );
     // A JSON object with a "__proto__" key is valid JSON; the server answers "body is not valid JSON".
-    const proto = await raw(c, f, `/v1/kv/${uniq('proto')}`, { method: 'PUT', rawBody: '{"value":{"__proto__":"x"}}', headers: { 'content-type': 'application/json' } });
-    t.equal(proto.status, 400, 'a __proto__ key is refused');
-    t.notMatch(String(proto.body?.error?.message), /not valid JSON/, `message does not call valid JSON invalid: ${proto.body?.error?.message}`, {
-      todo: 'SPEC deviation §3 (low): valid JSON with a __proto__/constructor.prototype key is reported as "body is not valid JSON"',
+    const proto = await raw(c, f, `/v1/kv/${uniq('proto')}`, {
+      method: 'PUT',
+      rawBody: '{"value":{"__proto__":"x"}}',
+      headers: { 'content-type': 'application/json' },
     });
+    t.equal(proto.status, 400, 'a __proto__ key is refused');
+    t.notMatch(
+      String(proto.body?.error?.message),
+      /not valid JSON/,
+      `message does not call valid JSON invalid: ${proto.body?.error?.message}`,
+      {
+        todo: 'SPEC deviation §3 (low): valid JSON with a __proto__/constructor.prototype key is reported as "body is not valid JSON"',
+      },
+    );
   });
 });

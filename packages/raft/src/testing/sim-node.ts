@@ -344,6 +344,8 @@ export class SimNode {
   }
 
   #persist(rd: Ready): void {
+    // The simulator never calls compact(), so no leader may ever send InstallSnapshot (types.ts Ready).
+    this.#assertReady(rd.snapshot === null, `Ready.snapshot at ${rd.snapshot?.meta.index} though nothing was compacted`);
     this.storage.stage(rd.hardState, rd.entries);
   }
 
