@@ -15,6 +15,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
+import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { join, resolve } from 'node:path';
 import * as hdr from 'hdr-histogram-js';
@@ -30,7 +31,9 @@ class BenchClient {
   readonly #agent: Agent;
   readonly #host: string;
   readonly #port: number;
-  constructor(httpAddress: string, sockets: number) {
+  readonly #idempotencyKeys: boolean;
+  constructor(httpAddress: string, sockets: number, idempotencyKeys: boolean) {
+    this.#idempotencyKeys = idempotencyKeys;
     const [host, port] = httpAddress.split(':');
     this.#host = host!;
     this.#port = Number(port);
@@ -46,7 +49,15 @@ class BenchClient {
           method,
           path,
           agent: this.#agent,
-          headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+          headers:
+            payload === undefined
+              ? {}
+              : {
+                  'content-type': 'application/json',
+                  'content-length': Buffer.byteLength(payload),
+                  // Like @tenure/client, which sends one key per mutating call.
+                  ...(this.#idempotencyKeys ? { 'idempotency-key': randomUUID() } : {}),
+                },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -149,6 +160,7 @@ const USAGE = `Usage: node test/dist/bench/api-bench.js [options]
                        of n1..n3 and of the bench client into DIR
   --raft-stats DIR     measure group commit in the servers (persist calls, entries per persist,
                        persist ms incl. fsync); writes DIR/<id>-<pid>.raft-stats.json
+  --idempotency-keys   send an Idempotency-Key on every write, as @tenure/client does
   --node-args "ARGS"   extra node flags for the server processes (NODE_OPTIONS)
   --server-args "ARGS" extra tenure-server flags (space separated)
   --log-level L        server log level (default warn)
@@ -167,6 +179,7 @@ interface BenchOptions {
   readonly target: 'leader' | 'follower';
   readonly profileDir: string | null;
   readonly raftStatsDir: string | null;
+  readonly idempotencyKeys: boolean;
   readonly nodeArgs: string;
   readonly serverArgs: readonly string[];
   readonly logLevel: string;
@@ -185,6 +198,7 @@ function parseOptions(argv: readonly string[]): BenchOptions {
         target: { type: 'string' },
         profile: { type: 'string' },
         'raft-stats': { type: 'string' },
+        'idempotency-keys': { type: 'boolean' },
         'node-args': { type: 'string' },
         'server-args': { type: 'string' },
         'log-level': { type: 'string' },
@@ -218,6 +232,7 @@ function parseOptions(argv: readonly string[]): BenchOptions {
     target: target as 'leader' | 'follower',
     profileDir: v.profile === undefined ? null : resolve(v.profile),
     raftStatsDir: v['raft-stats'] === undefined ? null : resolve(v['raft-stats']),
+    idempotencyKeys: v['idempotency-keys'] === true,
     nodeArgs: v['node-args'] ?? '',
     serverArgs: (v['server-args'] ?? '').split(' ').filter((a) => a.length > 0),
     logLevel: v['log-level'] ?? 'warn',
@@ -259,7 +274,7 @@ async function main(): Promise<void> {
     const leader = await cluster.waitForLeader();
     if (o.profileDir !== null) console.log(`profiling pids: ${cluster.nodes.map((n) => `${n.id}=${cluster.pid(n.id)}`).join(' ')} leader=${leader}`);
     const targetId = o.target === 'leader' ? leader : cluster.nodes.find((n) => n.id !== leader)!.id;
-    const http = new BenchClient(cluster.node(targetId).httpAddress, Math.max(...levels) * 2);
+    const http = new BenchClient(cluster.node(targetId).httpAddress, Math.max(...levels) * 2, o.idempotencyKeys);
     const results: Result[] = [];
     let run = 0;
     for (const clients of levels) {
@@ -335,14 +350,14 @@ async function main(): Promise<void> {
     const line = (cells: string[]): string => cells.map((cell, c) => cell.padEnd(widths[c]!)).join('  ');
     const loadavg = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
     console.log(
-      `\nTenure API bench: 3 nodes on loopback, leader ${leader}, clients talk to ${targetId} (${o.target}), ${seconds} s per run, fsync on, ${cpus().length} CPUs, load average ${loadavg}\n`,
+      `\nTenure API bench: 3 nodes on loopback, leader ${leader}, clients talk to ${targetId} (${o.target}), ${o.idempotencyKeys ? 'with' : 'no'} idempotency keys, ${seconds} s per run, fsync on, ${cpus().length} CPUs, load average ${loadavg}\n`,
     );
     console.log(line(header));
     for (const r of rows) console.log(line(r));
     const dir = join(REPO_ROOT, 'bench-results');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `api-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, JSON.stringify({ leader, target: o.target, targetId, seconds, cpus: cpus().length, loadavg, serverArgs: o.serverArgs, nodeArgs: o.nodeArgs, results }, null, 2));
+    writeFileSync(file, JSON.stringify({ leader, target: o.target, targetId, idempotencyKeys: o.idempotencyKeys, seconds, cpus: cpus().length, loadavg, serverArgs: o.serverArgs, nodeArgs: o.nodeArgs, results }, null, 2));
     console.log(`\nwritten ${file}`);
     if (o.profileDir !== null || o.raftStatsDir !== null) {
       // Graceful stops, so every server writes its .cpuprofile on exit (SIGKILL would not).

@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import { LocalCluster } from '../support/cluster.js';
 import { startFencedStore, type FencedStoreServer } from '../chaos/fenced-store/server.js';
-import { acquire, ChildClient, childPrelude, deltaMaxMs, electionTimeoutMs, followerOf, getLease, heartbeatMs, nowMs, scenarioSeed, seededRandom, sleep } from './helpers.js';
+import { acquire, ChildClient, childPrelude, deltaMaxMs, electionTimeoutMs, followerOf, getLease, heartbeatMs, nowMs, scenarioSeed, seededRandom, sleep } from './fixtures/helpers.js';
 
 const repetitions = Number(process.env['TENURE_BC02_REPETITIONS'] ?? 10);
 const seed = scenarioSeed(20_261_129);
@@ -107,12 +107,19 @@ t.test('BC-02: a paused holder cannot write after its lease expired', async (t) 
       t.ok(bRes.token > t1, `t2 ${bRes.token} > t1 ${t1}`);
       t.equal(bRes.fsStatus, 200, "B's write accepted");
       t.equal(bRes.kvStatus, 200, "B's fenced KV write accepted");
-      if (bBeforeA) {
+      // Judge A's write by the order the store saw: after B's write it must be rejected (fencing);
+      // before it (A woke in time), it is a legitimate write of the then-holder.
+      const recs = fs.store.records().filter((r) => r.resource === resource);
+      const aRec = recs.find((r) => r.writer === `A-${rep}`);
+      const bRec = recs.find((r) => r.writer === 'B');
+      t.ok(aRec && bRec, 'both writes reached the store');
+      if (aRec && bRec && bRec.seq < aRec.seq) {
         staleRejected++;
         t.equal(wrote.fs, 409, "A's stale FS write after B's write is rejected");
+        t.notOk(aRec.accepted, 'FS recorded it as rejected');
         t.equal(wrote.kv, 409, "A's stale fenced KV write is rejected");
         t.equal(wrote.kvCode, 'stale_token', 'as stale_token');
-      } else t.equal(wrote.fs, 200, 'A woke before its lease expired: its write is legitimate');
+      } else t.equal(wrote.fs, 200, 'A woke before B wrote: its write is accepted, and B builds on it');
       // A is never holder after B's grant: every renew A sent after learning of B's grant failed.
       await a.exited;
       const afterB = a.lines('renewed').filter((l) => l.msg.sentAfterB === true);

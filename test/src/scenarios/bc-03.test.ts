@@ -10,7 +10,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalCluster } from '../support/cluster.js';
 import { retrying } from '../support/http-client.js';
-import { deltaMaxMs, electionTimeoutMs, followerOf, getLease, heartbeatMs, maxDriftRatio, nowMs, pollUntil, sleep } from './helpers.js';
+import { deltaMaxMs, electionTimeoutMs, followerOf, getLease, heartbeatMs, maxDriftRatio, nowMs, pollUntil, sleep } from './fixtures/helpers.js';
 
 const ttlMs = 10_000;
 const renewEveryMs = 3000;

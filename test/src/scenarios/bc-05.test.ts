@@ -4,7 +4,7 @@
 // leadership and a restart 0.5 s later, so the folder fits its time budget.
 import t from 'tap';
 import { LocalCluster, type ClusterView } from '../support/cluster.js';
-import { deltaMaxMs, electionTimeoutMs, heartbeatMs, maxDriftRatio, nowMs, sleep } from './helpers.js';
+import { deltaMaxMs, electionTimeoutMs, heartbeatMs, maxDriftRatio, nowMs, sleep } from './fixtures/helpers.js';
 
 const ttlMs = 4000;
 /** Leadership time before each kill (ms). */

@@ -5,7 +5,7 @@
 import t from 'tap';
 import { TenureClient, type Lease } from '@tenure/client';
 import { LocalCluster } from '../support/cluster.js';
-import { electionTimeoutMs, followerOf, heartbeatMs, nowMs, sleep } from './helpers.js';
+import { electionTimeoutMs, followerOf, heartbeatMs, nowMs, sleep } from './fixtures/helpers.js';
 
 const full = process.env['TENURE_BC16_FULL'] === '1';
 const clientCount = full ? 1000 : 100;

@@ -1,7 +1,7 @@
 // Proves BC-18 on a real three-node cluster: the TTL you ask for is the TTL you get — every answer states the effective ttlMs, an unrenewed lease frees between TTL and TTL + Δmax after the ack, and invalid TTLs get a 400 naming ttlMs.
 import t from 'tap';
 import { LocalCluster } from '../support/cluster.js';
-import { acquire, deltaMaxMs, electionTimeoutMs, getLease, heartbeatMs, maxDriftRatio, nowMs, sleep } from './helpers.js';
+import { acquire, deltaMaxMs, electionTimeoutMs, getLease, heartbeatMs, maxDriftRatio, nowMs, sleep } from './fixtures/helpers.js';
 
 /** TTLs of the case; 60 s only with TENURE_SCENARIOS_FULL=1 (it alone would take a minute). */
 const ttlsMs = [100, 999, 1000, 1500, 3700, ...(process.env['TENURE_SCENARIOS_FULL'] === '1' ? [60_000] : [])];

@@ -1,7 +1,7 @@
 // Proves BC-27 on a real three-node cluster: a waiter whose client process was SIGKILLed and a waiter whose HTTP request was aborted leave no queue entry behind, so when the holder releases, the lock goes to a live waiter queued behind them, or is free, within Δmax.
 import t from 'tap';
 import { LocalCluster } from '../support/cluster.js';
-import { acquire, ChildClient, childPrelude, deltaMaxMs, electionTimeoutMs, followerOf, getLease, heartbeatMs, metric, nowMs, pollUntil } from './helpers.js';
+import { acquire, ChildClient, childPrelude, deltaMaxMs, electionTimeoutMs, followerOf, getLease, heartbeatMs, metric, nowMs, pollUntil } from './fixtures/helpers.js';
 
 /** Child B: one blocking acquire (never answered: the test SIGKILLs it while it waits). */
 const waiterScript = `${childPrelude}
