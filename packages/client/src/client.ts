@@ -35,7 +35,7 @@ export interface TenureClientOptions {
   readonly endpoints: readonly string[];
   /** Default deadline of a call, retries included (ms; default 5,000 = SPEC §3 server default). */
   readonly requestTimeoutMs?: number;
-  /** Retry policy (default 8 attempts, 50 ms → 1 s backoff with jitter). */
+  /** Retry policy (default: until the call's deadline, 50 ms → 1 s backoff with jitter; at most 1,000 tries). */
   readonly retry?: Partial<RetryPolicy>;
   /** Clock-rate drift bound ρ of SPEC §2 (default 0.01). */
   readonly maxDriftRatio?: number;
@@ -632,11 +632,7 @@ export class TenureClient {
     return this.#mutate(method, `/v1/kv/${enc(key)}`, body, options);
   }
 
-  #campaignRenew(
-    group: string,
-    candidate: string,
-    options: CallOptions,
-  ): Promise<CampaignAnswer> {
+  #campaignRenew(group: string, candidate: string, options: CallOptions): Promise<CampaignAnswer> {
     return this.#mutate<CampaignAnswer>('POST', `/v1/elections/${enc(group)}/renew`, { candidate }, options);
   }
 
@@ -667,7 +663,13 @@ export class TenureClient {
     return new TenureError(
       `lease ${name} was granted (token ${grant.fencingToken}) ${waitedMs} ms after the acquire was sent ` +
         `and could not be confirmed: ${result.error.message}`,
-      { code: result.error.code, status: result.error.status, details, outcomeUnknown: true, cause: result.error },
+      {
+        code: result.error.code,
+        status: result.error.status,
+        details,
+        outcomeUnknown: true,
+        cause: result.error,
+      },
     );
   }
 

@@ -96,11 +96,20 @@ export async function confirmGrant(
       outcome = await renew(Math.max(1, Math.floor(Math.min(remainingMs, usefulMs))), signal);
     } catch (error) {
       const err =
-        error instanceof TenureError ? error : new TenureError(String(error), { code: 'internal', cause: error });
+        error instanceof TenureError
+          ? error
+          : new TenureError(String(error), { code: 'internal', cause: error });
       if (isLossCode(err.code)) return { kind: 'lost', error: err };
       lastError = err;
       if (!isRetryable(err)) break;
       continue;
+    }
+    if (!(outcome.ttlMs > 0)) {
+      lastError = new TenureError(`renewal answered ttlMs ${String(outcome.ttlMs)}`, {
+        code: 'internal',
+        status: 200,
+      });
+      break;
     }
     if (outcome.fencingToken !== fencingToken) {
       return {

@@ -24,7 +24,11 @@ interface Setup {
  * real wait would, then grants token 7 with the asked ttl. Mirrors the repro of the bug: B acquires with
  * ttl 1 s and waitMs 5 s while A holds; A releases after 2 s.
  */
-async function setup(t: Test, waitedMs: number, clientOptions: { retryAttempts?: number } = {}): Promise<Setup> {
+async function setup(
+  t: Test,
+  waitedMs: number,
+  clientOptions: { retryAttempts?: number } = {},
+): Promise<Setup> {
   const server = await FakeServer.start();
   t.teardown(() => server.close());
   const clock = new FakeClock();
@@ -101,32 +105,37 @@ t.test('confirming renewal answered 409 not_holder: lease_lost, outcome known', 
 t.test('confirming renewal answered 409 lease_expired: lease_lost, outcome known', async (t) => {
   const s = await setup(t, 5000);
   s.renew = () => ({ status: 409, body: errorBody('lease_expired') });
-  const e = (await s.client.acquire('L', { ttlMs: 1000, waitMs: 5000 }).catch((x: unknown) => x)) as TenureError;
+  const e = (await s.client
+    .acquire('L', { ttlMs: 1000, waitMs: 5000 })
+    .catch((x: unknown) => x)) as TenureError;
   t.equal(e.code, 'lease_lost');
   t.equal(e.outcomeUnknown, false);
 });
 
-t.test('confirming renewal gets 503 for a while, then succeeds: held, dated from the answering renewal', async (t) => {
-  const s = await setup(t, 2000);
-  let renews = 0;
-  s.renew = (req) => {
-    renews++;
-    s.clock.jump(400); // each failed renewal call takes 400 ms
-    if (renews <= 6) return { status: 503, body: errorBody('no_leader') };
-    const body = req.body as { holder: string; fencingToken: number };
-    return { body: { name: 'L', holder: body.holder, fencingToken: body.fencingToken, ttlMs: 1000 } };
-  };
-  const sent: number[] = [];
-  s.server.handler = ((orig) => (req: FakeRequest, srv: FakeServer) => {
-    if (req.path.endsWith('/renew')) sent.push(s.clock.now());
-    return orig(req, srv);
-  })(s.server.handler);
-  const lease = await s.client.acquire('L', { ttlMs: 1000, waitMs: 5000 });
-  t.equal(renews, 7);
-  t.ok(lease.isHeld());
-  t.equal(lease.deadlineMs, sent[6]! + 1000 * 0.99 - 100, 'dated from the renewal that answered');
-  await lease.release();
-});
+t.test(
+  'confirming renewal gets 503 for a while, then succeeds: held, dated from the answering renewal',
+  async (t) => {
+    const s = await setup(t, 2000);
+    let renews = 0;
+    s.renew = (req) => {
+      renews++;
+      s.clock.jump(400); // each failed renewal call takes 400 ms
+      if (renews <= 6) return { status: 503, body: errorBody('no_leader') };
+      const body = req.body as { holder: string; fencingToken: number };
+      return { body: { name: 'L', holder: body.holder, fencingToken: body.fencingToken, ttlMs: 1000 } };
+    };
+    const sent: number[] = [];
+    s.server.handler = ((orig) => (req: FakeRequest, srv: FakeServer) => {
+      if (req.path.endsWith('/renew')) sent.push(s.clock.now());
+      return orig(req, srv);
+    })(s.server.handler);
+    const lease = await s.client.acquire('L', { ttlMs: 1000, waitMs: 5000 });
+    t.equal(renews, 7);
+    t.ok(lease.isHeld());
+    t.equal(lease.deadlineMs, sent[6]! + 1000 * 0.99 - 100, 'dated from the renewal that answered');
+    await lease.release();
+  },
+);
 
 t.test('confirming renewal never answered within the budget: outcomeUnknown, grant released', async (t) => {
   const s = await setup(t, 2000);
@@ -143,7 +152,10 @@ t.test('confirming renewal never answered within the budget: outcomeUnknown, gra
   t.equal(e.details['fencingToken'], 7);
   await s.server.waitForRequests('/v1/leases/L/release', 1);
   const release = s.server.to('/v1/leases/L/release')[0]!;
-  t.same(release.body, { holder: (s.server.to('/v1/leases/L/acquire')[0]!.body as { holder: string }).holder, fencingToken: 7 });
+  t.same(release.body, {
+    holder: (s.server.to('/v1/leases/L/acquire')[0]!.body as { holder: string }).holder,
+    fencingToken: 7,
+  });
   const renewCount = s.server.to('/v1/leases/L/renew').length;
   t.ok(renewCount >= 3 && renewCount <= 3 * 3, `renewed until the 3 s budget (${renewCount} requests)`);
 });
@@ -175,20 +187,23 @@ t.test('a capped ttl from the confirming renewal is used for the deadline', asyn
   await lease.release();
 });
 
-t.test('aborting the acquire while confirming rejects aborted with outcome unknown and gives the grant back', async (t) => {
-  const s = await setup(t, 2000);
-  s.renew = () => 'hang';
-  const controller = new AbortController();
-  const pending = s.client
-    .acquire('L', { ttlMs: 1000, waitMs: 5000, signal: controller.signal })
-    .catch((x: unknown) => x);
-  await s.server.waitForRequests('/v1/leases/L/renew', 1);
-  controller.abort();
-  const e = (await pending) as TenureError;
-  t.equal(e.code, 'aborted');
-  t.equal(e.outcomeUnknown, true);
-  await s.server.waitForRequests('/v1/leases/L/release', 1);
-});
+t.test(
+  'aborting the acquire while confirming rejects aborted with outcome unknown and gives the grant back',
+  async (t) => {
+    const s = await setup(t, 2000);
+    s.renew = () => 'hang';
+    const controller = new AbortController();
+    const pending = s.client
+      .acquire('L', { ttlMs: 1000, waitMs: 5000, signal: controller.signal })
+      .catch((x: unknown) => x);
+    await s.server.waitForRequests('/v1/leases/L/renew', 1);
+    controller.abort();
+    const e = (await pending) as TenureError;
+    t.equal(e.code, 'aborted');
+    t.equal(e.outcomeUnknown, true);
+    await s.server.waitForRequests('/v1/leases/L/release', 1);
+  },
+);
 
 t.test('campaign: elected long after sending is confirmed by a renewal and dated from it', async (t) => {
   const server = await FakeServer.start();
@@ -199,7 +214,13 @@ t.test('campaign: elected long after sending is confirmed by a renewal and dated
   let renewElects = true;
   server.handler = (req) => {
     const candidate = (req.body as { candidate: string }).candidate;
-    const elected = { group: 'g', candidate, elected: true, fencingToken: 4, leader: { candidate, value: null, fencingToken: 4 } };
+    const elected = {
+      group: 'g',
+      candidate,
+      elected: true,
+      fencingToken: 4,
+      leader: { candidate, value: null, fencingToken: 4 },
+    };
     if (req.path === '/v1/elections/g/campaign') {
       clock.jump(3500); // slow retries: the electing answer came 3.5 s after its request (ttl 3 s)
       return { body: elected };
@@ -207,7 +228,14 @@ t.test('campaign: elected long after sending is confirmed by a renewal and dated
     if (req.path === '/v1/elections/g/renew')
       return renewElects
         ? { body: elected }
-        : { body: { ...elected, elected: false, fencingToken: undefined, leader: { candidate: 'x', value: null, fencingToken: 5 } } };
+        : {
+            body: {
+              ...elected,
+              elected: false,
+              fencingToken: undefined,
+              leader: { candidate: 'x', value: null, fencingToken: 5 },
+            },
+          };
     return { body: { group: 'g', resigned: true } };
   };
   const leadership = await client.campaign('g', { ttlMs: 3000, candidate: 'me' });
@@ -217,20 +245,31 @@ t.test('campaign: elected long after sending is confirmed by a renewal and dated
   await leadership.resign();
 
   renewElects = false;
-  const e = (await client.campaign('g', { ttlMs: 3000, candidate: 'me2' }).catch((x: unknown) => x)) as TenureError;
+  const e = (await client
+    .campaign('g', { ttlMs: 3000, candidate: 'me2' })
+    .catch((x: unknown) => x)) as TenureError;
   t.equal(e.code, 'lease_lost', 'no longer leader when confirmed');
   t.equal(e.outcomeUnknown, false);
-  await server.waitFor(() => server.to('/v1/elections/g/resign').some((r) => (r.body as { candidate: string }).candidate === 'me2'));
+  await server.waitFor(() =>
+    server.to('/v1/elections/g/resign').some((r) => (r.body as { candidate: string }).candidate === 'me2'),
+  );
   t.pass('the candidacy was resigned');
 });
 
-t.test('needsConfirmation: more than ttl/3 elapsed, or less than ttl/3 left before the deadline', async (t) => {
-  const clock = new FakeClock();
-  const timing = { clock, maxDriftRatio: 0.01, safetyMarginMs: 100 };
-  t.equal(needsConfirmation(0, 333, 1000, timing), false);
-  t.equal(needsConfirmation(0, 334, 1000, timing), true);
-  t.equal(needsConfirmation(0, 0, 1000, { ...timing, safetyMarginMs: 700 }), true, 'huge margin: deadline near at once');
-});
+t.test(
+  'needsConfirmation: more than ttl/3 elapsed, or less than ttl/3 left before the deadline',
+  async (t) => {
+    const clock = new FakeClock();
+    const timing = { clock, maxDriftRatio: 0.01, safetyMarginMs: 100 };
+    t.equal(needsConfirmation(0, 333, 1000, timing), false);
+    t.equal(needsConfirmation(0, 334, 1000, timing), true);
+    t.equal(
+      needsConfirmation(0, 0, 1000, { ...timing, safetyMarginMs: 700 }),
+      true,
+      'huge margin: deadline near at once',
+    );
+  },
+);
 
 t.test('confirmGrant: a renewal answering another token is a loss; a 400 ends it as unknown', async (t) => {
   const clock = new FakeClock();

@@ -339,33 +339,40 @@ function fakeTimeTransport(
   return { transport, clock, delaysMs };
 }
 
-t.test('retries continue until the call deadline across a long 503 period (not after 8 attempts)', async (t) => {
-  const server = await FakeServer.start();
-  t.teardown(() => server.close());
-  const { transport, clock, delaysMs } = fakeTimeTransport([server.url]);
-  // A failover: no leader for the first 6 s of the call; its deadline is 5 s + a 10 s wait (+ slack).
-  server.handler = (req) =>
-    clock.nowMs < 6000 ? { status: 503, body: errorBody('no_leader') } : grant(req);
-  const answer = await transport.request<{ fencingToken: number }>({
-    method: 'POST',
-    path: '/v1/leases/L/acquire',
-    body: { holder: 'h', ttlMs: 3000, waitMs: 10_000 },
-    mutating: true,
-    extraWaitMs: 10_000,
-  });
-  t.equal(answer.body.fencingToken, 7);
-  const attempts = server.to('/v1/leases/L/acquire');
-  t.ok(attempts.length > 8, `retried past the old 8-attempt limit (${attempts.length} attempts)`);
-  t.equal(new Set(attempts.map((r) => r.headers['idempotency-key'])).size, 1, 'one Idempotency-Key throughout');
-  t.ok(
-    delaysMs.every((d) => d > 0 && d <= DEFAULT_RETRY_POLICY.maxDelayMs),
-    `every retry backed off within maxDelayMs (${delaysMs.join(', ')})`,
-  );
-  t.ok(
-    delaysMs.slice(5).every((d) => d >= DEFAULT_RETRY_POLICY.maxDelayMs / 2),
-    'backoff reached its cap: at most ~2 requests/s per call (BC-16)',
-  );
-});
+t.test(
+  'retries continue until the call deadline across a long 503 period (not after 8 attempts)',
+  async (t) => {
+    const server = await FakeServer.start();
+    t.teardown(() => server.close());
+    const { transport, clock, delaysMs } = fakeTimeTransport([server.url]);
+    // A failover: no leader for the first 6 s of the call; its deadline is 5 s + a 10 s wait (+ slack).
+    server.handler = (req) =>
+      clock.nowMs < 6000 ? { status: 503, body: errorBody('no_leader') } : grant(req);
+    const answer = await transport.request<{ fencingToken: number }>({
+      method: 'POST',
+      path: '/v1/leases/L/acquire',
+      body: { holder: 'h', ttlMs: 3000, waitMs: 10_000 },
+      mutating: true,
+      extraWaitMs: 10_000,
+    });
+    t.equal(answer.body.fencingToken, 7);
+    const attempts = server.to('/v1/leases/L/acquire');
+    t.ok(attempts.length > 8, `retried past the old 8-attempt limit (${attempts.length} attempts)`);
+    t.equal(
+      new Set(attempts.map((r) => r.headers['idempotency-key'])).size,
+      1,
+      'one Idempotency-Key throughout',
+    );
+    t.ok(
+      delaysMs.every((d) => d > 0 && d <= DEFAULT_RETRY_POLICY.maxDelayMs),
+      `every retry backed off within maxDelayMs (${delaysMs.join(', ')})`,
+    );
+    t.ok(
+      delaysMs.slice(5).every((d) => d >= DEFAULT_RETRY_POLICY.maxDelayMs / 2),
+      'backoff reached its cap: at most ~2 requests/s per call (BC-16)',
+    );
+  },
+);
 
 t.test('a 503 that outlasts the deadline ends the call by its deadline, outcome unknown', async (t) => {
   const server = await FakeServer.start(() => ({ status: 503, body: errorBody('no_leader') }));
@@ -378,7 +385,10 @@ t.test('a 503 that outlasts the deadline ends the call by its deadline, outcome 
   t.equal(error.outcomeUnknown, true);
   const deadlineMs = 8000 + 500; // budget + answer slack (min(500, budget/10))
   t.ok(clock.nowMs <= deadlineMs, `ended by the deadline (${clock.nowMs} ms)`);
-  t.ok(clock.nowMs >= deadlineMs - DEFAULT_RETRY_POLICY.maxDelayMs, `kept retrying until near it (${clock.nowMs} ms)`);
+  t.ok(
+    clock.nowMs >= deadlineMs - DEFAULT_RETRY_POLICY.maxDelayMs,
+    `kept retrying until near it (${clock.nowMs} ms)`,
+  );
   t.ok(server.requests.length > 8, `${server.requests.length} attempts`);
 });
 
@@ -394,7 +404,10 @@ t.test('Retry-After is honoured on every retry of a long 503 period', async (t) 
     .request({ method: 'GET', path: '/v1/kv/k', mutating: false, timeoutMs: 9000 })
     .catch(() => undefined);
   t.ok(delaysMs.length >= 3, `${delaysMs.length} retries`);
-  t.ok(delaysMs.every((d) => d >= 2000), `each delay ≥ Retry-After (${delaysMs.join(', ')})`);
+  t.ok(
+    delaysMs.every((d) => d >= 2000),
+    `each delay ≥ Retry-After (${delaysMs.join(', ')})`,
+  );
 });
 
 t.test('the attempts cap still bounds a call when set low', async (t) => {
@@ -441,5 +454,8 @@ t.test('two nodes naming each other as leader: a hint is followed at once only o
     gapsMs.some((gap, i) => gap === 0 && gapsMs[i + 1] === 0),
     `never two immediate hops in a row (gaps ${gapsMs.join(', ')})`,
   );
-  t.ok(sentAtMs.length <= 2 * (gapsMs.filter((g) => g > 0).length + 1), 'at most 2× the backed-off requests (BC-16)');
+  t.ok(
+    sentAtMs.length <= 2 * (gapsMs.filter((g) => g > 0).length + 1),
+    'at most 2× the backed-off requests (BC-16)',
+  );
 });

@@ -4,7 +4,9 @@
  *
  * Ready loop (types.ts, etcd-io/raft's RawNode): persist snapshot + hardState + entries (one
  * fsynced write) → send messages → restore an installed snapshot → apply committedEntries → serve
- * readStates / fail readFailures → advance → maybe take a snapshot. It runs on setImmediate after
+ * readStates / fail readFailures → advance → maybe take a snapshot. When Ready.mustPersistBeforeSend
+ * is false (a leader whose term and vote are durable) the messages go out first, so the leader's
+ * fsync runs in parallel with the followers' (dissertation §10.2.1). It runs on setImmediate after
  * any input, never re-entrantly; inputs arriving while a write is in flight pile up in the core and
  * leave in the NEXT Ready as one write (group commit).
  *
@@ -258,9 +260,14 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     }
   }
 
-  /** One Ready, in the order types.ts prescribes. */
+  /**
+   * One Ready, in the order types.ts prescribes. A leader's messages leave before its own fsync when
+   * the core allows it (Ready.mustPersistBeforeSend false, dissertation §10.2.1), so the leader's and
+   * the followers' fsyncs overlap; everything else (apply, reads, advance) still waits for the write.
+   */
   async #handleReady(ready: Ready): Promise<void> {
     if (ready.softState !== null) this.#onSoftState(ready.softState);
+    if (!ready.mustPersistBeforeSend) this.#sendAll(ready.messages);
     if (ready.hardState !== null || ready.entries.length > 0 || ready.snapshot !== null) {
       await this.#storage.persist({
         hardState: ready.hardState,
@@ -269,7 +276,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       });
       if (this.#stopped) return;
     }
-    for (const msg of ready.messages) this.#transport.send(msg);
+    if (ready.mustPersistBeforeSend) this.#sendAll(ready.messages);
     const appliedBefore = this.#appliedIndex;
     if (ready.snapshot !== null) this.#restoreSnapshot(ready.snapshot);
     for (const entry of ready.committedEntries) this.#applyEntry(entry);
@@ -284,6 +291,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#serveReads();
     this.#core.advance(ready);
     if (this.#appliedIndex !== appliedBefore) this.#notifyApplied();
+  }
+
+  #sendAll(messages: readonly Message[]): void {
+    for (const msg of messages) this.#transport.send(msg);
   }
 
   /** Applies one committed entry (skipping those replayed on open) and settles its proposal. */

@@ -161,8 +161,8 @@ const USAGE = `Usage: node test/dist/bench/api-bench.js [options]
   --raft-stats DIR     measure group commit in the servers (persist calls, entries per persist,
                        persist ms incl. fsync); writes DIR/<id>-<pid>.raft-stats.json
   --idempotency-keys   send an Idempotency-Key on every write, as @tenure/client does
-  --node-args "ARGS"   extra node flags for the server processes (NODE_OPTIONS)
-  --server-args "ARGS" extra tenure-server flags (space separated)
+  --node-args=ARGS     extra node flags for the server processes (NODE_OPTIONS; use the = form)
+  --server-args=ARGS   extra tenure-server flags (space separated; use the = form)
   --log-level L        server log level (default warn)
   --help               this text
 

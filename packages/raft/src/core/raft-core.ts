@@ -16,7 +16,9 @@
  *   committedEntriesPerReadyMax, never beyond what this or an earlier Ready handed out for
  *   persistence (a follower may get an entry in `entries` and `committedEntries` of the same Ready:
  *   step 1 persists it before step 3 applies it).
- * - The leader counts its own log toward a commit only up to the last entry confirmed by `advance`.
+ * - The leader counts its own log toward a commit only up to the last entry confirmed by `advance`,
+ *   which is what lets its Ready's messages leave before its own write is durable
+ *   (`Ready.mustPersistBeforeSend`, dissertation §10.2.1; rule and proof sketch in types.ts).
  * - Snapshots (Raft §7): the runtime snapshots its state machine, makes it durable, then calls
  *   `compact(meta, data, compactIndex)`; the core drops entries ≤ compactIndex and keeps the snapshot
  *   to send InstallSnapshot to followers that need compacted entries. A follower that installs one
@@ -401,6 +403,17 @@ export class RaftCore {
     const entries = this.#log.takeUnstable();
     const committedEntries = this.#log.takeCommitted(committedEntriesPerReadyMax);
     const hs = this.hardState();
+    // §10.2.1 (types.ts Ready): only a leader whose term and vote are already durable sends first.
+    const mustPersistBeforeSend =
+      this.#role !== 'leader' ||
+      this.#pendingSnapshot !== null ||
+      hs.term !== this.#handedHardState.term ||
+      hs.votedFor !== this.#handedHardState.votedFor;
+    if (!mustPersistBeforeSend) {
+      for (const msg of this.#messages) {
+        assert.ok(isSendableBeforePersist(msg), `leader message ${msg.type} depends on unpersisted state`);
+      }
+    }
     let hardState: HardState | null = null;
     if (!sameHardState(hs, this.#handedHardState)) {
       hardState = this.#config.unsafe?.dontPersistVotedFor === true ? { ...hs, votedFor: null } : hs;
@@ -418,6 +431,7 @@ export class RaftCore {
       snapshot: this.#pendingSnapshot,
       entries,
       messages: this.#messages,
+      mustPersistBeforeSend,
       committedEntries,
       readStates: this.#readStates,
       readFailures: this.#readFailures,
@@ -1125,6 +1139,30 @@ export class RaftCore {
 /** Only a leader sends AppendEntries and InstallSnapshot (§5.3, §7). */
 function isFromLeader(msg: Message): boolean {
   return msg.type === 'AppendEntries' || msg.type === 'InstallSnapshot';
+}
+
+/**
+ * May `msg` leave before the Ready that produced it is durable (types.ts Ready, §10.2.1)? Leader
+ * traffic (AppendEntries, InstallSnapshot, TimeoutNow) and refusals that carry only the durable
+ * term; never a granted vote, an acknowledgement of entries or a snapshot, or a campaign message.
+ */
+function isSendableBeforePersist(msg: Message): boolean {
+  switch (msg.type) {
+    case 'AppendEntries':
+    case 'InstallSnapshot':
+    case 'TimeoutNow':
+      return true;
+    case 'AppendEntriesResponse':
+      return !msg.success;
+    case 'InstallSnapshotResponse':
+      return msg.matchIndex === 0;
+    case 'PreVoteResponse':
+    case 'RequestVoteResponse':
+      return !msg.granted;
+    case 'PreVote':
+    case 'RequestVote':
+      return false;
+  }
 }
 
 function sameHardState(a: HardState, b: HardState): boolean {

@@ -178,12 +178,36 @@ export interface SoftState {
  *    every log entry after snapshot.meta.index — the whole old log is superseded, Raft §7), then
  *    `hardState` (if set) and `entries` (appending; an entry at an existing index replaces that
  *    index and everything after it);
- * 2. then send `messages`;
+ * 2. then send `messages` — or, when `mustPersistBeforeSend` is false, send them BEFORE step 1
+ *    (or while its fsync runs), see below;
  * 3. if `snapshot` is set, restore the state machine from it (applied index becomes meta.index)
  *    BEFORE applying anything else;
- * 4. apply `committedEntries` in order (all are ≤ the persisted commit index and > any snapshot);
+ * 4. apply `committedEntries` in order (all are ≤ the persisted commit index and > any snapshot) —
+ *    always after step 1 has completed, whatever the send order: a node applies only entries it has
+ *    made durable itself;
  * 5. serve `readStates` once applied ≥ index, fail `readFailures`;
  * 6. call `advance(ready)`.
+ *
+ * Send before persist (dissertation §10.2.1, "the leader writes to its disk in parallel"): the core
+ * sets `mustPersistBeforeSend = false` only when ALL of these hold when ready() is taken:
+ * - the node is leader;
+ * - `hardState` is null or changes only commitIndex (term and votedFor are the ones already handed
+ *   out, hence durable: no message depends on an undurable term or vote);
+ * - `snapshot` is null.
+ * Then `messages` hold only AppendEntries (heartbeats included), InstallSnapshot, TimeoutNow and
+ * refusals carrying the durable term (stale AppendEntriesResponse with success=false, denied
+ * PreVote/RequestVote responses, InstallSnapshotResponse with matchIndex 0) — ready() asserts it.
+ * Why this is safe: the leader counts its own log toward a commit only up to the last entry confirmed
+ * durable by advance() (RaftLog.persistedIndex), so an entry commits only once a majority holds it
+ * durably — that majority may consist of followers alone (each acknowledges only after its own fsync,
+ * because every non-leader Ready has mustPersistBeforeSend = true). If the leader crashes before its
+ * fsync, it forgets entries some followers may hold, but its durable term and vote keep it from leading
+ * that term again, so no other entry of (index, term) can ever exist (Log Matching), and an entry
+ * committed by followers is on a majority that every later leader's election quorum intersects (§5.4).
+ * commitIndex need not be durable before leaderCommit is sent: it only names entries already stored
+ * on a majority. In every other case (votes, term changes, follower acknowledgements of entries or
+ * of a snapshot, candidates' requests) `mustPersistBeforeSend` is true (Raft Figure 2: "respond to
+ * RPCs only after updating stable storage").
  */
 export interface Ready {
   readonly softState: SoftState | null;
@@ -192,6 +216,12 @@ export interface Ready {
   readonly snapshot: Snapshot | null;
   readonly entries: readonly Entry[];
   readonly messages: readonly Message[];
+  /**
+   * True: `messages` may leave only after `snapshot`/`hardState`/`entries` are durable. False (a
+   * leader whose term and vote are already durable): they may leave before or during that write
+   * (§10.2.1; rule above). Apply order is unaffected: `committedEntries` always wait for the write.
+   */
+  readonly mustPersistBeforeSend: boolean;
   readonly committedEntries: readonly Entry[];
   readonly readStates: readonly ReadState[];
   readonly readFailures: readonly ReadFailure[];

@@ -59,7 +59,7 @@ export const DEFAULT_FAULTS: FaultProfile = {
   pauseWeight: 6,
   pauseMsMax: 3000,
   diskStallWeight: 4,
-  crashPoints: ['now', 'now', 'beforeFsync', 'afterFsync', 'afterSend', 'afterVoteGranted', 'afterCommitAdvance', 'afterElected'],
+  crashPoints: ['now', 'now', 'beforeFsync', 'afterFsync', 'afterSend', 'afterVoteGranted', 'afterCommitAdvance', 'afterElected', 'afterEarlySend'],
   partitionMsMin: 200,
   partitionMsMax: 5000,
   crashLeaderProbability: 0.5,

@@ -1,11 +1,14 @@
 /**
  * One simulated node: a RaftCore, its drifting clock, its storage, its ticker and the runtime loop
  * that processes Ready batches exactly as the real runtime must (types.ts `Ready`):
- * persist + fsync, then send, then apply, then serve reads, then advance.
+ * persist + fsync, then send, then apply, then serve reads, then advance — except that a Ready with
+ * `mustPersistBeforeSend` false (a leader, dissertation §10.2.1) sends its messages as soon as its
+ * writes are staged, before the fsync (with a slow disk, responses can arrive while it runs).
  *
  * Crashes can strike between events or at a chosen point inside Ready processing: before the fsync
- * (the batch's writes are lost), after the fsync but before sending, or after sending but before
- * applying. A restart builds a fresh RaftCore from the durable state only.
+ * (the batch's writes are lost — for a leader that already sent, the messages are out), right after
+ * a leader sent entries it has not synced yet, after the fsync but before sending, or after sending
+ * but before applying. A restart builds a fresh RaftCore from the durable state only.
  */
 import assert from 'node:assert/strict';
 import { RaftCore } from '../core/raft-core.js';
@@ -30,10 +33,15 @@ import type { SimClock } from './sim-clock.js';
 import { SimStorage } from './sim-storage.js';
 
 /**
- * Where inside Ready processing a scheduled crash strikes: before the fsync, after it, after sending,
- * after sending a Ready that grants a vote (the moment a forgotten vote would matter, Figure 2), or
- * after the fsync of a Ready that advances the commit index (before followers hear of it), or after
- * the fsync of the Ready in which the node became leader (before its first AppendEntries leave).
+ * Where inside Ready processing a scheduled crash strikes: before the fsync (a leader that sends
+ * first has sent), after it, after sending, after sending a Ready that grants a vote (the moment a
+ * forgotten vote would matter, Figure 2), or after the fsync of a Ready that advances the commit
+ * index (before followers hear of it), or after the fsync of the Ready in which the node became
+ * leader (before its first AppendEntries leave), or right after a leader sent AppendEntries for
+ * entries it has staged but not synced (`afterEarlySend`, dissertation §10.2.1: the followers may
+ * hold — and commit — entries the leader forgets). The three "after the fsync" points also lose a
+ * leader's early messages (still in the dying process's send buffers), so they model "durable but
+ * not sent" as before.
  */
 export type CrashPoint =
   | 'beforeFsync'
@@ -41,7 +49,8 @@ export type CrashPoint =
   | 'afterSend'
   | 'afterVoteGranted'
   | 'afterCommitAdvance'
-  | 'afterElected';
+  | 'afterElected'
+  | 'afterEarlySend';
 
 /** Messages a paused node buffers; later ones are dropped (a full socket buffer). */
 export const BACKLOG_MESSAGES_MAX = 10_000;
@@ -217,9 +226,10 @@ export class SimNode {
       let rounds = 0;
       while (this.#core !== null && this.#core.hasReady()) {
         assert.ok(++rounds <= READY_ROUNDS_MAX, `${this.id}: core still has Ready after ${READY_ROUNDS_MAX} rounds`);
-        const rd = this.#core.ready();
-        this.#persist(rd);
-        if (!this.#completeReady(this.#core, rd)) return;
+        const core = this.#core;
+        const rd = core.ready();
+        if (!this.#stageReady(rd)) return;
+        if (!this.#completeReady(core, rd)) return;
       }
     } else if (this.#core !== null && this.#core.hasReady()) {
       this.#startReady(this.#core);
@@ -245,10 +255,13 @@ export class SimNode {
     this.#host.checker.observeCommitIndex(this.id, core.hardState().commitIndex);
   }
 
-  /** Slow disk: stage a Ready now, finish it (fsync, send, apply, advance) after the fsync latency. */
+  /**
+   * Slow disk: stage a Ready now (a leader's messages leave now, §10.2.1), finish it (fsync, send,
+   * apply, advance) after the fsync latency.
+   */
   #startReady(core: RaftCore): void {
     const rd = core.ready();
-    this.#persist(rd);
+    if (!this.#stageReady(rd)) return;
     this.#readyInFlight = true;
     const inc = this.#incarnation;
     const nowMs = this.#host.queue.nowMs;
@@ -315,20 +328,13 @@ export class SimNode {
       this.crash();
       return false;
     }
-    const commitBefore = this.storage.hardState.commitIndex;
+    const strikesAfterFsync = this.#strikesAfterFsync(rd);
     this.#fsync(core, rd);
-    if (
-      this.pendingCrash === 'afterFsync' ||
-      (this.pendingCrash === 'afterCommitAdvance' && this.storage.hardState.commitIndex > commitBefore) ||
-      (this.pendingCrash === 'afterElected' && rd.softState?.role === 'leader')
-    ) {
+    if (strikesAfterFsync) {
       this.crash();
       return false;
     }
-    for (const msg of rd.messages) {
-      this.#assertReady(msg.from === this.id, `message from ${msg.from} in ${this.id}'s Ready`);
-      this.#host.send(msg);
-    }
+    if (rd.mustPersistBeforeSend) this.#sendMessages(rd);
     if (
       this.pendingCrash === 'afterSend' ||
       (this.pendingCrash === 'afterVoteGranted' && rd.messages.some((m) => m.type === 'RequestVoteResponse' && m.granted))
@@ -341,6 +347,45 @@ export class SimNode {
     for (const failure of rd.readFailures) this.#host.onReadFailed(this, failure);
     core.advance(rd);
     return true;
+  }
+
+  /**
+   * Stage the Ready's writes; if the core allows it (types.ts Ready.mustPersistBeforeSend false),
+   * send its messages now, before the fsync. Returns false if an `afterEarlySend` crash struck.
+   */
+  #stageReady(rd: Ready): boolean {
+    this.#persist(rd);
+    // A crash armed to strike right after this Ready's fsync also loses the messages: they were
+    // still in the dying process's send buffers (so those points keep modelling "durable, not sent").
+    if (rd.mustPersistBeforeSend || this.#strikesAfterFsync(rd)) return true;
+    this.#assertReady(
+      rd.softState === null || rd.softState.role === 'leader',
+      `messages sent before the fsync by a ${rd.softState?.role ?? 'non-leader'}`,
+    );
+    this.#sendMessages(rd);
+    if (this.pendingCrash === 'afterEarlySend' && rd.entries.length > 0 && rd.messages.length > 0) {
+      this.crash();
+      return false;
+    }
+    return true;
+  }
+
+  /** Will the armed crash strike right after `rd`'s fsync (afterFsync / afterCommitAdvance / afterElected)? */
+  #strikesAfterFsync(rd: Ready): boolean {
+    return (
+      this.pendingCrash === 'afterFsync' ||
+      (this.pendingCrash === 'afterCommitAdvance' &&
+        rd.hardState !== null &&
+        rd.hardState.commitIndex > this.storage.hardState.commitIndex) ||
+      (this.pendingCrash === 'afterElected' && rd.softState?.role === 'leader')
+    );
+  }
+
+  #sendMessages(rd: Ready): void {
+    for (const msg of rd.messages) {
+      this.#assertReady(msg.from === this.id, `message from ${msg.from} in ${this.id}'s Ready`);
+      this.#host.send(msg);
+    }
   }
 
   #persist(rd: Ready): void {
