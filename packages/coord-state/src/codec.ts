@@ -28,8 +28,31 @@ export class EnvelopeDecodeError extends Error {
   }
 }
 
-/** Encodes an envelope for a log entry (SPEC §1.1: every node applies the same bytes). */
+/**
+ * Thrown by `encodeEnvelope` for an envelope that must not reach the log: one with a string that is
+ * not well-formed Unicode (a lone surrogate, which MessagePack's UTF-8 would silently turn into
+ * U+FFFD, so distinct holders could collapse into one) or otherwise not a valid shape.
+ * `code` is always `invalid_argument`; `error` names the field.
+ */
+export class EnvelopeEncodeError extends Error {
+  readonly code = 'invalid_argument' as const;
+  readonly error: StateError;
+  constructor(error: StateError) {
+    super(error.message);
+    this.name = 'EnvelopeEncodeError';
+    this.error = error;
+  }
+}
+
+/**
+ * Encodes an envelope for a log entry (SPEC §1.1: every node applies the same bytes).
+ * Throws `EnvelopeEncodeError` (invalid_argument) if the envelope fails `checkEnvelopeShape`,
+ * which includes any string in the command (holder, candidate, KV/election values and their keys)
+ * that is not well-formed Unicode — defence in depth behind the gateway's own checks.
+ */
 export function encodeEnvelope(env: CommandEnvelope): Uint8Array {
+  const err = checkEnvelopeShape(env);
+  if (err) throw new EnvelopeEncodeError(err);
   return packr.pack(env);
 }
 

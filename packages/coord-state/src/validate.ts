@@ -10,14 +10,23 @@ import type { CoordLimitsFull } from './limits.js';
 
 /** SPEC §3 names: 1–200 bytes of [A-Za-z0-9._:-], starting with a letter or digit. */
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
-/** SPEC §3 holder/candidate: 1–200 printable characters (no control characters). */
+/**
+ * A lone UTF-16 surrogate (not well-formed Unicode). msgpackr/UTF-8 would turn it into U+FFFD, so
+ * distinct strings would collapse into one after encoding (SPEC §1.3: two holders, one grant).
+ * (`String.prototype.isWellFormed` is Node 20 but not in the ES2023 lib typings.)
+ */
+const LONE_SURROGATE_RE = /\p{Cs}/u;
+/** Control characters (Unicode category Cc: U+0000–U+001F, U+007F–U+009F) or lone surrogates. */
+const NOT_PRINTABLE_RE = /[\p{Cc}\p{Cs}]/u;
+
+/** True iff `s` is well-formed Unicode (no lone surrogates), i.e. survives UTF-8 unchanged. */
+export function isWellFormedString(s: string): boolean {
+  return !LONE_SURROGATE_RE.test(s);
+}
+
+/** SPEC §3 holder/candidate: 1–200 printable characters (no control characters, no lone surrogates). */
 function isHolder(v: unknown): boolean {
-  if (typeof v !== 'string' || v.length < 1 || v.length > 200) return false;
-  for (let i = 0; i < v.length; i++) {
-    const code = v.charCodeAt(i);
-    if (code < 0x20 || code === 0x7f) return false;
-  }
-  return true;
+  return typeof v === 'string' && v.length >= 1 && v.length <= 200 && !NOT_PRINTABLE_RE.test(v);
 }
 /** Idempotency keys: SPEC §3, ≤ 128 characters. */
 export const IDEMPOTENCY_KEY_CHARS_MAX = 128;
@@ -58,16 +67,23 @@ function isNonNegativeInt(x: unknown): x is number {
   return typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
 }
 
-/** True iff `x` is a plain JSON value (finite numbers, plain objects/arrays) nested ≤ JSON_DEPTH_MAX. */
+/**
+ * True iff `x` is a plain JSON value (finite numbers, plain objects/arrays) nested ≤ JSON_DEPTH_MAX
+ * whose strings and keys are well-formed Unicode (a lone surrogate would change in encoding) and
+ * with no `__proto__` key (it would set a prototype when a decoder assigns it).
+ */
 export function isJsonValue(x: unknown, depth = 0): x is JsonValue {
-  if (x === null || typeof x === 'string' || typeof x === 'boolean') return true;
+  if (x === null || typeof x === 'boolean') return true;
+  if (typeof x === 'string') return isWellFormedString(x);
   if (typeof x === 'number') return Number.isFinite(x);
   if (depth >= JSON_DEPTH_MAX) return false;
   if (Array.isArray(x)) return x.every((v) => isJsonValue(v, depth + 1));
   if (typeof x !== 'object') return false;
   const proto: unknown = Object.getPrototypeOf(x);
   if (proto !== Object.prototype && proto !== null) return false;
-  for (const v of Object.values(x as Record<string, unknown>)) if (!isJsonValue(v, depth + 1)) return false;
+  for (const [k, v] of Object.entries(x as Record<string, unknown>)) {
+    if (k === '__proto__' || !isWellFormedString(k) || !isJsonValue(v, depth + 1)) return false;
+  }
   return true;
 }
 
@@ -82,13 +98,13 @@ function checkField(obj: Record<string, unknown>, field: string, kind: FieldKind
     case 'name':
       return typeof v === 'string' && NAME_RE.test(v) ? null : invalidArgument(field, 'must be 1–200 characters of [A-Za-z0-9._:-] starting with a letter or digit');
     case 'holder':
-      return isHolder(v) ? null : invalidArgument(field, 'must be 1–200 printable characters');
+      return isHolder(v) ? null : invalidArgument(field, 'must be 1–200 printable characters (no control characters or lone surrogates)');
     case 'int':
       return isNonNegativeInt(v) ? null : invalidArgument(field, 'must be a non-negative integer');
     case 'intOrNull':
       return v === null || isNonNegativeInt(v) ? null : invalidArgument(field, 'must be a non-negative integer or null');
     case 'json':
-      return v !== undefined && isJsonValue(v) ? null : invalidArgument(field, 'must be a JSON value');
+      return v !== undefined && isJsonValue(v) ? null : invalidArgument(field, 'must be a JSON value (well-formed Unicode strings, no __proto__ keys)');
     case 'fence':
       return v === null ? null : checkFence(v);
   }

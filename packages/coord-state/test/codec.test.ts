@@ -1,7 +1,7 @@
 // Proves the log encoding: envelopes round-trip through msgpackr, malformed bytes or shapes throw a typed EnvelopeDecodeError, and apply answers a decodable-but-invalid command with invalid_argument instead of crashing.
 import t from 'tap';
 import { Packr } from 'msgpackr';
-import { CoordStateMachine, decodeEnvelope, encodeEnvelope, EnvelopeDecodeError, type CommandEnvelope } from '../src/index.js';
+import { CoordStateMachine, decodeEnvelope, encodeEnvelope, EnvelopeDecodeError, EnvelopeEncodeError, type CommandEnvelope } from '../src/index.js';
 
 const packr = new Packr({ useRecords: false });
 
@@ -54,4 +54,39 @@ t.test('apply never throws on garbage envelopes: invalid_argument results, state
   const out = sm.apply(++i, 0, garbage[0] as CommandEnvelope);
   t.equal(!out.result.ok && out.result.error.code, 'invalid_argument');
   t.same(sm.counts(), { leases: 0, waiters: 0, elections: 0, candidates: 0, keys: 0, idempotencyRecords: 0 });
+});
+
+t.test('strings that are not well-formed Unicode never reach the log (SPEC §1.3, §3)', async (t) => {
+  const acquire = (holder: string): CommandEnvelope => ({
+    v: 1,
+    command: { type: 'lease.acquire', name: 'L', holder, ttlMs: 1000, waitMs: 0, lockDelayMs: 0, maxHoldMs: null },
+    idempotency: null,
+  });
+  const put = (value: unknown): CommandEnvelope => ({ v: 1, command: { type: 'kv.put', key: 'k', value: value as never, fence: null, ifRevision: null }, idempotency: null });
+  const bad: [CommandEnvelope, string][] = [
+    [acquire('x\ud800'), 'holder'],
+    [acquire('x\udbff'), 'holder'],
+    [acquire('a\u0085b'), 'holder'],
+    [{ v: 1, command: { type: 'election.renew', group: 'G', candidate: '\udc00' }, idempotency: null }, 'candidate'],
+    [put('\ud800x'), 'value'],
+    [put({ nested: ['ok', 'bad\udfff'] }), 'value'],
+    [put({ ['k\ud800']: 1 }), 'value'],
+    [put(JSON.parse('{"__proto__":{"polluted":true}}')), 'value'],
+    [{ v: 1, command: { type: 'election.proclaim', group: 'G', candidate: 'c', fencingToken: 1, value: '\ud800' }, idempotency: null }, 'value'],
+  ];
+  for (const [env, field] of bad) {
+    t.throws(() => encodeEnvelope(env), EnvelopeEncodeError, `${JSON.stringify(env.command)} refused`);
+    try {
+      encodeEnvelope(env);
+    } catch (err) {
+      t.equal((err as EnvelopeEncodeError).error.details?.field, field, `names ${field}`);
+    }
+    const m = new CoordStateMachine();
+    const out = m.apply(1, 0, env);
+    t.equal(out.result.ok, false, 'apply refuses it too');
+  }
+  // Well-formed astral characters (surrogate pairs) are fine and round-trip exactly.
+  const ok = acquire('emoji 😀 holder');
+  t.same(decodeEnvelope(encodeEnvelope(ok)), ok);
+  t.same(decodeEnvelope(encodeEnvelope(put({ s: '😀' }))), put({ s: '😀' }));
 });

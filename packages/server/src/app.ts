@@ -16,6 +16,7 @@ import { electionRoutes } from './plugins/elections.js';
 import { fenceKvRoutes } from './plugins/fence-kv.js';
 import { leaseRoutes } from './plugins/leases.js';
 import { raftErrorCode } from './raft-errors.js';
+import { checkQueryString } from './query.js';
 import { buildRequestContext } from './request-context.js';
 import { describeValidation } from './validation-message.js';
 
@@ -82,6 +83,13 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
       const res = reply as unknown as FastifyReply;
       void res.code(r.status).headers(r.headers).send(r.body);
     },
+    // Valid JSON with a `__proto__` / `constructor.prototype` key is parsed as plain data
+    // (JSON.parse makes own properties; nothing is polluted) instead of being called "not valid
+    // JSON": strict body schemas reject such keys as unknown fields, and free-form values
+    // (`value`) get a precise 400 naming the `__proto__` key (json-limits.ts); a
+    // `constructor.prototype` key inside a value is ordinary data and is stored as is.
+    onProtoPoisoning: 'ignore',
+    onConstructorPoisoning: 'ignore',
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
   });
   // Only application/json bodies (SPEC §3: other content types get 415).
@@ -98,6 +106,8 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   });
   app.addHook('onRequest', (request, reply, done) => {
     try {
+      const route = request.routeOptions.url;
+      if (route !== undefined && !route.startsWith('/docs')) checkQueryString(request.query, request.routeOptions.schema?.querystring !== undefined);
       request.tenure = buildRequestContext(request, reply, config.requestTimeoutMsDefault, config.requestTimeoutMsMax);
     } catch (err) {
       done(err as Error);

@@ -18,6 +18,12 @@ export interface Committed {
   readonly clusterTimeMs: number;
 }
 
+/**
+ * Part of a forwarded request's remaining budget kept back for the hop back from the leader
+ * (response transfer and our own processing), so the whole request still ends by its deadline.
+ */
+export const FORWARD_HOP_MARGIN_MS = 50;
+
 /** Marker returned when the response was already sent (forwarded). */
 export const SENT = Symbol('sent');
 
@@ -55,7 +61,7 @@ export class Gateway {
     const q = request.query as { consistency?: string } | undefined;
     if (q?.consistency === 'stale') {
       void reply.header('tenure-stale', 'true');
-      return fn(Math.floor(this.#d.raft.status().clusterTimeMs));
+      return fn(this.#staleNowMs());
     }
     return this.onLeader(request, reply, extraMs, async () => {
       const left = remainingMs(request.tenure);
@@ -63,6 +69,19 @@ export class Gateway {
       await this.#d.raft.readBarrier({ timeoutMs: left });
       return fn(Math.floor(this.#d.raft.status().clusterTimeMs));
     });
+  }
+
+  /**
+   * Cluster time (ms) a stale read judges expiry by (SPEC §1.5, §2): with a known leader, Raft's
+   * estimate (leader: its cluster time; follower: the highest seen plus local elapsed time since
+   * it was seen, which does not run ahead of the leader's); with no leader known, the cluster time
+   * of the last applied log entry — frozen, because leases do not count down while the cluster is
+   * leaderless and only the log decides expiry (a frozen lease must not read as gone).
+   */
+  #staleNowMs(): number {
+    const s = this.#d.raft.status();
+    if (s.leaderId === null) return Math.floor(this.#d.coord.lastAppliedTimeMs());
+    return Math.floor(s.clusterTimeMs);
   }
 
   /** Propose `command` with the request's idempotency key and deadline; resolves once applied. */
@@ -107,14 +126,18 @@ export class Gateway {
     const peer = this.#d.config.peers.find((p) => p.id === target);
     if (!peer || target === self) throw noLeader();
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);
+    // SPEC §3 Deadlines: the whole request ends by our deadline. The leader gets our remaining
+    // budget minus a margin for the hop back; we stop waiting for it exactly at our own deadline
+    // (+ the request's waiting time) and answer 504/503 ourselves.
     const left = remainingMs(ctx);
-    if (left <= 0) throw timeoutError();
+    const leaderBudgetMs = Math.floor(left - FORWARD_HOP_MARGIN_MS);
+    if (leaderBudgetMs < 1) throw timeoutError();
     let res;
     try {
       res = await this.#d.forwarder.forward(
         peer.httpAddress,
-        { method: request.method, url: request.url, ...(body === undefined ? {} : { body }), idempotencyKey: ctx.idempotencyKey, requestTimeoutMs: left, fromNodeId: self },
-        left + extraMs + 500,
+        { method: request.method, url: request.url, ...(body === undefined ? {} : { body }), idempotencyKey: ctx.idempotencyKey, requestTimeoutMs: leaderBudgetMs, fromNodeId: self },
+        Math.max(1, remainingMs(ctx, extraMs)),
         ctx.signal,
       );
     } catch (err) {

@@ -1,10 +1,14 @@
 #!/usr/bin/env node
 /**
  * `tenure-server`: start one node from flags / TENURE_* env. Exit codes: 2 bad configuration
- * (message names the setting), 1 start-up failure, 0 after a graceful SIGTERM/SIGINT shutdown.
+ * (message names the setting), 1 start-up failure, 0 after a graceful shutdown.
+ * Signals: SIGTERM / SIGINT stop gracefully (a leader transfers leadership first); SIGUSR2
+ * (`CLUSTER_STOP_SIGNAL`, sent by the launcher when the whole cluster stops) stops gracefully
+ * without the transfer. A second signal exits at once.
  */
 import { ConfigError, loadConfig } from './config.js';
 import { startNode } from './node.js';
+import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
 
 async function main(): Promise<void> {
   let config;
@@ -31,8 +35,9 @@ async function main(): Promise<void> {
       node.logger.warn({ signal }, 'second signal; exiting now');
       process.exit(1);
     }
-    node.logger.info({ signal }, 'signal received');
-    node.stop().then(
+    const wholeCluster = signal === CLUSTER_STOP_SIGNAL;
+    node.logger.info({ signal }, wholeCluster ? 'cluster shutdown signal received' : 'signal received');
+    node.stop({ transferLeadership: !wholeCluster }).then(
       () => process.exit(0),
       (err: unknown) => {
         node.logger.error({ err }, 'shutdown failed');
@@ -42,6 +47,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  process.on(CLUSTER_STOP_SIGNAL, onSignal);
 }
 
 void main();

@@ -12,7 +12,7 @@ import { buildApp } from './app.js';
 import { ChangeHub } from './change-hub.js';
 import { parseHostPort, type ServerConfig } from './config.js';
 import { HttpForwarder } from './forwarder.js';
-import { createLogger } from './logger.js';
+import { createLoggers } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { CoordStateAdapter } from './state-adapter.js';
 import { TimeAdvancer } from './time-advancer.js';
@@ -21,8 +21,17 @@ export interface RunningNode {
   readonly app: FastifyInstance;
   readonly raft: RaftNodeApi<ApplyOutput>;
   readonly logger: Logger;
-  /** Graceful shutdown; idempotent. */
-  stop(): Promise<void>;
+  /**
+   * Graceful shutdown; idempotent (a second call returns the first's promise). A leader hands
+   * leadership over first unless `transferLeadership` is false (the whole cluster is stopping).
+   */
+  stop(opts?: StopOptions): Promise<void>;
+}
+
+/** Options of `RunningNode.stop`. */
+export interface StopOptions {
+  /** Default true: a leader transfers leadership before stopping. False for a whole-cluster stop. */
+  readonly transferLeadership?: boolean;
 }
 
 export interface StartNodeOptions {
@@ -36,7 +45,10 @@ export interface StartNodeOptions {
 /** Open storage and Raft, serve HTTP on `config.httpAddress`. Rejects if either fails to start. */
 export async function startNode(config: ServerConfig, opts: StartNodeOptions = {}): Promise<RunningNode> {
   let raftRef: RaftNodeApi<ApplyOutput> | null = null;
-  const logger = opts.logger ?? createLogger(config.nodeId, config.logLevel, () => raftRef?.status().term ?? null);
+  const loggers = opts.logger
+    ? { logger: opts.logger, raftLogger: opts.logger }
+    : createLoggers(config.nodeId, config.logLevel, () => raftRef?.status().term ?? null);
+  const { logger } = loggers;
   const onFatal =
     opts.onFatal ??
     ((err: unknown) => {
@@ -57,7 +69,7 @@ export async function startNode(config: ServerConfig, opts: StartNodeOptions = {
     heartbeatMs: config.heartbeatMs,
     electionTimeoutMs: config.electionTimeoutMs,
     requestTimeoutMsDefault: config.requestTimeoutMsDefault,
-    logger,
+    logger: loggers.raftLogger,
     onFatalError: onFatal,
   });
   raftRef = raft;
@@ -88,10 +100,11 @@ export async function startNode(config: ServerConfig, opts: StartNodeOptions = {
   logger.info({ httpAddress: config.httpAddress, raftAddress: config.raftAddress, dataDir: config.dataDir }, 'node started');
 
   let stopping: Promise<void> | null = null;
-  const stop = (): Promise<void> => {
+  const stop = (stopOpts: StopOptions = {}): Promise<void> => {
     stopping ??= (async () => {
-      logger.info('shutting down');
-      if (raft.status().role === 'leader' && config.peers.length > 1) {
+      const transfer = stopOpts.transferLeadership ?? true;
+      logger.info({ transferLeadership: transfer }, 'shutting down');
+      if (transfer && raft.status().role === 'leader' && config.peers.length > 1) {
         try {
           await raft.transferLeadership(undefined, { timeoutMs: config.electionTimeoutMs * 2 });
           logger.info({ leaderId: raft.status().leaderId }, 'leadership transferred');

@@ -8,8 +8,12 @@ import type { LimitsConfig } from './config.js';
 
 /** SPEC §3 names: 1–200 bytes of [A-Za-z0-9._:-], starting with a letter or digit. */
 export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$';
-/** holder / candidate: 1–200 printable characters. */
-export const PRINTABLE_PATTERN = '^[^\\u0000-\\u001f\\u007f]{1,200}$';
+/**
+ * holder / candidate: 1–200 printable characters (SPEC §3): no control characters (Unicode Cc) and
+ * no lone UTF-16 surrogates (Cs), which are not well-formed Unicode and would be encoded as U+FFFD,
+ * collapsing distinct holders into one (SPEC §1.3). Ajv compiles patterns with the `u` flag.
+ */
+export const PRINTABLE_PATTERN = '^[^\\p{Cc}\\p{Cs}]{1,200}$';
 const DIGITS = '^[0-9]{1,15}$';
 
 const name = (description: string) => Type.String({ pattern: NAME_PATTERN, maxLength: 200, description });

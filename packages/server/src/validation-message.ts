@@ -2,6 +2,7 @@
  * Turn Fastify/ajv validation errors into one SPEC §3 `invalid_argument` message that names the
  * field (`body.ttlMs must be an integer between 100 and 3600000`).
  */
+import { PRINTABLE_PATTERN } from './schemas.js';
 
 interface AjvErrorLike {
   readonly instancePath?: string;
@@ -45,7 +46,8 @@ export function describeValidation(context: string, errors: readonly AjvErrorLik
           : `must be ${e.keyword === 'minimum' ? '≥' : '≤'} ${String(p.limit)}`;
       break;
     case 'pattern':
-      if (context === 'params') problem = 'must be 1-200 characters of [A-Za-z0-9._:-], starting with a letter or digit';
+      if (String(p.pattern) === PRINTABLE_PATTERN) problem = 'must be 1-200 printable characters (no control characters or lone UTF-16 surrogates)';
+      else if (context === 'params') problem = 'must be 1-200 characters of [A-Za-z0-9._:-], starting with a letter or digit';
       else if (String(p.pattern).startsWith('^[0-9]')) problem = 'must be a non-negative integer';
       else problem = `has an invalid format (must match ${String(p.pattern)})`;
       break;

@@ -1,12 +1,13 @@
 // Proves a follower forwards writes and linearizable reads to the leader once, answers stale reads locally, and says 503 no_leader rather than forwarding twice.
 import t from 'tap';
+import { FORWARD_HOP_MARGIN_MS } from '../src/gateway.js';
 import { harness, send } from './fixtures/harness.js';
 
 t.test('a follower forwards writes with body, key and deadline to the leader', async (t) => {
   const h = await harness();
   t.teardown(h.close);
   h.raft.setRole('follower', 'n2');
-  const res = await send(h.app, 'POST', '/v1/leases/L/acquire?x', { holder: 'A', ttlMs: 1000 }, { 'idempotency-key': 'abc', 'request-timeout-ms': '3000' });
+  const res = await send(h.app, 'POST', '/v1/leases/L/acquire', { holder: 'A', ttlMs: 1000 }, { 'idempotency-key': 'abc', 'request-timeout-ms': '3000' });
   t.equal(res.statusCode, 200);
   t.same(res.json(), { forwarded: true });
   t.equal(res.headers['tenure-leader'], 'n2');
@@ -14,10 +15,11 @@ t.test('a follower forwards writes with body, key and deadline to the leader', a
   const call = h.forwarder.calls[0]!;
   t.equal(call.httpAddress, '127.0.0.1:7002');
   t.equal(call.req.method, 'POST');
-  t.equal(call.req.url, '/v1/leases/L/acquire?x');
+  t.equal(call.req.url, '/v1/leases/L/acquire');
   t.same(JSON.parse(call.req.body!), { holder: 'A', ttlMs: 1000 });
   t.equal(call.req.idempotencyKey, 'abc');
-  t.ok(call.req.requestTimeoutMs > 2900 && call.req.requestTimeoutMs <= 3000);
+  t.ok(call.req.requestTimeoutMs > 2850 && call.req.requestTimeoutMs <= 3000 - FORWARD_HOP_MARGIN_MS, `leader budget ${call.req.requestTimeoutMs} leaves the hop margin`);
+  t.ok(call.timeoutMs > 2900 && call.timeoutMs <= 3000, `the forward waits at most until our own deadline (${call.timeoutMs} ms)`);
   t.equal(h.raft.proposals, 0, 'nothing proposed locally');
 });
 

@@ -1,4 +1,4 @@
-// Proves the local-cluster launcher (npm start) runs three node processes, survives one node's death (logging it), restarts one node with --only, and stops everything on SIGINT.
+// Proves the local-cluster launcher (npm start) runs three node processes, survives one node's death (logging it with the full restart command), restarts one node with --only, and stops everything quietly on SIGINT.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -63,7 +63,11 @@ t.test('launcher lifecycle', async (t) => {
 
   const victim = pids.find((m) => m![1] === 'n3')!;
   process.kill(Number(victim[2]), 'SIGKILL');
-  await waitForLine(lines, onLine, /n3 exited \(SIGKILL\); the other nodes keep running\. Restart it with: npm run node -- n3/, 10_000);
+  const exitLine = await waitForLine(lines, onLine, /n3 exited \(SIGKILL\); the other nodes keep running\. Restart it with: npm run node -- n3/, 10_000);
+  t.ok(
+    exitLine.endsWith(`npm run node -- n3 --http-port ${httpPort} --raft-port ${raftPort} --data-dir ${dataDir} -- --log-level warn`),
+    `the restart command keeps the launcher's flags: ${exitLine}`,
+  );
   t.equal(launcher.exitCode, null, 'the launcher keeps running');
   // n3 may have been the leader: the other two elect a new one and keep serving.
   let still = 0;
@@ -96,6 +100,10 @@ t.test('launcher lifecycle', async (t) => {
   launcher.kill('SIGINT');
   t.equal(await exited, 0, 'Ctrl-C stops the cluster cleanly');
   t.ok(lines.some((l) => l.includes('all nodes stopped')));
+  t.notOk(
+    lines.some((l) => l.includes('leadership transfer failed')),
+    'a whole-cluster stop skips the leadership transfer (no "transfer failed" warnings)',
+  );
   for (const m of pids) {
     let alive = true;
     try {

@@ -3,6 +3,8 @@
 // Full scale (1,000 clients × 10 leases, 5 min steady, then a follower kill and a leader kill so
 // every client reconnects) runs with TENURE_BC16_FULL=1; it needs the whole machine.
 import t from 'tap';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { loadavg } from 'node:os';
 import { TenureClient, type Lease } from '@tenure/client';
 import { LocalCluster } from '../support/cluster.js';
 import { electionTimeoutMs, followerOf, heartbeatMs, nowMs, sleep } from './fixtures/helpers.js';
@@ -88,14 +90,19 @@ t.test(`BC-16 (${full ? 'full' : 'scaled'}): ${clientCount} clients × ${leasesP
   const termBefore = before[0]?.term;
   t.ok(before.every((v) => v !== null && v.term === termBefore && v.leader === leader), `all nodes agree: leader ${leader}, term ${termBefore}`);
   const steadyStartMs = nowMs();
+  // Diagnostics for a failure: a stalled test process (not Tenure) would delay the clients' renew timers.
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
   measuring = true;
   await sleep(steadyMs); // the steady load IS the scenario
   measuring = false;
   const steadyEndMs = nowMs();
+  loopDelay.disable();
+  t.comment(`test-process event-loop delay max ${(loopDelay.max / 1e6).toFixed(0)} ms, p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms; machine load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 
   const after = await Promise.all(c.nodes.map((n) => c.clusterView(n.id)));
   t.ok(after.every((v) => v !== null && v.term === termBefore && v.leader === leader), `no election under load: term ${after.map((v) => v?.term).join(',')} (was ${termBefore}), leader ${after.map((v) => v?.leader).join(',')}`);
-  t.same(lost, [], 'no lease was lost on the client side');
+  t.same(lost, [], `no lease was lost on the client side (${lost.length} lost)`);
   t.equal(leases.filter(({ lease }) => !lease.isHeld()).length, 0, 'every lease is still held by its client');
 
   // Server view: every lease still granted to its holder with its original token (renewals keep the token).

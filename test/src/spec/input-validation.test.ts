@@ -1,4 +1,4 @@
-// Proves SPEC §3 input rules (strict JSON types, unknown fields, 415/400/413, names of up to 200 bytes and %2F in every route, header limits) through a follower of a real cluster, and pins the known deviations as todo assertions.
+// Proves SPEC §3 input rules (strict JSON types, unknown fields, 415/400/413, names of up to 200 bytes and %2F in every route, header limits) through a follower of a real cluster, including lone-surrogate strings, __proto__ keys and query strings on every route.
 import t from 'tap';
 import { LocalCluster } from '../support/cluster.js';
 import { isError, raw, uniq } from './helpers.js';
@@ -174,10 +174,19 @@ t.test('SPEC §3 input validation', async (t) => {
     }
   });
 
-  t.test('known deviations (todo)', async (t) => {
+  t.test('query strings are checked alike on every route', async (t) => {
+    const post = await raw(c, f, `/v1/leases/${uniq('q')}/acquire?bogus=1`, { json: { holder: 'A', ttlMs: 1000 } });
+    t.equal(post.status, 400, 'a POST with an unknown query parameter');
+    t.equal(post.body?.error?.field, 'query.bogus');
+    const rep = await raw(c, f, '/v1/leases?limit=1&limit=2');
+    t.equal(rep.status, 400, 'a repeated query parameter');
+    t.equal(rep.body?.error?.message, 'query.limit must be given once');
+  });
+
+  t.test('lone surrogates and __proto__ keys', async (t) => {
     // Lone UTF-16 surrogates are not printable characters (SPEC §3: holder is 1–200 printable
-    // characters), yet they are accepted and replaced by U+FFFD x3 in the replicated state, so
-    // distinct holders collide: the second is told it holds the lease with the first's token.
+    // characters); MessagePack's UTF-8 would turn them into U+FFFD, so distinct holders would
+    // collide: they must be refused with 400 (or at least never share a grant).
     const L = uniq('surrogate');
     const a = await raw(c, f, `/v1/leases/${L}/acquire`, {
       method: 'POST',
@@ -189,13 +198,12 @@ t.test('SPEC §3 input validation', async (t) => {
       rawBody: '{"holder":"x\\ufffd\\ufffd\\ufffd","ttlMs":30000}',
       headers: { 'content-type': 'application/json' },
     });
+    t.equal(a.status, 400, 'a lone-surrogate holder is refused');
+    t.equal(a.body?.error?.field, 'body.holder');
     const exclusive = a.status === 400 || b.status === 409;
     t.ok(
       exclusive,
       `distinct holders "x\\ud800" (${a.status}) and "x\\ufffd\\ufffd\\ufffd" (${b.status}) must not both hold ${L}`,
-      {
-        todo: 'SPEC deviation §1.3/§3: lone-surrogate holder accepted and mangled to U+FFFD; distinct holders share one grant',
-      },
     );
     const k = uniq('surrogate-kv');
     const p = await raw(c, f, `/v1/kv/${k}`, {
@@ -207,11 +215,9 @@ t.test('SPEC §3 input validation', async (t) => {
     t.ok(
       p.status === 400 || g.body?.value === '\ud800',
       `KV value round-trips or is refused (stored ${JSON.stringify(g.body?.value)})`,
-      {
-        todo: 'SPEC deviation §3: a lone-surrogate string value is silently changed to "\\ufffd\\ufffd\\ufffd"',
-      },
     );
-    // A JSON object with a "__proto__" key is valid JSON; the server answers "body is not valid JSON".
+    t.equal(p.body?.error?.field, 'body.value', 'the refusal names the value');
+    // A JSON object with a "__proto__" key is valid JSON: refused with a message naming the key.
     const proto = await raw(c, f, `/v1/kv/${uniq('proto')}`, {
       method: 'PUT',
       rawBody: '{"value":{"__proto__":"x"}}',
@@ -222,9 +228,7 @@ t.test('SPEC §3 input validation', async (t) => {
       String(proto.body?.error?.message),
       /not valid JSON/,
       `message does not call valid JSON invalid: ${proto.body?.error?.message}`,
-      {
-        todo: 'SPEC deviation §3 (low): valid JSON with a __proto__/constructor.prototype key is reported as "body is not valid JSON"',
-      },
     );
+    t.equal(proto.body?.error?.field, 'body.value.__proto__');
   });
 });

@@ -405,11 +405,12 @@ export class RaftCore {
     const hs = this.hardState();
     // §10.2.1 (types.ts Ready): only a leader whose term and vote are already durable sends first.
     const mustPersistBeforeSend =
-      this.#role !== 'leader' ||
-      this.#pendingSnapshot !== null ||
-      hs.term !== this.#handedHardState.term ||
-      hs.votedFor !== this.#handedHardState.votedFor;
-    if (!mustPersistBeforeSend) {
+      this.#config.unsafe?.sendBeforePersistAlways !== true &&
+      (this.#role !== 'leader' ||
+        this.#pendingSnapshot !== null ||
+        hs.term !== this.#handedHardState.term ||
+        hs.votedFor !== this.#handedHardState.votedFor);
+    if (!mustPersistBeforeSend && this.#config.unsafe?.sendBeforePersistAlways !== true) {
       for (const msg of this.#messages) {
         assert.ok(isSendableBeforePersist(msg), `leader message ${msg.type} depends on unpersisted state`);
       }

@@ -259,6 +259,8 @@ export interface UnsafeVariants {
   readonly dontPersistVotedFor?: boolean;
   /** A follower truncates its log after prevLogIndex even when the incoming entries match (§5.3). */
   readonly truncateMatchingEntries?: boolean;
+  /** Every Ready may send before persisting (votes and follower acknowledgements too; Figure 2). */
+  readonly sendBeforePersistAlways?: boolean;
 }
 
 /** Static configuration of one core. Tick-based: the runtime decides the tick length in ms. */

@@ -18,6 +18,7 @@ const UNSAFE_FLAGS = [
   'skipLogUpToDateCheck',
   'dontPersistVotedFor',
   'truncateMatchingEntries',
+  'sendBeforePersistAlways',
 ] as const;
 
 /** Progress lines at most this often (wall ms). */

@@ -358,10 +358,6 @@ export class SimNode {
     // A crash armed to strike right after this Ready's fsync also loses the messages: they were
     // still in the dying process's send buffers (so those points keep modelling "durable, not sent").
     if (rd.mustPersistBeforeSend || this.#strikesAfterFsync(rd)) return true;
-    this.#assertReady(
-      rd.softState === null || rd.softState.role === 'leader',
-      `messages sent before the fsync by a ${rd.softState?.role ?? 'non-leader'}`,
-    );
     this.#sendMessages(rd);
     if (this.pendingCrash === 'afterEarlySend' && rd.entries.length > 0 && rd.messages.length > 0) {
       this.crash();

@@ -16,6 +16,8 @@ type Schedule = Omit<SimOptions, 'seed' | 'unsafe'>;
  *   the same index and then died at once, and a third leader that commits the older one by counting and
  *   dies before its own no-op spreads: single-entry AppendEntries plus crashes right after winning an
  *   election or persisting a commit advance.
+ * - sendBeforePersistAlways needs nothing special: followers acknowledging before their fsync and
+ *   crashing lose entries the leader already counted.
  * - dontPersistVotedFor needs a voter to crash right after granting a vote and then receive a
  *   second candidate's RequestVote of the same term: crashes right after vote grants on a slow network.
  */
@@ -49,6 +51,9 @@ const variants: ReadonlyArray<readonly [keyof UnsafeVariants, Schedule]> = [
       faults: { crashPoints: ['afterVoteGranted'], quickRestartProbability: 0.9, crashWeight: 80 },
     },
   ],
+  // A follower that acknowledges entries (or grants a vote) before its own fsync (Figure 2): the
+  // §10.2.1 exemption applied beyond the leader.
+  ['sendBeforePersistAlways', { nodes: 3, mode: 'safety' }],
   [
     'truncateMatchingEntries',
     { nodes: 3, mode: 'safety', network: { slowProbability: 0.2, slowLatencyMsMax: 300, duplicateProbability: 0.1 } },

@@ -3,7 +3,10 @@
  * The local-cluster launcher behind `npm start` (SPEC §3 Local cluster processes): starts three
  * nodes on loopback, each its own OS process (`node dist/main.js ...`), prints the endpoints and a
  * first curl command. One node's death does not stop the others (it is logged with the command to
- * restart it); Ctrl-C / SIGTERM stops all of them gracefully; data stays under ./data/<id>.
+ * restart it, flags included); Ctrl-C / SIGTERM stops all of them gracefully and quickly: the nodes
+ * get SIGUSR2 ("whole-cluster shutdown": no leadership transfer, which could only fail with every
+ * node stopping), while a single node (`--only`) gets SIGTERM and hands leadership over first;
+ * data stays under ./data/<id>.
  * `--only n1` (`npm run node -- n1`) starts just that node with the same configuration and data.
  *
  * Flags (env): --host (TENURE_LAUNCH_HOST, 127.0.0.1), --http-port (TENURE_LAUNCH_HTTP_PORT, 7001),
@@ -14,6 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CLUSTER_STOP_SIGNAL } from '../stop-signals.js';
 import { localNodes } from './local-nodes.js';
 
 interface LaunchOptions {
@@ -65,6 +69,25 @@ function parseArgs(argv: string[]): LaunchOptions {
   return o;
 }
 
+/** `arg` quoted for a POSIX shell when it needs it. */
+function shellQuote(arg: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The command that restarts node `id` alone against the same layout and data: `npm run node --
+ * <id>` plus the ports and (absolute) data directory in use, host/nodes when not the defaults, and
+ * the node flags after `--`.
+ */
+function restartCommand(id: string, o: LaunchOptions): string {
+  const args = [id];
+  if (o.host !== '127.0.0.1') args.push('--host', o.host);
+  if (o.nodes !== 3) args.push('--nodes', String(o.nodes));
+  args.push('--http-port', String(o.httpPort), '--raft-port', String(o.raftPort), '--data-dir', o.dataDir);
+  if (o.extra.length > 0) args.push('--', ...o.extra);
+  return `npm run node -- ${args.map(shellQuote).join(' ')}`;
+}
+
 async function waitForLeader(httpAddress: string, timeoutMs: number): Promise<string | null> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
@@ -103,7 +126,7 @@ function main(): void {
     child.on('exit', (code, signal) => {
       children.delete(n.id);
       if (!stopping) {
-        log(`${n.id} exited (${signal ?? `code ${code}`}); the other nodes keep running. Restart it with: npm run node -- ${n.id}`);
+        log(`${n.id} exited (${signal ?? `code ${code}`}); the other nodes keep running. Restart it with: ${restartCommand(n.id, o)}`);
       }
       if (children.size === 0) {
         log(stopping ? 'all nodes stopped' : 'no node is running; exiting');
@@ -118,8 +141,11 @@ function main(): void {
       return;
     }
     stopping = true;
+    // Whole cluster: SIGUSR2 tells each node to skip the leadership transfer (its targets are
+    // stopping too). One node alone: SIGTERM, the graceful stop that hands leadership over first.
+    const nodeSignal: NodeJS.Signals = o.only === null ? CLUSTER_STOP_SIGNAL : 'SIGTERM';
     log(`${signal}: stopping ${[...children.keys()].join(', ')}`);
-    for (const c of children.values()) c.kill('SIGTERM');
+    for (const c of children.values()) c.kill(nodeSignal);
   };
   process.on('SIGINT', stopAll);
   process.on('SIGTERM', stopAll);

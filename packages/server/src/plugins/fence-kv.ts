@@ -29,7 +29,7 @@ export async function fenceKvRoutes(app: FastifyInstance, opts: RoutePluginOptio
   const { coord, config } = deps;
   const S = bodySchemas(config.limits);
 
-  app.post('/v1/fence/check', { schema: { tags: ['fencing'], body: S.fenceCheck } }, async (request, reply) => {
+  app.post('/v1/fence/check', { schema: { tags: ['fencing'], body: S.fenceCheck, querystring: readQuery } }, async (request, reply) => {
     const ref = toFenceRef(request.body as FenceBody, 'body');
     return gw.read(request, reply, 0, () => coord.fenceCheck(ref));
   });
