@@ -125,17 +125,7 @@ t.test('client across leader failover', async (t) => {
     const counter = final!.value as number;
     t.ok(counter >= tally.ok, `counter ${counter} ≥ successful sections ${tally.ok} (nothing acknowledged was lost)`);
     t.ok(counter <= tally.ok + tally.unknown, `counter ${counter} ≤ ok ${tally.ok} + unknown ${tally.unknown} (nothing applied twice)`);
-    // Known client bug (see lease-safety.test.ts, "waited acquire"): an acquire whose wait outlasted the ttl rejects with
-    // lease_lost although the server granted it; tracked separately so other violations still fail hard.
-    const knownBug = heldWhileReportedFailed.filter((x) => x.includes(': lease_lost '));
-    t.same(
-      heldWhileReportedFailed.filter((x) => !knownBug.includes(x)),
-      [],
-      'no acquire reported failed while the server shows that caller holding',
-    );
-    t.same(knownBug, [], 'no waited acquire reported lease_lost while granted', {
-      todo: knownBug.length > 0 ? 'client bug: acquire after a wait longer than the ttl throws lease_lost (lease-safety.test.ts, "waited acquire")' : false,
-    });
+    t.same(heldWhileReportedFailed, [], 'no acquire reported failed while the server shows that caller holding');
     t.equal(failedCodes.get('revision_mismatch') ?? 0, 0, 'no lost update: never a revision mismatch inside a held lease');
   });
 
