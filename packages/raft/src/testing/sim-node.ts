@@ -98,6 +98,8 @@ export class SimNode {
   #readyInFlight = false;
   readonly #fsyncMsMax: number;
   readonly #random: SimRandom;
+  /** Readies whose messages left before their fsync (Ready.mustPersistBeforeSend false). */
+  readonly #sentEarly = new WeakSet<Ready>();
   /** A crash armed to strike at the next Ready batch. */
   pendingCrash: CrashPoint | null = null;
   crashes = 0;
@@ -334,7 +336,7 @@ export class SimNode {
       this.crash();
       return false;
     }
-    if (rd.mustPersistBeforeSend) this.#sendMessages(rd);
+    if (!this.#sentEarly.has(rd)) this.#sendMessages(rd);
     if (
       this.pendingCrash === 'afterSend' ||
       (this.pendingCrash === 'afterVoteGranted' && rd.messages.some((m) => m.type === 'RequestVoteResponse' && m.granted))
@@ -359,6 +361,7 @@ export class SimNode {
     // still in the dying process's send buffers (so those points keep modelling "durable, not sent").
     if (rd.mustPersistBeforeSend || this.#strikesAfterFsync(rd)) return true;
     this.#sendMessages(rd);
+    this.#sentEarly.add(rd);
     if (this.pendingCrash === 'afterEarlySend' && rd.entries.length > 0 && rd.messages.length > 0) {
       this.crash();
       return false;
