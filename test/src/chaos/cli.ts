@@ -10,7 +10,8 @@
  *   --scenario BC-XX[,BC-YY]    run named failure scenarios instead of a mixed run
  *   --repetitions N             scenario rounds (default 3)
  *   --list                      list scenarios
- *   --cleanup [--all]           remove namespaces/links of dead runs (or of all runs)
+ *   --cleanup [--all]           remove runs whose owner process is dead (--all: also
+ *                               namespaces/links no state file accounts for; never live runs)
  *   --keep-data                 keep node data dirs of passing runs
  *   --no-deps                   do not run scripts/chaos-deps.sh first
  * Exit code: 0 all verdicts pass, 1 a verdict failed, 2 usage or setup error.
@@ -54,7 +55,8 @@ const helpText = `npm run chaos -- [options]
   --scenario BC-XX[,BC-YY]    run named failure scenarios instead of a mixed run
   --repetitions N             scenario rounds (default 3)
   --list                      list scenarios
-  --cleanup [--all]           remove namespaces/links of dead runs (or of all runs)
+  --cleanup [--all]           remove runs whose owner process is dead (--all: also
+                              namespaces/links no state file accounts for; never live runs)
   --keep-data                 keep node data dirs of passing runs
   --no-deps                   do not run scripts/chaos-deps.sh first`;
 
@@ -159,8 +161,9 @@ async function main(): Promise<number> {
     return 0;
   }
   if (args.cleanup) {
-    const report = cleanupLeftovers({ all: args.all });
+    const report = cleanupLeftovers({ unowned: args.all });
     console.log(`removed ${report.prefixes.length} run(s): ${report.prefixes.join(' ') || '-'}; namespaces ${report.namespaces.length}, links ${report.links.length}`);
+    for (const k of report.kept) console.log(`kept ${k.prefix}: ${k.reason}`);
     return 0;
   }
   if (args.backend === 'netns' && process.getuid?.() !== 0) usage('the netns backend needs root');

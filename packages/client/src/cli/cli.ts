@@ -37,15 +37,81 @@ interface GlobalOptions {
   timeout?: number;
 }
 
-/** Parses a duration flag (`10s`, `500ms`, `1m`); usage error naming the flag on bad input. */
-function durationArg(flag: string): (value: string) => number {
+/**
+ * Parses a duration flag (`10s`, `500ms`, `1m`, `2h`) into ms; usage error naming the flag on bad
+ * input. A unit is required (a bare `5` is ambiguous: 5 ms or 5 s?), except for a bare `0`.
+ */
+export function durationArg(flag: string): (value: string) => number {
   return (value) => {
+    const bare = /^\s*(\d+(?:\.\d+)?)\s*$/.exec(value);
+    if (bare !== null && Number(bare[1]) !== 0)
+      throw new UsageError(
+        `${flag}: "${value}" needs a unit, e.g. ${bare[1]}s or ${bare[1]}ms (units: ms, s, m, h)`,
+      );
     try {
       return parseDurationMs(value);
     } catch (error) {
       throw new UsageError(`${flag}: ${(error as Error).message}`);
     }
   };
+}
+
+/**
+ * Request fields (as named in the server's `invalid_argument` answers, SPEC §3) and the CLI flag or
+ * argument that sets each. `value` is per command (`--value` for elect, `VALUE` for kv put).
+ */
+const FIELD_FLAGS: Readonly<Record<string, string>> = {
+  ttlMs: '--ttl',
+  waitMs: '--wait',
+  lockDelayMs: '--lock-delay',
+  maxHoldMs: '--max-hold',
+  holder: '--holder',
+  candidate: '--candidate',
+  fencingToken: '--token',
+  lease: '--fence-lease',
+  election: '--fence-election',
+  ifRevision: '--if-revision',
+  prefix: '--prefix',
+  limit: '--limit',
+  name: 'NAME',
+  group: 'GROUP',
+  key: 'KEY',
+  'Request-Timeout-Ms': '--timeout',
+};
+
+/**
+ * Rewrites a server `invalid_argument` error (field `body.ttlMs`, `ttlMs`, `params.name`,
+ * `header Request-Timeout-Ms`, from `details.field` or the start of the message) so that its message
+ * names the CLI flag first: `--ttl: ttlMs must be between 100 and 3600000`. The flag is also put in
+ * `details.flag`. Other errors, and fields no flag sets, are returned unchanged.
+ */
+export function withFlagName(error: unknown, valueFlag = 'VALUE'): unknown {
+  if (!(error instanceof TenureError) || error.code !== 'invalid_argument') return error;
+  const detailField = error.details['field'];
+  const field =
+    typeof detailField === 'string'
+      ? detailField
+      : /^((?:body\.|query\.|params\.|header )?[A-Za-z][\w.-]*)/.exec(error.message)?.[1];
+  if (field === undefined) return error;
+  const path = field.replace(/^(?:body\.|query\.|params\.|header )/, '');
+  const leaf = path.split('.').at(-1) ?? path;
+  const flag = leaf === 'value' ? valueFlag : FIELD_FLAGS[leaf];
+  if (flag === undefined) return error;
+  const rest = error.message.startsWith(field)
+    ? `${path}${error.message.slice(field.length).replace(/^:/, '')}`
+    : error.message;
+  return new TenureError(`${flag}: ${rest}`, {
+    code: error.code,
+    status: error.status,
+    details: { ...error.details, flag },
+    outcomeUnknown: error.outcomeUnknown,
+    cause: error,
+  });
+}
+
+/** Quotes `text` for a POSIX shell when it has characters a shell would treat specially. */
+export function shellQuote(text: string): string {
+  return /^[\w.:@%+=,/-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 function integerArg(flag: string): (value: string) => number {
@@ -82,6 +148,8 @@ export function parseEndpoints(text: string): string[] {
  */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   let exitCode: number = EXIT.ok;
+  /** What the request field `value` is called in this invocation's error messages. */
+  let valueFlag = 'VALUE';
   const out = (text: string): void => void io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   const err = (text: string): void => void io.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
 
@@ -125,7 +193,11 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .option('--wait <duration>', 'wait up to this long for the lease', durationArg('--wait'))
     .option('--lock-delay <duration>', 'lock-delay after expiry', durationArg('--lock-delay'))
     .option('--max-hold <duration>', 'cap on total hold time', durationArg('--max-hold'))
-    .option('--holder <id>', 'holder id (default: unique per process)')
+    .option(
+      '--holder <id>',
+      'holder id to renew/release with later (default: a generated unique id); pick a short one ' +
+        'only if no other client uses it: an acquire by the current holder renews its grant',
+    )
     .option('--hold', 'keep the lease renewed until Ctrl-C, then release it')
     .action(
       async (
@@ -141,21 +213,44 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         command: Command,
       ) => {
         const { client, json, timeoutMs } = ctx(command);
-        const held = await client.acquire(name, {
-          ttlMs: opts.ttl,
-          ...(opts.wait === undefined ? {} : { waitMs: opts.wait }),
-          ...(opts.lockDelay === undefined ? {} : { lockDelayMs: opts.lockDelay }),
-          ...(opts.maxHold === undefined ? {} : { maxHoldMs: opts.maxHold }),
-          ...(opts.holder === undefined ? {} : { holder: opts.holder }),
-          autoRenew: opts.hold === true,
-          ...call(timeoutMs),
-        });
+        let held;
+        try {
+          held = await client.acquire(name, {
+            ttlMs: opts.ttl,
+            ...(opts.wait === undefined ? {} : { waitMs: opts.wait }),
+            ...(opts.lockDelay === undefined ? {} : { lockDelayMs: opts.lockDelay }),
+            ...(opts.maxHold === undefined ? {} : { maxHoldMs: opts.maxHold }),
+            ...(opts.holder === undefined ? {} : { holder: opts.holder }),
+            autoRenew: opts.hold === true,
+            ...call(timeoutMs),
+          });
+        } catch (error) {
+          if (json || !(error instanceof TenureError) || error.code !== 'held') throw error;
+          throw await describeHeld(client, name, error);
+        }
         emit(
           json,
           { event: 'acquired', ...held.toJSON() },
           `acquired ${held.name} fencingToken=${held.fencingToken} holder=${held.holder} ttl=${formatDurationMs(held.ttlMs)}`,
         );
-        if (opts.hold !== true) return;
+        if (opts.hold !== true) {
+          if (!json) {
+            const globals = command.optsWithGlobals<GlobalOptions>();
+            const prefix = [
+              'tenure',
+              ...(globals.endpoints === undefined ? [] : ['--endpoints', shellQuote(globals.endpoints)]),
+              'lease',
+            ].join(' ');
+            const grant = `${shellQuote(held.name)} --holder ${shellQuote(held.holder)} --token ${held.fencingToken}`;
+            err(
+              `expires in ${formatDurationMs(held.ttlMs)} unless renewed` +
+                (opts.holder === undefined ? ' (choose a shorter holder id with --holder ID)' : ''),
+            );
+            err(`renew with:   ${prefix} renew ${grant}`);
+            err(`release with: ${prefix} release ${grant}`);
+          }
+          return;
+        }
         exitCode = await holdUntilInterrupt(held, io.interrupt, json, out, err);
         if (exitCode === EXIT.ok) {
           const released = await held.release();
@@ -245,6 +340,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       async (group: string, opts: { value?: string; ttl: number; candidate?: string }, command: Command) => {
         const { client, json } = ctx(command);
         const value = opts.value === undefined ? null : parseValueArg(opts.value);
+        valueFlag = '--value';
         if (!json) err(`campaigning in ${group} ...`);
         let leadership;
         try {
@@ -311,8 +407,14 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (opts.fenceLease !== undefined && opts.fenceElection !== undefined)
       throw new UsageError('use only one of --fence-lease and --fence-election');
     const resource = opts.fenceLease ?? opts.fenceElection;
-    if ((resource === undefined) !== (opts.token === undefined))
-      throw new UsageError('--token goes with --fence-lease or --fence-election');
+    if (opts.fenceLease !== undefined && opts.token === undefined)
+      throw new UsageError('--fence-lease needs --token N (the fencing token of the lease grant)');
+    if (opts.fenceElection !== undefined && opts.token === undefined)
+      throw new UsageError('--fence-election needs --token N (the fencing token of the leadership)');
+    if (resource === undefined && opts.token !== undefined)
+      throw new UsageError(
+        '--token needs --fence-lease NAME or --fence-election GROUP (the resource the token belongs to)',
+      );
     const fence =
       resource === undefined
         ? undefined
@@ -365,8 +467,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return exitCode;
-  } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  } catch (thrown) {
+    if (thrown instanceof CommanderError) return thrown.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    const error = withFlagName(thrown, valueFlag);
     const code = exitCodeFor(error);
     const json = argv.includes('--json');
     if (json) err(JSON.stringify({ error: errorJson(error) }));
@@ -418,6 +521,38 @@ function holdUntilInterrupt(
     if (held.signal.aborted) return onLost();
     interrupt.addEventListener('abort', onInterrupt, { once: true });
     held.signal.addEventListener('abort', onLost, { once: true });
+  });
+}
+
+/**
+ * A text-mode `held` error for lease `name` that says who holds it: "lease L is held by H (token N,
+ * expires in 3s)" — the token and remaining time from a best-effort stale read (≤ 1 s; omitted if it
+ * fails or shows another holder) — or, with `holder: null`, "lease L is in lock-delay for 1.2s"
+ * (SPEC §3 "Waits"). Code, status and details are kept, so the exit code stays 1.
+ */
+async function describeHeld(client: TenureClient, name: string, error: TenureError): Promise<TenureError> {
+  const holder = error.details['holder'];
+  const delayMs = error.details['lockDelayRemainingMs'];
+  let message: string;
+  if (typeof holder === 'string') {
+    let grant = '';
+    try {
+      const view = await client.getLease(name, { consistency: 'stale', timeoutMs: 1000 });
+      if (view !== null && view.holder === holder)
+        grant = ` (token ${view.fencingToken}, expires in ${formatDurationMs(view.remainingMs)})`;
+    } catch {
+      // Only decoration: the error itself is what matters.
+    }
+    message = `lease ${name} is held by ${holder}${grant}`;
+  } else if (typeof delayMs === 'number') {
+    message = `lease ${name} is in lock-delay for ${formatDurationMs(delayMs)} (its last holder's grant expired)`;
+  } else return error;
+  return new TenureError(message, {
+    code: error.code,
+    status: error.status,
+    details: error.details,
+    outcomeUnknown: error.outcomeUnknown,
+    cause: error,
   });
 }
 

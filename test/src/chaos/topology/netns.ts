@@ -10,16 +10,23 @@
  *
  * Faults act only inside node namespaces (iptables chains TENURE-IN/TENURE-OUT hooked from
  * INPUT/OUTPUT; tc netem on eth0), never on the root namespace's rules, so other suites and runs
- * are untouched. Every run writes a state file `/run/tenure-chaos/<prefix>.json` (owner pid,
- * subnet) BEFORE making anything, and removes it AFTER tearing everything down, so
- * `cleanupLeftovers` can tell a live run from an abandoned one.
+ * are untouched.
+ *
+ * Ownership (concurrent runs on one machine): every run creates its state file
+ * `/run/tenure-chaos/<prefix>.json` (owner = pid + process start time + boot id, run-owner.ts)
+ * exclusively BEFORE taking a subnet lock or making any namespace or link, and removes it only
+ * AFTER teardown left nothing of the prefix behind. A run's resources are removed only by the run
+ * itself (`destroy`) or by `cleanupLeftovers` when the state file's owner is verifiably dead;
+ * resources without a state file in the given state dir (a sibling run using another state dir, a
+ * run mid-teardown) are never touched unless the caller asks for `unowned: true`.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync, closeSync, writeFileSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NodeId } from '../types.js';
 import { run, runSyncQuiet, tryRun } from '../util/exec.js';
+import { currentOwner, ownerLiveness, type OwnerLiveness, type RunOwner } from './run-owner.js';
 
 /** Where run state files and subnet locks live (tmpfs, cleared on reboot). */
 export const defaultStateDir = '/run/tenure-chaos';
@@ -93,22 +100,22 @@ export interface NetnsTopologyOptions {
   readonly stateDir?: string;
 }
 
-/** Contents of a run's state file. */
-interface RunStateFile {
+/**
+ * Contents of a run's state file. `startTicks`/`bootId` (run-owner.ts) may be absent in files of
+ * older harness versions; then only the pid is checked (pid reuse then keeps, never removes).
+ */
+export interface RunStateFile {
   readonly prefix: string;
   readonly pid: number;
-  readonly subnetIndex: number;
+  readonly startTicks?: number | null;
+  readonly bootId?: string | null;
+  /** null until the run holds its subnet lock. */
+  readonly subnetIndex: number | null;
   readonly createdAtIso: string;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+/** Prefixes of runs this process created and has not finished destroying (never cleaned up). */
+const liveInProcess = new Set<string>();
 
 /** Builds the netem argument list for `tc qdisc replace … netem`. Pure; exported for tests. */
 export function netemArgs(spec: NetemSpec): string[] {
@@ -174,8 +181,14 @@ export class NetnsTopology {
     assert.ok(clientCount >= 0 && clientCount <= 20, 'clientCount: 0..20');
     const stateDir = options.stateDir ?? defaultStateDir;
     mkdirSync(stateDir, { recursive: true });
-    const prefix = `${prefixStem}${randomBytes(3).toString('hex')}`;
-    const subnetIndex = await allocateSubnet(stateDir, prefix);
+    const prefix = claimPrefix(stateDir);
+    let subnetIndex: number;
+    try {
+      subnetIndex = await allocateSubnet(stateDir, prefix);
+    } catch (error) {
+      releaseState(stateDir, prefix, null);
+      throw error;
+    }
     const topology = new NetnsTopology(prefix, subnetIndex, options.nodeIds, clientCount, stateDir);
     try {
       await topology.#build();
@@ -278,7 +291,9 @@ export class NetnsTopology {
 
   /**
    * Removes everything this run made: SIGKILLs processes left in its namespaces, deletes the
-   * namespaces (which deletes their veth ends), the bridge, then the state file. Idempotent.
+   * namespaces (which deletes their veth ends), the bridge, then — only when nothing named
+   * `<prefix>-*` is left — the subnet lock and state file (otherwise they stay, and
+   * `cleanupLeftovers` finishes the job once this process is dead). Idempotent.
    */
   async destroy(): Promise<void> {
     if (this.#destroyed) return;
@@ -290,7 +305,7 @@ export class NetnsTopology {
       await tryRun('ip', ['link', 'del', node.hostVeth]);
     }
     await tryRun('ip', ['link', 'del', this.bridge]);
-    releaseState(this.#stateDir, this.prefix, this.subnetIndex);
+    this.#releaseIfGone();
   }
 
   /** `destroy` for exit handlers: synchronous and never throws. */
@@ -298,7 +313,13 @@ export class NetnsTopology {
     if (this.#destroyed) return;
     this.#destroyed = true;
     destroyPrefixSync(this.prefix, [...this.nodes.values()].map((n) => n.namespace));
-    releaseState(this.#stateDir, this.prefix, this.subnetIndex);
+    this.#releaseIfGone();
+  }
+
+  #releaseIfGone(): void {
+    const left = [...listNamespacesSync(), ...listLinksSync()].filter((name) => name.startsWith(`${this.prefix}-`));
+    if (left.length === 0) releaseState(this.#stateDir, this.prefix, this.subnetIndex);
+    else liveInProcess.delete(this.prefix); // keep the state file: cleanup removes the rest after we exit
   }
 }
 
@@ -344,32 +365,51 @@ function listNamespacesSync(): string[] {
     .filter((name) => name.length > 0);
 }
 
-/** Takes the lowest free subnet index (lock file `subnet-K` made with O_EXCL; stale owners replaced). */
+/**
+ * Picks a fresh random prefix and creates its state file exclusively (O_EXCL), before any lock or
+ * network object exists, and registers it as live in this process.
+ */
+function claimPrefix(stateDir: string): string {
+  const owner = currentOwner();
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const prefix = `${prefixStem}${randomBytes(3).toString('hex')}`;
+    const inUse = [...listNamespacesSync(), ...listLinksSync()].some((name) => name.startsWith(`${prefix}-`));
+    if (inUse) continue;
+    const state: RunStateFile = { prefix, pid: owner.pid, startTicks: owner.startTicks, bootId: owner.bootId, subnetIndex: null, createdAtIso: new Date().toISOString() };
+    if (tryCreateFile(statePath(stateDir, prefix), JSON.stringify(state))) {
+      liveInProcess.add(prefix);
+      return prefix;
+    }
+  }
+  throw new Error('could not claim a free chaos run prefix');
+}
+
+function statePath(stateDir: string, prefix: string): string {
+  return join(stateDir, `${prefix}.json`);
+}
+
+/**
+ * Takes the lowest free subnet index (lock file `subnet-K` made with O_EXCL, holding the prefix)
+ * and records it in the run's state file (atomic rename). A held lock is never taken over here,
+ * even when its owner looks dead: only `cleanupLeftovers` frees locks, and only of dead owners.
+ */
 async function allocateSubnet(stateDir: string, prefix: string): Promise<number> {
   const routes = await run('ip', ['-4', 'route', 'show']);
   for (let k = subnetIndexMin; k <= subnetIndexMax; k++) {
     if (routes.includes(`10.77.${k}.0/24`)) continue;
-    const lockPath = join(stateDir, `subnet-${k}`);
-    if (tryCreateLock(lockPath, prefix)) {
-      const state: RunStateFile = { prefix, pid: process.pid, subnetIndex: k, createdAtIso: new Date().toISOString() };
-      writeFileSync(join(stateDir, `${prefix}.json`), JSON.stringify(state));
+    if (tryCreateFile(join(stateDir, `subnet-${k}`), prefix)) {
+      const state = readState(stateDir, prefix);
+      assert.ok(state !== null && state !== 'unreadable', `state file of ${prefix} vanished`);
+      const tmp = `${statePath(stateDir, prefix)}.tmp`;
+      writeFileSync(tmp, JSON.stringify({ ...state, subnetIndex: k }));
+      renameSync(tmp, statePath(stateDir, prefix));
       return k;
-    }
-    // Held: steal only when its owner run is dead AND its network is gone (route check above).
-    const owner = readState(stateDir, readFileSafe(lockPath).trim());
-    if ((owner === null && lockAgeMs(lockPath) > lockGraceMs) || (owner !== null && !isAlive(owner.pid))) {
-      rmSync(lockPath, { force: true });
-      if (tryCreateLock(lockPath, prefix)) {
-        const state: RunStateFile = { prefix, pid: process.pid, subnetIndex: k, createdAtIso: new Date().toISOString() };
-        writeFileSync(join(stateDir, `${prefix}.json`), JSON.stringify(state));
-        return k;
-      }
     }
   }
   throw new Error(`no free chaos subnet in 10.77.${subnetIndexMin}-${subnetIndexMax}.0/24 (run --cleanup)`);
 }
 
-/** A lock without a state file is only stale after this long (its owner writes the state next). */
+/** A subnet lock whose owner has no state file is only an orphan after this long. */
 const lockGraceMs = 30_000;
 
 function lockAgeMs(path: string): number {
@@ -380,10 +420,10 @@ function lockAgeMs(path: string): number {
   }
 }
 
-function tryCreateLock(path: string, prefix: string): boolean {
+function tryCreateFile(path: string, content: string): boolean {
   try {
     const fd = openSync(path, 'wx');
-    writeSync(fd, prefix);
+    writeSync(fd, content);
     closeSync(fd);
     return true;
   } catch (error) {
@@ -400,81 +440,151 @@ function readFileSafe(path: string): string {
   }
 }
 
-function readState(stateDir: string, prefix: string): RunStateFile | null {
+/** The run's state file: null when absent, 'unreadable' when present but not parseable. */
+function readState(stateDir: string, prefix: string): RunStateFile | null | 'unreadable' {
   if (!prefixPattern.test(prefix)) return null;
-  const text = readFileSafe(join(stateDir, `${prefix}.json`));
-  if (text === '') return null;
+  let text: string;
   try {
-    return JSON.parse(text) as RunStateFile;
+    text = readFileSync(statePath(stateDir, prefix), 'utf8');
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : 'unreadable';
+  }
+  try {
+    const state = JSON.parse(text) as RunStateFile;
+    return state.prefix === prefix && Number.isSafeInteger(state.pid) ? state : 'unreadable';
   } catch {
-    return null;
+    return 'unreadable';
   }
 }
 
-function releaseState(stateDir: string, prefix: string, subnetIndex: number): void {
-  const lockPath = join(stateDir, `subnet-${subnetIndex}`);
-  if (readFileSafe(lockPath).trim() === prefix) rmSync(lockPath, { force: true });
-  rmSync(join(stateDir, `${prefix}.json`), { force: true });
+/**
+ * Removes `path` only if it still holds `expected`: renames it aside first (atomic, so a lock
+ * re-created by someone else in between is never the one deleted), checks, and puts a
+ * non-matching file back.
+ */
+function removeIfContent(path: string, expected: string): void {
+  const aside = `${path}.rm-${process.pid}-${randomBytes(4).toString('hex')}`;
+  try {
+    renameSync(path, aside);
+  } catch {
+    return; // gone already
+  }
+  if (readFileSafe(aside).trim() === expected) {
+    rmSync(aside, { force: true });
+    return;
+  }
+  try {
+    linkSync(aside, path); // fails if a new lock appeared meanwhile; that one is kept
+  } catch {
+    // keep the newer lock
+  }
+  try {
+    unlinkSync(aside);
+  } catch {
+    // gone
+  }
 }
 
-/** What `cleanupLeftovers` removed. */
+function releaseState(stateDir: string, prefix: string, subnetIndex: number | null): void {
+  // Lock first, then state: a crash in between leaves a state file whose dead owner cleanup
+  // recognises, never a lock nobody can attribute.
+  if (subnetIndex !== null) removeIfContent(join(stateDir, `subnet-${subnetIndex}`), prefix);
+  rmSync(statePath(stateDir, prefix), { force: true });
+  liveInProcess.delete(prefix);
+}
+
+/** Why `cleanupLeftovers` removes or keeps one run prefix. */
+export type LeftoverDecision = 'remove' | 'keep-own-live-run' | 'keep-owner-alive' | 'keep-owner-unknown' | 'keep-unowned';
+
+/**
+ * Decides one prefix (pure; exported for tests). `state` is the run's state file read AFTER its
+ * resources were listed (a run writes it before making resources and deletes it after teardown,
+ * so a listed resource of a live run always has one). Removes only: a run whose recorded owner is
+ * verifiably dead, or, with `unowned`, resources no state file accounts for. Never a run this
+ * process owns.
+ */
+export function decideLeftover(input: {
+  readonly ownLiveRun: boolean;
+  readonly state: RunStateFile | null | 'unreadable';
+  readonly unowned: boolean;
+  readonly liveness: (owner: RunOwner) => OwnerLiveness;
+}): LeftoverDecision {
+  if (input.ownLiveRun) return 'keep-own-live-run';
+  if (input.state === 'unreadable') return 'keep-owner-unknown';
+  if (input.state === null) return input.unowned ? 'remove' : 'keep-unowned';
+  const liveness = input.liveness({ pid: input.state.pid, startTicks: input.state.startTicks ?? null, bootId: input.state.bootId ?? null });
+  if (liveness === 'dead') return 'remove';
+  return liveness === 'alive' ? 'keep-owner-alive' : 'keep-owner-unknown';
+}
+
+/** What `cleanupLeftovers` removed and what it left alone (with why). */
 export interface CleanupReport {
   readonly prefixes: readonly string[];
   readonly namespaces: readonly string[];
   readonly links: readonly string[];
+  readonly kept: readonly { readonly prefix: string; readonly reason: LeftoverDecision }[];
 }
 
 /**
- * Removes leftovers of chaos runs whose owner process is dead (or of every run with
- * `all: true`): processes in their namespaces, namespaces, links and state files. Names that do
- * not match the `tn<6 hex>-` pattern are never touched. Synchronous; never throws.
+ * Removes leftovers of chaos runs whose owner process is verifiably dead (run-owner.ts: pid, start
+ * time and boot id, so pid reuse neither spares a dead run nor dooms a live one): processes in
+ * their namespaces, namespaces, links, subnet locks, state files. With `unowned: true` it also
+ * removes `tn<6 hex>-*` namespaces and links that no state file in `stateDir` accounts for (an
+ * operator's `--cleanup --all`; never used by tests, since a sibling run with another state dir
+ * looks exactly like that). Never touches a run this process owns or a run whose owner is alive
+ * or unknown. Names that do not match `tn<6 hex>-` are never touched. Synchronous; never throws.
  */
-export function cleanupLeftovers(options: { readonly all?: boolean; readonly stateDir?: string } = {}): CleanupReport {
+export function cleanupLeftovers(options: { readonly unowned?: boolean; readonly stateDir?: string } = {}): CleanupReport {
   const stateDir = options.stateDir ?? defaultStateDir;
-  const live = new Set<string>();
+  const prefixOf = (name: string): string | null => {
+    const candidate = name.split('-')[0] ?? '';
+    return prefixPattern.test(candidate) && name.startsWith(`${candidate}-`) ? candidate : null;
+  };
+  // Resources first, state files second: a live run's state file predates its resources.
+  const allNamespaces = listNamespacesSync().filter((ns) => prefixOf(ns) !== null);
+  const allLinks = listLinksSync().filter((link) => prefixOf(link) !== null);
   let stateFiles: string[] = [];
   try {
     stateFiles = readdirSync(stateDir).filter((f) => f.endsWith('.json'));
   } catch {
     stateFiles = [];
   }
-  for (const file of stateFiles) {
-    const state = readState(stateDir, file.slice(0, -'.json'.length));
-    if (state !== null && options.all !== true && isAlive(state.pid) && state.pid !== process.pid) live.add(state.prefix);
-  }
-  const prefixOf = (name: string): string | null => {
-    const candidate = name.split('-')[0] ?? '';
-    return prefixPattern.test(candidate) && name.startsWith(`${candidate}-`) ? candidate : null;
-  };
-  const dead = new Set<string>();
-  const namespaces = listNamespacesSync().filter((ns) => {
-    const p = prefixOf(ns);
-    return p !== null && !live.has(p);
-  });
-  const links = listLinksSync().filter((link) => {
-    const p = prefixOf(link);
-    return p !== null && !live.has(p);
-  });
-  for (const name of [...namespaces, ...links]) dead.add(prefixOf(name)!);
+  const candidates = new Set<string>();
+  for (const name of [...allNamespaces, ...allLinks]) candidates.add(prefixOf(name)!);
   for (const file of stateFiles) {
     const p = file.slice(0, -'.json'.length);
-    if (prefixPattern.test(p) && !live.has(p)) dead.add(p);
+    if (prefixPattern.test(p)) candidates.add(p);
   }
-  for (const prefix of dead) destroyPrefixSync(prefix, namespaces.filter((ns) => ns.startsWith(`${prefix}-`)));
-  for (const prefix of dead) {
+  const removed: string[] = [];
+  const released = new Set<string>();
+  const kept: { prefix: string; reason: LeftoverDecision }[] = [];
+  for (const prefix of candidates) {
     const state = readState(stateDir, prefix);
-    if (state !== null) releaseState(stateDir, prefix, state.subnetIndex);
-    rmSync(join(stateDir, `${prefix}.json`), { force: true });
+    const decision = decideLeftover({ ownLiveRun: liveInProcess.has(prefix), state, unowned: options.unowned === true, liveness: ownerLiveness });
+    if (decision !== 'remove') {
+      kept.push({ prefix, reason: decision });
+      continue;
+    }
+    removed.push(prefix);
+    destroyPrefixSync(prefix, allNamespaces.filter((ns) => ns.startsWith(`${prefix}-`)));
+    const stillThere = [...listNamespacesSync(), ...listLinksSync()].some((name) => name.startsWith(`${prefix}-`));
+    if (!stillThere && state !== null && state !== 'unreadable') {
+      releaseState(stateDir, prefix, state.subnetIndex ?? null);
+      released.add(prefix);
+    }
   }
-  // Subnet locks whose owner state is gone.
+  // Subnet locks of removed runs (their subnet may be recorded nowhere else) and orphans whose
+  // owner never had or no longer has a state file.
   try {
-    for (const file of readdirSync(stateDir).filter((f) => f.startsWith('subnet-'))) {
-      const owner = readFileSafe(join(stateDir, file)).trim();
-      const orphan = readState(stateDir, owner) === null && lockAgeMs(join(stateDir, file)) > lockGraceMs;
-      if (dead.has(owner) || orphan) rmSync(join(stateDir, file), { force: true });
+    for (const file of readdirSync(stateDir).filter((f) => /^subnet-\d+$/.test(f))) {
+      const path = join(stateDir, file);
+      const owner = readFileSafe(path).trim();
+      const orphan = readState(stateDir, owner) === null && !liveInProcess.has(owner) && lockAgeMs(path) > lockGraceMs;
+      if (released.has(owner) || orphan) removeIfContent(path, owner);
     }
   } catch {
     // no state dir
   }
-  return { prefixes: [...dead], namespaces, links };
+  const ofRemoved = (name: string): boolean => removed.includes(prefixOf(name) ?? '');
+  return { prefixes: removed, namespaces: allNamespaces.filter(ofRemoved), links: allLinks.filter(ofRemoved), kept };
 }
