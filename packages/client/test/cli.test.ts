@@ -1,8 +1,17 @@
 // Proves the `tenure` CLI in-process: argument parsing into the right HTTP requests, readable and --json
 // output, the exit-code contract (0 ok, 1 conflict, 2 usage/400, 3 unavailable, 4 not found, 5 other),
-// and the Ctrl-C paths of `lease acquire --hold` and `elect`.
+// and the Ctrl-C paths of `lease acquire --hold` and `elect`; plus the usability fixes: flag-named
+// duration and fence errors, who holds a `held` lease, and ready-to-paste renew/release lines.
 import t, { type Test } from 'tap';
-import { main, parseEndpoints, parseValueArg, type CliIo } from '../src/cli/cli.js';
+import {
+  durationArg,
+  main,
+  parseEndpoints,
+  parseValueArg,
+  shellQuote,
+  withFlagName,
+  type CliIo,
+} from '../src/cli/cli.js';
 import { exitCodeFor } from '../src/cli/exit-codes.js';
 import { TenureClient, TenureError } from '../src/index.js';
 import {
@@ -139,7 +148,9 @@ t.test('exit 2 on bad usage and on 400 answers', async (t) => {
     2,
     '--token without a fence resource',
   );
-  t.equal((await run(server, ['lease', 'acquire', 'L', '--ttl', '1ms'])).code, 2, 'server 400');
+  const rejected = await run(server, ['lease', 'acquire', 'L', '--ttl', '1ms']);
+  t.equal(rejected.code, 2, 'server 400');
+  t.match(rejected.stderr, /--ttl: ttlMs must be ≥ 100/, 'the server error names the flag');
   t.equal(server.requests.length, 1, 'usage errors sent nothing');
   t.equal((await run(server, ['--help'])).code, 0);
 });
@@ -344,4 +355,188 @@ t.test('lease watch prints the grant and its changes until Ctrl-C', async (t) =>
   t.equal(result.code, 0);
   t.equal(result.stdout, 'L holder=a fencingToken=1\nL free\n');
   t.equal(server.to('/v1/leases/L/watch')[1]!.query.get('afterToken'), '0');
+});
+
+/** Splits a shell command line into words (single quotes and `'\''` only, as shellQuote writes). */
+function shellWords(line: string): string[] {
+  const words: string[] = [];
+  for (const m of line.matchAll(/(?:'[^']*'|\\'|[^\s'\\])+/g))
+    words.push(
+      m[0].replace(
+        /'([^']*)'|\\(')/g,
+        (_all, quoted: string | undefined, q: string | undefined) => quoted ?? q ?? '',
+      ),
+    );
+  return words;
+}
+
+t.test('kv fence flags: a missing --token or resource is named the right way round', async (t) => {
+  const server = await serve(t, () => ({ body: { key: 'k', revision: 1 } }));
+  const lease = await run(server, ['kv', 'put', 'k', 'v', '--fence-lease', 'L']);
+  t.equal(lease.code, 2);
+  t.match(lease.stderr, /--fence-lease needs --token N/);
+  const election = await run(server, ['kv', 'del', 'k', '--fence-election', 'g']);
+  t.equal(election.code, 2);
+  t.match(election.stderr, /--fence-election needs --token N/);
+  const token = await run(server, ['kv', 'put', 'k', 'v', '--token', '3']);
+  t.equal(token.code, 2);
+  t.match(token.stderr, /--token needs --fence-lease NAME or --fence-election GROUP/);
+  const both = await run(server, ['kv', 'put', 'k', 'v', '--fence-lease', 'L', '--fence-election', 'g']);
+  t.match(both.stderr, /only one of --fence-lease and --fence-election/);
+  t.equal(server.requests.length, 0, 'nothing was sent');
+});
+
+t.test('held in text mode says who holds the lease, or how long lock-delay lasts', async (t) => {
+  const server = await serve(t, (req) =>
+    req.method === 'GET'
+      ? { body: { name: 'L', holder: 'other', fencingToken: 7, ttlMs: 3000, remainingMs: 1200 } }
+      : { status: 409, body: errorBody('held', 'lease L is held by another holder', { holder: 'other' }) },
+  );
+  const text = await run(server, ['lease', 'acquire', 'L']);
+  t.equal(text.code, 1);
+  t.match(text.stderr, /held: lease L is held by other \(token 7, expires in 1\.2s\)/);
+  t.equal(server.to('/v1/leases/L')[0]!.query.get('consistency'), 'stale', 'a stale read, not a round');
+  const json = await run(server, ['--json', 'lease', 'acquire', 'L']);
+  t.equal(json.code, 1);
+  t.match(JSON.parse(json.stderr), { error: { code: 'held', holder: 'other' } });
+  t.equal(server.to('/v1/leases/L').length, 1, '--json adds no read');
+
+  const moved = await serve(t, (req) =>
+    req.method === 'GET'
+      ? { body: { name: 'L', holder: 'newer', fencingToken: 8, ttlMs: 3000, remainingMs: 2000 } }
+      : { status: 409, body: errorBody('held', 'lease L is held', { holder: 'other' }) },
+  );
+  const stale = await run(moved, ['lease', 'acquire', 'L']);
+  t.match(stale.stderr, /held: lease L is held by other\n/, 'no token of a different grant is shown');
+
+  const delayed = await serve(t, () => ({
+    status: 409,
+    body: errorBody('held', 'lease L is in lock-delay', { holder: null, lockDelayRemainingMs: 1500 }),
+  }));
+  const delay = await run(delayed, ['lease', 'acquire', 'L']);
+  t.equal(delay.code, 1);
+  t.match(delay.stderr, /held: lease L is in lock-delay for 1\.5s/);
+  t.equal(delayed.requests.length, 1, 'no read during lock-delay');
+});
+
+t.test('duration flags need a unit; bare 0 is fine', async (t) => {
+  const server = await serve(t, leaseGrant);
+  for (const [flag, argv] of [
+    ['--ttl', ['lease', 'acquire', 'L', '--ttl', '5']],
+    ['--wait', ['lease', 'acquire', 'L', '--wait', '500']],
+    ['--timeout', ['--timeout', '3000', 'lease', 'acquire', 'L']],
+    ['--ttl', ['elect', 'g', '--ttl', '10']],
+  ] as const) {
+    const result = await run(server, [...argv]);
+    t.equal(result.code, 2, argv.join(' '));
+    t.match(result.stderr, new RegExp(`${flag}: "\\d+" needs a unit, e.g. \\d+s or \\d+ms`));
+  }
+  t.equal(server.requests.length, 0, 'nothing was sent');
+  t.equal((await run(server, ['lease', 'acquire', 'L', '--lock-delay', '0', '--wait', '0ms'])).code, 0);
+  t.same(server.requests[0]!.body, {
+    holder: (server.requests[0]!.body as { holder: string }).holder,
+    ttlMs: 10_000,
+    waitMs: 0,
+    lockDelayMs: 0,
+  });
+  t.equal(durationArg('--ttl')('1.5s'), 1500);
+  t.throws(() => durationArg('--ttl')('7'), /--ttl: "7" needs a unit/);
+});
+
+t.test('server invalid_argument errors name the flag that set the field', async (t) => {
+  let answer = errorBody('invalid_argument', 'body.ttlMs must be an integer between 100 and 3600000', {
+    field: 'body.ttlMs',
+  });
+  const server = await serve(t, () => ({ status: 400, body: answer }));
+  const text = await run(server, ['lease', 'acquire', 'L', '--ttl', '50ms']);
+  t.equal(text.code, 2);
+  t.match(text.stderr, /invalid_argument: --ttl: ttlMs must be an integer between 100 and 3600000/);
+  const json = await run(server, ['--json', 'lease', 'acquire', 'L', '--ttl', '50ms']);
+  t.match(JSON.parse(json.stderr), {
+    error: { code: 'invalid_argument', field: 'body.ttlMs', flag: '--ttl' },
+  });
+
+  answer = errorBody('invalid_argument', 'fence.fencingToken: must be a non-negative integer', {
+    field: 'fence.fencingToken',
+  });
+  t.match(
+    (await run(server, ['kv', 'put', 'k', 'v', '--fence-lease', 'L', '--token', '1'])).stderr,
+    /--token: fence\.fencingToken must be a non-negative integer/,
+  );
+  answer = errorBody('invalid_argument', 'body.value must be a JSON value', { field: 'body.value' });
+  t.match((await run(server, ['kv', 'put', 'k', 'v'])).stderr, /VALUE: value must be a JSON value/);
+  answer = errorBody('invalid_argument', 'params.name must be 1-200 characters', { field: 'params.name' });
+  t.match((await run(server, ['lease', 'get', 'L'])).stderr, /NAME: name must be 1-200 characters/);
+
+  const elect = withFlagName(
+    new TenureError('body.value is too deep', {
+      code: 'invalid_argument',
+      status: 400,
+      details: { field: 'body.value' },
+    }),
+    '--value',
+  );
+  t.match(elect, {
+    message: '--value: value is too deep',
+    code: 'invalid_argument',
+    details: { flag: '--value' },
+  });
+  const unknown = new TenureError('body.frob is not allowed', {
+    code: 'invalid_argument',
+    status: 400,
+    details: { field: 'body.frob' },
+  });
+  t.equal(withFlagName(unknown), unknown, 'a field no flag sets is left alone');
+  const held = new TenureError('ttlMs', { code: 'held', status: 409 });
+  t.equal(withFlagName(held), held, 'other codes are left alone');
+});
+
+t.test('one-shot acquire prints renew/release lines that work when pasted', async (t) => {
+  const server = await serve(t, (req) => {
+    if (req.path.endsWith('/release')) return { body: { name: 'L', released: true } };
+    if (req.path.endsWith('/renew'))
+      return { body: { name: 'L', holder: 'x', fencingToken: 42, ttlMs: 10_000 } };
+    return leaseGrant(req);
+  });
+  const acquired = await run(server, ['lease', 'acquire', 'L']);
+  t.equal(acquired.code, 0);
+  const holder = (server.requests[0]!.body as { holder: string }).holder;
+  t.match(acquired.stderr, /expires in 10s unless renewed \(choose a shorter holder id with --holder ID\)/);
+  const release = /release with: (.*)\n/.exec(acquired.stderr)?.[1];
+  const renew = /renew with: +(.*)\n/.exec(acquired.stderr)?.[1];
+  t.ok(release !== undefined && renew !== undefined, 'both lines printed');
+  const releaseArgv = shellWords(release!);
+  t.same(releaseArgv, ['tenure', 'lease', 'release', 'L', '--holder', holder, '--token', '42']);
+  t.equal((await run(server, releaseArgv.slice(1))).code, 0);
+  t.same(server.to('/v1/leases/L/release')[0]!.body, { holder, fencingToken: 42 });
+  t.equal((await run(server, shellWords(renew!).slice(1))).code, 0);
+  t.same(server.to('/v1/leases/L/renew')[0]!.body, { holder, fencingToken: 42 });
+
+  // A chosen holder (even one a shell would mangle) and --endpoints are carried into the lines.
+  const sink = io({});
+  t.equal(
+    await main(['--endpoints', server.hostPort, 'lease', 'acquire', 'L', '--holder', "it's me"], sink),
+    0,
+  );
+  const err = sink.err.join('');
+  t.notMatch(err, /choose a shorter holder id/);
+  const line = /release with: (.*)\n/.exec(err)?.[1] ?? '';
+  t.same(shellWords(line), [
+    'tenure',
+    '--endpoints',
+    server.hostPort,
+    'lease',
+    'release',
+    'L',
+    '--holder',
+    "it's me",
+    '--token',
+    '42',
+  ]);
+  t.equal(shellQuote('host:1:ab-c#1'), "'host:1:ab-c#1'");
+  t.equal(shellQuote('short-id'), 'short-id');
+
+  const json = await run(server, ['--json', 'lease', 'acquire', 'L']);
+  t.equal(json.stderr, '', '--json prints no hints');
+  t.equal(json.stdout.trim().split('\n').length, 1);
 });

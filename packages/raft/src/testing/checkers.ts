@@ -17,6 +17,10 @@
  *   acknowledged before the read began (linearizable reads, SPEC §1.2).
  * - Cluster time never decreases along the log and never runs ahead of real elapsed time beyond the
  *   drift bound (SPEC §2, needed for SPEC §1.5 "no early expiry").
+ * - Cluster time never advances faster than real time along the committed log: for committed entries
+ *   e1 < e2 stamped (by their leaders) at real times r1 ≤ r2, ct(e2) − ct(e1) ≤ (r2 − r1) × (1 + drift)
+ *   + slack (SPEC §1.5: a lease renewed in e1 must not expire in e2 before ttlMs of real time). Slower
+ *   is fine (the leaderless freeze). Needs observeStamped for every entry a leader creates.
  * Every failure throws SimViolation with a stable `kind`.
  */
 import type { Entry, LogIndex, NodeId, Role, Term } from '../core/types.js';
@@ -104,6 +108,10 @@ export class SafetyChecker {
   readonly #commitInMemory = new Map<NodeId, number>();
   readonly #commitDurable = new Map<NodeId, number>();
   readonly #acked: AckedWrite[] = [];
+  /** Real (sim) time at which each entry was stamped by its leader, by `index * 2^20 + term`. */
+  readonly #stampedAtMs = new Map<number, number>();
+  /** min over committed entries so far of ct − stampedAt × (1 + drift): the rate property's bound. */
+  #rateBoundMs = Infinity;
   #maxAckedIndex = 0;
   #readsChecked = 0;
 
@@ -336,7 +344,35 @@ export class SafetyChecker {
     }
   }
 
+  /**
+   * The leader of `term` created (and stamped with its cluster time) the entry at `index` at real time
+   * `atMs` (sim ms). One leader per term, so (index, term) names one entry; the first report counts.
+   */
+  observeStamped(index: LogIndex, term: Term, atMs: number): void {
+    const key = index * 1_048_576 + term;
+    if (!this.#stampedAtMs.has(key)) this.#stampedAtMs.set(key, atMs);
+  }
+
+  /** Rate property along the committed log (file comment), O(1) per newly committed entry. */
+  #checkClusterTimeRate(entry: Entry): void {
+    const key = entry.index * 1_048_576 + entry.term;
+    const atMs = this.#stampedAtMs.get(key);
+    if (atMs === undefined) return; // stamped by a history that did not report stamps
+    this.#stampedAtMs.delete(key);
+    const rateFactor = 1 + this.#opts.driftRatioMax;
+    const h = entry.clusterTimeMs - atMs * rateFactor;
+    if (h > this.#rateBoundMs + this.#opts.clusterTimeSlackMs) {
+      this.#fail(
+        'cluster-time',
+        `committed ${describeEntry(entry)} stamped at real ${atMs.toFixed(1)}ms runs ${(h - this.#rateBoundMs).toFixed(1)}ms ` +
+          'ahead of an earlier committed entry by real elapsed time × (1 + drift) (SPEC §1.5, §2)',
+      );
+    }
+    if (h < this.#rateBoundMs) this.#rateBoundMs = h;
+  }
+
   #checkClusterTime(entry: Entry): void {
+    this.#checkClusterTimeRate(entry);
     const prev = this.#committed[entry.index - 2]?.entry;
     if (prev !== undefined && entry.clusterTimeMs < prev.clusterTimeMs) {
       this.#fail('cluster-time', `committed log: ${describeEntry(entry)} after ${describeEntry(prev)}`);

@@ -103,6 +103,10 @@ export class SimNode {
   /** A crash armed to strike at the next Ready batch. */
   pendingCrash: CrashPoint | null = null;
   crashes = 0;
+  /** Readies whose messages left before their fsync (§10.2.1). */
+  earlySends = 0;
+  /** Crashes that struck after such a Ready's messages left and before its fsync. */
+  crashesBetweenSendAndFsync = 0;
 
   /**
    * @param tickMs length of one core tick on this node's own clock (ms).
@@ -327,6 +331,7 @@ export class SimNode {
   /** The rest of one staged Ready, in the required order. Returns false if the node crashed part-way. */
   #completeReady(core: RaftCore, rd: Ready): boolean {
     if (this.pendingCrash === 'beforeFsync') {
+      if (this.#sentEarly.has(rd)) this.crashesBetweenSendAndFsync++;
       this.crash();
       return false;
     }
@@ -362,7 +367,9 @@ export class SimNode {
     if (rd.mustPersistBeforeSend || this.#strikesAfterFsync(rd)) return true;
     this.#sendMessages(rd);
     this.#sentEarly.add(rd);
+    this.earlySends++;
     if (this.pendingCrash === 'afterEarlySend' && rd.entries.length > 0 && rd.messages.length > 0) {
+      this.crashesBetweenSendAndFsync++;
       this.crash();
       return false;
     }

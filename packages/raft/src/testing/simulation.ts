@@ -89,6 +89,10 @@ export interface SimStats {
   readonly network: NetworkStats;
   readonly clients: ClientStats;
   readonly faults: FaultStats;
+  /** Readies whose messages a leader sent before its fsync (Ready.mustPersistBeforeSend false, §10.2.1). */
+  readonly earlySends: number;
+  /** Crashes that struck after such messages left and before the fsync of their Ready. */
+  readonly crashesBetweenSendAndFsync: number;
   /** Liveness: sim ms from the heal to an established leader / first acknowledged post-heal write. */
   readonly leaderAfterHealMs: number | null;
   readonly commitAfterHealMs: number | null;
@@ -410,6 +414,8 @@ class Simulation implements SimNodeHost, FaultTargets {
       network: { ...this.network.stats },
       clients: { ...this.#clients.stats },
       faults: { ...this.#faults.stats },
+      earlySends: this.nodes.reduce((n, node) => n + node.earlySends, 0),
+      crashesBetweenSendAndFsync: this.nodes.reduce((n, node) => n + node.crashesBetweenSendAndFsync, 0),
       leaderAfterHealMs: healed === null || this.#leaderAtMs === null ? null : this.#leaderAtMs - healed,
       commitAfterHealMs: healed === null || this.#commitAtMs === null ? null : this.#commitAtMs - healed,
     };

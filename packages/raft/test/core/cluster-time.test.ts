@@ -104,3 +104,65 @@ t.test(
     t.pass('no decrease observed');
   },
 );
+
+t.test(
+  'SPEC §1.5/§2 a stale leader resumed after a pause does not push a later term ahead of real time',
+  async (t) => {
+    // n1 leads term 1 and is "paused" (isolated, not ticked, its clock keeps running); n2 wins a later
+    // term after a long leaderless gap (cluster time frozen meanwhile); n1 resumes, still believes it
+    // leads and reads its clock, then follows n2 and has its stale entry truncated; n2 dies and n1 is
+    // elected. Real time is n3's clock (every clock advances 100 ms per round).
+    const ids = ['n1', 'n2', 'n3'];
+    const net = new ScriptedNetwork(ids, {
+      draws: { n1: 0, n2: 0, n3: 0 },
+      perNode: { n2: { electionTimeoutTicks: 40 }, n3: { electionTimeoutTicks: 45 } },
+    });
+    const round = (ticked: readonly string[]): void => {
+      for (const id of ids) {
+        if (net.cores.has(id) && ticked.includes(id)) net.tick(id);
+        else net.clocks.get(id)!.advance(100);
+      }
+      net.stabilize();
+    };
+    const realMs = (): number => net.clocks.get('n3')!.nowMs();
+    const lastEntry = (id: string) => net.disks.get(id)!.entries.at(-1)!;
+
+    net.elect('n1');
+    net.propose('n1', 'before-pause');
+    for (let i = 0; i < 3; i++) round(ids);
+
+    net.isolate('n1'); // paused: no input, no ticks; its monotonic clock keeps running
+    for (let i = 0; i < 200 && net.core('n2').softState().role !== 'leader'; i++) round(['n2', 'n3']);
+    t.equal(net.core('n2').softState().role, 'leader', 'n2 elected while n1 is paused');
+    for (let i = 0; i < 3; i++) round(['n2', 'n3']);
+
+    // n1 resumes: still leader of term 1 in its own view, it reads its clock (pause included).
+    t.equal(net.core('n1').softState().role, 'leader');
+    const stale = net.propose('n1', 'stale');
+    t.ok(stale.ok, 'the stale leader still accepts a proposal');
+    net.heal();
+    net.stabilize();
+    for (let i = 0; i < 5; i++) round(ids);
+    t.equal(net.core('n1').softState().leaderId, 'n2', 'n1 follows n2');
+    t.equal(lastEntry('n1').term, lastEntry('n2').term, "n1's stale entry was truncated");
+    t.equal(net.appliedTexts('n1').includes('stale'), false);
+
+    net.propose('n2', 'last-of-n2');
+    round(ids);
+    const stampedAtMs = realMs();
+    const lastOfN2 = lastEntry('n2');
+    t.equal(lastEntry('n1').index, lastOfN2.index, 'n1 holds the last entry of n2');
+    net.crash('n2');
+    for (let i = 0; i < 200 && net.core('n1').softState().role !== 'leader'; i++) round(['n1', 'n3']);
+    t.equal(net.core('n1').softState().role, 'leader', 'n1 elected after n2 died');
+    const noop = lastEntry('n1');
+    t.equal(noop.type, 'noop');
+    const elapsedMs = realMs() - stampedAtMs;
+    t.ok(noop.clusterTimeMs >= lastOfN2.clusterTimeMs, 'cluster time never decreases along the log');
+    t.ok(
+      noop.clusterTimeMs - lastOfN2.clusterTimeMs <= elapsedMs,
+      `new term starts at ${noop.clusterTimeMs}, at most ${lastOfN2.clusterTimeMs} + ${elapsedMs} ms of real time ` +
+        'after the last entry of the previous term (no jump)',
+    );
+  },
+);

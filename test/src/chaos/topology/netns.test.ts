@@ -1,12 +1,16 @@
 // Proves the netns topology works as the faults need it: nodes reachable from the root namespace,
 // peer-only and client-only blocks cut exactly the links they name, netem delays, SIGSTOP/SIGCONT
-// and SIGKILL+restart act on the real node process, and teardown/cleanup leave nothing behind.
+// and SIGKILL+restart act on the real node process, teardown/cleanup leave nothing behind, and a
+// cleanup (in any process) removes only runs whose owner is verifiably dead.
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { NetnsCluster, findLibfaketime } from './netns-cluster.js';
 import { cleanupLeftovers, netemArgs } from './netns.js';
+import { currentOwner, readProcStat } from './run-owner.js';
 import type { NodeCommandBuilder } from './node-command.js';
 import { httpJson, HttpTransportError } from '../util/http.js';
 import { run } from '../util/exec.js';
@@ -33,6 +37,8 @@ http.createServer((req, res) => {
 const fakeNode: NodeCommandBuilder = (spec) => ({ file: process.execPath, args: ['-e', fakeNodeSource, spec.id, spec.httpAddress], env: {} });
 
 const isRoot = process.getuid?.() === 0;
+/** The `@tenure/test` workspace (tsx resolves from there for child processes). */
+const testWorkspace = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 
 t.test('netemArgs builds tc netem arguments', async (t) => {
   t.same(netemArgs({ delayMs: 50, jitterMs: 10, lossPercent: 5 }), ['delay', '50ms', '10ms', 'distribution', 'normal', 'loss', '5%']);
@@ -204,24 +210,89 @@ t.test('libfaketime clock faults reach the node process', { skip: isRoot ? (find
 t.test('cleanupLeftovers removes a dead run and spares a live one', { skip: isRoot ? false : 'needs root' }, async (t) => {
   const stateDir = mkdtempSync(join(tmpdir(), 'tenure-netns-state-'));
   t.teardown(() => rmSync(stateDir, { recursive: true, force: true }));
-  // A "dead" run: namespace and bridge named by a prefix whose state file names a dead pid.
-  const dead = 'tn0dead0';
-  await run('ip', ['netns', 'add', `${dead}-n1`]);
-  await run('ip', ['link', 'add', `${dead}-br`, 'type', 'bridge']);
-  const { writeFileSync } = await import('node:fs');
-  writeFileSync(join(stateDir, `${dead}.json`), JSON.stringify({ prefix: dead, pid: 2 ** 22 + 1, subnetIndex: 250, createdAtIso: '' }));
-  // A live run (this process's parent is alive) must be spared.
-  const live = 'tn0a11ee';
-  await run('ip', ['netns', 'add', `${live}-n1`]);
-  writeFileSync(join(stateDir, `${live}.json`), JSON.stringify({ prefix: live, pid: process.ppid, subnetIndex: 249, createdAtIso: '' }));
+  const made: string[] = [];
   t.teardown(async () => {
-    await run('ip', ['netns', 'del', `${live}-n1`]).catch(() => undefined);
+    for (const ns of made) await run('ip', ['netns', 'del', ns]).catch(() => undefined);
   });
+  const addNs = async (ns: string): Promise<void> => {
+    await run('ip', ['netns', 'add', ns]);
+    made.push(ns);
+  };
+  const me = currentOwner();
+  const writeState = (prefix: string, owner: { pid: number; startTicks: number | null; bootId: string | null }): void =>
+    writeFileSync(join(stateDir, `${prefix}.json`), JSON.stringify({ prefix, ...owner, subnetIndex: null, createdAtIso: '' }));
+  // A dead run: its state file names a pid that cannot exist.
+  const dead = 'tn0dead0';
+  await addNs(`${dead}-n1`);
+  await run('ip', ['link', 'add', `${dead}-br`, 'type', 'bridge']);
+  writeState(dead, { pid: 2 ** 22 + 1, startTicks: 1, bootId: me.bootId });
+  // A dead run whose pid was reused (by this very process): other start time = dead.
+  const reused = 'tn0ce5ed';
+  await addNs(`${reused}-n1`);
+  writeState(reused, { pid: process.pid, startTicks: (me.startTicks ?? 0) + 1, bootId: me.bootId });
+  // A live run (this process's parent is alive, same start time).
+  const parent = readProcStat(process.ppid);
+  const live = 'tn0a11ee';
+  await addNs(`${live}-n1`);
+  writeState(live, { pid: process.ppid, startTicks: parent !== null && parent !== 'unreadable' ? parent.startTicks : null, bootId: me.bootId });
+  // A sibling run keeping its state elsewhere: no state file here, so not ours to judge.
+  const sibling = 'tn0b0b0b';
+  await addNs(`${sibling}-n1`);
   const report = cleanupLeftovers({ stateDir });
-  t.ok(report.prefixes.includes(dead));
-  t.notOk(report.prefixes.includes(live));
+  t.ok(report.prefixes.includes(dead), 'dead owner: removed');
+  t.ok(report.prefixes.includes(reused), 'reused pid: removed');
+  t.notOk(report.prefixes.includes(live), 'live owner: kept');
+  t.notOk(report.prefixes.includes(sibling), 'no state file here: kept');
+  t.same(report.kept.find((k) => k.prefix === sibling)?.reason, 'keep-unowned');
   const namespaces = await run('ip', ['netns', 'list']);
   t.notMatch(namespaces, new RegExp(dead));
+  t.notMatch(namespaces, new RegExp(reused));
   t.match(namespaces, new RegExp(live));
+  t.match(namespaces, new RegExp(sibling));
   t.notMatch(await run('ip', ['-o', 'link', 'show']), new RegExp(dead));
+  t.notOk(existsSync(join(stateDir, `${dead}.json`)), 'dead run state file removed');
+  t.ok(existsSync(join(stateDir, `${live}.json`)), 'live run state file kept');
+});
+
+// The BC-11 failure of 2026-11-29 10:21: a cleanup in another test process (with a private state
+// dir) SIGKILLed a live run's nodes and deleted its namespaces. A sibling process's cleanup, with
+// the shared or any other state dir, must leave a live run alone; once the owner is dead, it goes.
+t.test('a sibling process cleanup never touches a live run, and removes it once its owner is dead', { skip: isRoot ? false : 'needs root' }, async (t) => {
+  const topologyModule = new URL('./netns.ts', import.meta.url).href;
+  const inChild = (script: string): { stdout: string; status: number | null; stderr: string } => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: testWorkspace, encoding: 'utf8', timeout: 60_000 });
+    return { stdout: result.stdout, status: result.status, stderr: result.stderr };
+  };
+  const privateDir = mkdtempSync(join(tmpdir(), 'tenure-netns-sibling-'));
+  t.teardown(() => rmSync(privateDir, { recursive: true, force: true }));
+  const runDir = mkdtempSync(join(tmpdir(), 'tenure-netns-live-'));
+  const cluster = await NetnsCluster.create({ runDir, command: fakeNode, nodeIds: ['n1'], clientCount: 0 });
+  t.teardown(async () => {
+    await cluster.down();
+    rmSync(runDir, { recursive: true, force: true });
+  });
+  await cluster.up();
+  const pid = cluster.pid('n1');
+  const prefix = cluster.topology.prefix;
+  const sibling = inChild(`const m = await import(${JSON.stringify(topologyModule)});
+    const a = m.cleanupLeftovers(); const b = m.cleanupLeftovers({ stateDir: ${JSON.stringify(privateDir)} });
+    console.log(JSON.stringify([...a.prefixes, ...b.prefixes]));`);
+  t.equal(sibling.status, 0, sibling.stderr);
+  t.notOk((JSON.parse(sibling.stdout.trim() || '[]') as string[]).includes(prefix), 'sibling cleanup removed nothing of ours');
+  t.equal(cluster.nodeState('n1'), 'running');
+  t.equal(cluster.pid('n1'), pid, 'node process untouched');
+  t.match(await run('ip', ['netns', 'list']), new RegExp(`${prefix}-n1`));
+
+  // A run whose owner process dies without teardown (SIGKILL) is a leftover for the next cleanup.
+  const orphan = inChild(`const m = await import(${JSON.stringify(topologyModule)});
+    const topo = await m.NetnsTopology.create({ nodeIds: ['n1'], clientCount: 0 });
+    console.log(topo.prefix); process.kill(process.pid, 'SIGKILL');`);
+  const orphanPrefix = orphan.stdout.trim();
+  t.match(orphanPrefix, /^tn[0-9a-f]{6}$/, orphan.stderr);
+  t.match(await run('ip', ['netns', 'list']), new RegExp(`${orphanPrefix}-n1`), 'killed run left its namespace');
+  const report = cleanupLeftovers();
+  t.ok(report.prefixes.includes(orphanPrefix), 'dead owner: removed');
+  t.notOk(report.prefixes.includes(prefix), 'own live run: kept');
+  t.notMatch(await run('ip', ['netns', 'list']), new RegExp(orphanPrefix));
+  t.equal(cluster.nodeState('n1'), 'running');
 });
