@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'chaos-runs/**', 'bench-results/**', '.tap/**'] },
+  { ignores: ['**/dist/**', '**/.dist-*/**', '**/node_modules/**', 'data/**', 'chaos-runs/**', 'bench-results/**', '.tap/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

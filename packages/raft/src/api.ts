@@ -26,7 +26,11 @@ export interface RaftStatus {
   readonly commitIndex: LogIndex;
   readonly appliedIndex: LogIndex;
   readonly lastLogIndex: LogIndex;
-  /** Leader: current cluster time; follower: highest seen plus local elapsed (estimate, SPEC §2). */
+  /**
+   * Leader: current cluster time; follower: the latest reading of the newest leader timeline it heard
+   * plus local elapsed time since (an estimate, SPEC §2; may go down when a newer term is learned).
+   * Display and stale reads only: it never feeds back into the log.
+   */
   readonly clusterTimeMs: number;
   readonly members: readonly MemberStatus[];
 }

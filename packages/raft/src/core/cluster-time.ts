@@ -1,63 +1,134 @@
 /**
- * ClusterTime: one node's view of SPEC §2 cluster time.
+ * ClusterTime: one node's view of SPEC §2 cluster time, kept per term.
  *
- * `highestSeenMs` is the maximum cluster time this node has seen: in entries it holds or appended,
- * in AppendEntries from leaders of its current term, and (as leader) in values it handed out itself.
- * A leader computes `termStartClusterTimeMs + (clock.nowMs() − termStartMonoMs)`, where the term start
- * values are fixed when it became leader; it never reports less than `highestSeenMs`. A follower
- * reports `highestSeenMs`, so cluster time is frozen while there is no leader (SPEC §1.5).
- * Invariant: every value returned by nowMs() is ≥ every earlier one.
+ * Each leader runs its own *timeline*: in term T it stamps entries (and heartbeats) with
+ * `termStartClusterTimeMs + (clock.nowMs() − termStartMonoMs)`, i.e. at its clock's rate from a start
+ * value fixed when it became leader. The property that matters (SPEC §1.5 "no early expiry"): along
+ * the committed log, cluster time never advances faster than real time (up to drift) — for committed
+ * entries e1 < e2 stamped at real times r1 ≤ r2, ct(e2) − ct(e1) ≤ (r2 − r1) × (1 + maxDriftRatio).
+ * Advancing slower is fine (that is the freeze while leaderless). Equivalently the *slack*
+ * r × (1 + drift) − ct never decreases along the committed log. Within one timeline it cannot decrease
+ * (the leader's clock rate is ≤ 1 + drift), so only the start value of a new term can break it.
+ *
+ * Why a single "highest cluster time ever seen" is wrong: timelines of different terms have different
+ * slack. A leader of term 1 paused (SIGSTOP) for 6 s keeps its timeline running through the pause;
+ * the term-2 leader elected meanwhile started from the last term-1 value it saw, frozen for the
+ * leaderless gap, so its timeline is behind term 1's. When the old leader resumes it still reads its
+ * own (term-1) timeline for a while; a max over everything keeps that value after it has followed
+ * term 2 and had its stale entries truncated, and if it later wins term 3 it starts term 3 from it:
+ * cluster time jumps forward along the committed log (term-2 entries, then term 3) and a lease
+ * renewed in term 2 expires early. Mixing *any* two timelines in a max has the same problem.
+ *
+ * The rule (SPEC §2 "the highest cluster time seen … in its log, or carried by the heartbeats of
+ * earlier leaders", made precise): the node keeps a *reference* (refTerm, refMs) — the latest reading
+ * it knows of the newest timeline it heard from: values carried by AppendEntries / InstallSnapshot of
+ * a leader of term T (and its own readings while leading term T) replace the reference when
+ * T > refTerm (even if lower), raise it when T = refTerm, and are ignored when T < refTerm. On
+ * becoming leader, with the last log entry (lastTerm, lastMs) — which becomes the entry just before
+ * the new term's first entry (its no-op) in the committed log if that no-op commits:
+ *   termStartClusterTimeMs = max(refMs, lastMs)  if refTerm = lastTerm  (both readings of the
+ *                                                 timeline that stamped the last entry, so the slack
+ *                                                 is that entry's: an idle hour before a failover is
+ *                                                 kept, SPEC §2);
+ *                          = lastMs              otherwise (refTerm > lastTerm: the newer leader we
+ *                                                 heard never got an entry into our log, and as we won
+ *                                                 the election none of its entries is committed, so
+ *                                                 its time never reached the committed log; using its
+ *                                                 value would mix two timelines whose slack can differ
+ *                                                 either way — freezing instead is safe, SPEC §1.5).
+ * Either way termStart ≥ lastMs, so stamps never decrease along the log (RaftLog asserts it).
+ *
+ * A follower reports refMs: frozen while there is no leader (SPEC §1.5), and it may go *down* when
+ * the node learns of a newer term whose timeline is behind the one it followed (the newest leader's
+ * timeline is what counts). Invariants: (refTerm, refMs) never decreases lexicographically; a leader's
+ * readings never decrease within its term; refTerm ≥ the last log entry's term; refMs ≥ the stamp of
+ * every committed entry the node holds (raft-core checkInvariants).
  */
 import assert from 'node:assert/strict';
-import type { Clock } from './types.js';
+import type { Clock, Term } from './types.js';
 
-/** SPEC §2 cluster time of one node; `nowMs()` never decreases (see the file comment). */
+/** The latest known reading of the newest known leader timeline (see the file comment). */
+export interface ClusterTimeReference {
+  /** Term of the leader whose timeline the reading is on. */
+  readonly term: Term;
+  /** The reading, in cluster-time ms. */
+  readonly ms: number;
+}
+
+/** SPEC §2 cluster time of one node, per-term timelines (see the file comment). */
 export class ClusterTime {
   readonly #clock: Clock;
-  #highestSeenMs: number;
-  #leading = false;
+  #refTerm: Term;
+  #refMs: number;
+  /** Term being led, or null when not leader. */
+  #leadingTerm: Term | null = null;
   #termStartClusterTimeMs = 0;
   #termStartMonoMs = 0;
 
-  constructor(clock: Clock, initialMs: number) {
+  /**
+   * @param initialTerm term of the last log entry (or snapshot) recovered, 0 for an empty log.
+   * @param initialMs its cluster time stamp (ms, finite, ≥ 0; assertion).
+   */
+  constructor(clock: Clock, initialTerm: Term, initialMs: number) {
     assert.ok(
       Number.isFinite(initialMs) && initialMs >= 0,
       'initial cluster time must be a finite ms count ≥ 0',
     );
     this.#clock = clock;
-    this.#highestSeenMs = initialMs;
+    this.#refTerm = initialTerm;
+    this.#refMs = initialMs;
   }
 
-  /** Record a cluster time seen in the log or in a current-term leader's AppendEntries. */
-  observe(clusterTimeMs: number): void {
-    if (clusterTimeMs > this.#highestSeenMs) this.#highestSeenMs = clusterTimeMs;
+  /**
+   * Record a cluster time carried by a message from the leader of `term` (AppendEntries,
+   * InstallSnapshot) or a log entry of that term: replaces the reference if `term` is newer, raises it
+   * if the same term, ignored if older (SPEC §2; see the file comment).
+   */
+  observe(term: Term, clusterTimeMs: number): void {
+    if (term > this.#refTerm) {
+      this.#refTerm = term;
+      this.#refMs = clusterTimeMs;
+    } else if (term === this.#refTerm && clusterTimeMs > this.#refMs) {
+      this.#refMs = clusterTimeMs;
+    }
   }
 
-  /** Become leader: termStartClusterTimeMs = highest seen; termStartMonoMs = clock.nowMs() (SPEC §2). */
-  startLeading(): void {
-    this.#leading = true;
-    this.#termStartClusterTimeMs = this.#highestSeenMs;
+  /**
+   * Become leader of `term` (SPEC §2): fix termStartClusterTimeMs from the reference and the last log
+   * entry (lastLogTerm, lastLogClusterTimeMs) as in the file comment, and termStartMonoMs =
+   * clock.nowMs(). Throws (assertion) if `term` is not above both terms.
+   */
+  startLeading(term: Term, lastLogTerm: Term, lastLogClusterTimeMs: number): void {
+    assert.ok(term > lastLogTerm && term > this.#refTerm, 'a new term is newer than every timeline seen');
+    const startMs =
+      this.#refTerm === lastLogTerm ? Math.max(this.#refMs, lastLogClusterTimeMs) : lastLogClusterTimeMs;
+    this.#leadingTerm = term;
+    this.#termStartClusterTimeMs = startMs;
     this.#termStartMonoMs = this.#clock.nowMs();
+    this.observe(term, startMs);
   }
 
   stopLeading(): void {
-    this.#leading = false;
+    this.#leadingTerm = null;
   }
 
-  /** Current cluster time in ms: leader's running time, or highest seen (see class comment). */
+  /**
+   * Current cluster time in ms. Leader: its timeline's reading now (never less than an earlier reading
+   * in the term; recorded as the reference). Others: the reference (frozen between leaders).
+   */
   nowMs(): number {
-    if (!this.#leading) return this.#highestSeenMs;
+    if (this.#leadingTerm === null) return this.#refMs;
     // Whole milliseconds (SPEC §3 durations are integers); flooring keeps cluster time a lower bound
     // of real elapsed time, so it can only make expiry later, never earlier (SPEC §1.5).
     const elapsedMs = Math.floor(this.#clock.nowMs() - this.#termStartMonoMs);
-    const nowMs = Math.max(this.#highestSeenMs, this.#termStartClusterTimeMs + elapsedMs);
-    assert.ok(nowMs >= this.#highestSeenMs, 'leader cluster time never decreases');
-    this.#highestSeenMs = nowMs;
+    assert.equal(this.#refTerm, this.#leadingTerm, 'a leader hears of no newer timeline while leading');
+    const nowMs = Math.max(this.#refMs, this.#termStartClusterTimeMs + elapsedMs);
+    this.#refMs = nowMs;
     return nowMs;
   }
 
-  /** Highest cluster time seen so far, without reading the clock. */
-  highestSeenMs(): number {
-    return this.#highestSeenMs;
+  /** The reference (refTerm, refMs) without reading the clock. */
+  reference(): ClusterTimeReference {
+    return { term: this.#refTerm, ms: this.#refMs };
   }
 }

@@ -28,6 +28,7 @@
  */
 import assert from 'node:assert/strict';
 import { ClusterTime } from './cluster-time.js';
+import type { ClusterTimeReference } from './cluster-time.js';
 import { committedEntriesPerReadyMax, validateCoreConfig } from './config.js';
 import { isWellFormedMessage } from './message-checks.js';
 import { Progress } from './progress.js';
@@ -148,7 +149,8 @@ export class RaftCore {
   // Watermarks for checkInvariants (values must never decrease).
   #checkedTerm: Term;
   #checkedCommitIndex: LogIndex;
-  #checkedClusterTimeMs: number;
+  /** (refTerm, refMs) of ClusterTime: never decreases lexicographically (cluster-time.ts). */
+  #checkedClusterTime: ClusterTimeReference;
 
   /**
    * Build a core from `config` (validated, throws on inconsistency) and what storage recovered.
@@ -172,16 +174,14 @@ export class RaftCore {
     assert.ok(this.#log.lastTerm() <= hardState.term, 'log terms ≤ hard state term');
     this.#term = hardState.term;
     this.#votedFor = hardState.votedFor;
-    this.#time = new ClusterTime(
-      clock,
-      Math.max(this.#log.lastClusterTimeMs(), snapshot?.clusterTimeMs ?? 0),
-    );
+    // The log starts at the snapshot (if any), so its last entry covers both (SPEC §2).
+    this.#time = new ClusterTime(clock, this.#log.lastTerm(), this.#log.lastClusterTimeMs());
     this.#handedHardState = this.hardState();
     this.#handedSoftState = this.softState();
     this.#resetElectionTimer();
     this.#checkedTerm = this.#term;
     this.#checkedCommitIndex = this.#log.commitIndex();
-    this.#checkedClusterTimeMs = this.#time.highestSeenMs();
+    this.#checkedClusterTime = this.#time.reference();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -321,7 +321,11 @@ export class RaftCore {
   // ---------------------------------------------------------------------------------------------
   // Queries
 
-  /** Leader: current cluster time (SPEC §2); others: highest cluster time seen. Never decreases. */
+  /**
+   * Leader: current cluster time (SPEC §2), never decreasing within its term. Others: the latest
+   * reading of the newest leader timeline seen — frozen while leaderless (SPEC §1.5), and it may go
+   * down when a newer term's timeline is learned (cluster-time.ts).
+   */
   clusterTimeMs(): number {
     return this.#time.nowMs();
   }
@@ -466,10 +470,7 @@ export class RaftCore {
     const commitIndex = this.#log.commitIndex();
     assert.ok(commitIndex >= this.#checkedCommitIndex, 'commitIndex never decreases');
     this.#checkedCommitIndex = commitIndex;
-    const clusterTimeMs = this.#time.highestSeenMs();
-    assert.ok(clusterTimeMs >= this.#checkedClusterTimeMs, 'cluster time never decreases');
-    assert.ok(clusterTimeMs >= this.#log.lastClusterTimeMs(), 'cluster time ≥ last entry stamp');
-    this.#checkedClusterTimeMs = clusterTimeMs;
+    this.#checkClusterTime();
     this.#log.checkInvariants();
     assert.ok(this.#log.lastTerm() <= this.#term, 'log terms ≤ current term');
     if (this.#role === 'leader') {
@@ -490,10 +491,29 @@ export class RaftCore {
       assert.ok(this.#snapshot.meta.index <= this.#log.commitIndex(), 'snapshots hold committed state only');
       assert.ok(this.#snapshot.meta.term <= this.#term, 'snapshot term ≤ current term');
       assert.ok(
-        this.#time.highestSeenMs() >= this.#snapshot.meta.clusterTimeMs,
+        this.#time.reference().ms >= this.#snapshot.meta.clusterTimeMs,
         'cluster time ≥ snapshot stamp',
       );
     }
+  }
+
+  /** Cluster-time invariants of checkInvariants (cluster-time.ts, SPEC §2). */
+  #checkClusterTime(): void {
+    const ref = this.#time.reference();
+    const checked = this.#checkedClusterTime;
+    assert.ok(
+      ref.term > checked.term || (ref.term === checked.term && ref.ms >= checked.ms),
+      'cluster time never decreases within a timeline; its reference term never decreases',
+    );
+    this.#checkedClusterTime = ref;
+    assert.ok(ref.term <= this.#term, 'cluster time reference term ≤ current term');
+    assert.ok(ref.term >= this.#log.lastTerm(), 'cluster time reference term ≥ last entry term');
+    if (ref.term === this.#log.lastTerm()) {
+      assert.ok(ref.ms >= this.#log.lastClusterTimeMs(), 'cluster time ≥ last entry stamp of its term');
+    }
+    const committedMs = this.#log.clusterTimeAt(this.#log.commitIndex());
+    assert.ok(committedMs !== undefined && ref.ms >= committedMs, 'cluster time ≥ last committed stamp');
+    if (this.#role === 'leader') assert.equal(ref.term, this.#term, "a leader's reference is its own term");
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -646,7 +666,7 @@ export class RaftCore {
     for (const peer of this.#peers) {
       this.#progress.set(peer, new Progress(nextIndex, this.#config.inflightMessagesMax));
     }
-    this.#time.startLeading();
+    this.#time.startLeading(this.#term, this.#log.lastTerm(), this.#log.lastClusterTimeMs());
     this.#appendOwn('noop', emptyData);
   }
 
@@ -778,7 +798,7 @@ export class RaftCore {
     if (this.#role !== 'follower') this.#becomeFollower(msg.term, msg.from);
     this.#leaderId = msg.from;
     this.#electionElapsed = 0;
-    this.#time.observe(msg.clusterTimeMs);
+    this.#time.observe(msg.term, msg.clusterTimeMs);
     const commitIndex = this.#log.commitIndex();
     let prevLogIndex: number = msg.prevLogIndex;
     let entries = msg.entries;
@@ -801,7 +821,7 @@ export class RaftCore {
         entries,
         this.#config.unsafe?.truncateMatchingEntries === true,
       );
-      this.#time.observe(this.#log.lastClusterTimeMs());
+      this.#time.observe(this.#log.lastTerm(), this.#log.lastClusterTimeMs());
     }
     const lastNewIndex = prevLogIndex + entries.length;
     this.#log.commitTo(Math.min(msg.leaderCommit, lastNewIndex));
@@ -819,8 +839,7 @@ export class RaftCore {
     if (this.#role !== 'follower') this.#becomeFollower(msg.term, msg.from);
     this.#leaderId = msg.from;
     this.#electionElapsed = 0;
-    this.#time.observe(msg.clusterTimeMs);
-    this.#time.observe(msg.snapshot.clusterTimeMs);
+    this.#time.observe(msg.term, msg.clusterTimeMs); // ≥ the snapshot's stamp: the leader's log holds it
     const meta = msg.snapshot;
     const commitIndex = this.#log.commitIndex();
     if (meta.index <= commitIndex) {

@@ -112,6 +112,7 @@ export class SafetyChecker {
   readonly #stampedAtMs = new Map<number, number>();
   /** min over committed entries so far of ct − stampedAt × (1 + drift): the rate property's bound. */
   #rateBoundMs = Infinity;
+  #rateBoundEntry = '';
   #maxAckedIndex = 0;
   #readsChecked = 0;
 
@@ -364,11 +365,14 @@ export class SafetyChecker {
     if (h > this.#rateBoundMs + this.#opts.clusterTimeSlackMs) {
       this.#fail(
         'cluster-time',
-        `committed ${describeEntry(entry)} stamped at real ${atMs.toFixed(1)}ms runs ${(h - this.#rateBoundMs).toFixed(1)}ms ` +
-          'ahead of an earlier committed entry by real elapsed time × (1 + drift) (SPEC §1.5, §2)',
+        `committed ${describeEntry(entry)} stamped at real ${atMs.toFixed(1)}ms is ${(h - this.#rateBoundMs).toFixed(1)}ms ` +
+          `further from ${this.#rateBoundEntry} in cluster time than real elapsed time × (1 + drift) (SPEC §1.5, §2)`,
       );
     }
-    if (h < this.#rateBoundMs) this.#rateBoundMs = h;
+    if (h < this.#rateBoundMs) {
+      this.#rateBoundMs = h;
+      this.#rateBoundEntry = `${describeEntry(entry)} (stamped at real ${atMs.toFixed(1)}ms)`;
+    }
   }
 
   #checkClusterTime(entry: Entry): void {

@@ -23,7 +23,7 @@ import type {
   SoftState,
   Term,
 } from '../core/types.js';
-import { asTerm } from '../core/types.js';
+import { asIndex, asTerm } from '../core/types.js';
 import type { SafetyChecker } from './checkers.js';
 import { SimViolation } from './checkers.js';
 import { describeEntry, sameEntry } from './entry-identity.js';
@@ -89,6 +89,8 @@ export class SimNode {
   /** ReadIndex answers waiting for `#applied` to reach their index: requestId → index. */
   readonly #pendingReads = new Map<number, number>();
   #lastSoftState: SoftState | null = null;
+  /** Core's lastIndex after the previous input: a leader's entries beyond it were stamped just now. */
+  #lastIndexSeen = 0;
   #pausedUntilMs = 0;
   #diskStallUntilMs = 0;
   #backlog: Message[] = [];
@@ -150,6 +152,7 @@ export class SimNode {
     const initial = this.storage.initialState();
     this.#core = new RaftCore(this.#config, initial, this.clock, random);
     this.#applied = 0;
+    this.#lastIndexSeen = this.#core.lastIndex();
     this.#host.checker.observeRestart(this.id, initial.hardState.commitIndex);
     const inc = this.#incarnation;
     this.#host.queue.after(random.between(0, this.clock.realDurationMs(this.#tickMs)), () => this.#tick(inc));
@@ -226,6 +229,7 @@ export class SimNode {
    * reaching the core while its fsync runs, as in the real runtime.
    */
   #afterInput(): void {
+    this.#noteStamps();
     if (this.#readyInFlight) {
       // One Ready at a time: the next is taken when this one's fsync completes.
     } else if (this.#fsyncMsMax === 0 && this.#host.queue.nowMs >= this.#diskStallUntilMs) {
@@ -259,6 +263,24 @@ export class SimNode {
     // The core's log is the durable log plus what is staged for the fsync in flight.
     this.#host.checker.observeRole(this.id, ss.role, ss.term, this.storage.volatileView);
     this.#host.checker.observeCommitIndex(this.id, core.hardState().commitIndex);
+  }
+
+  /**
+   * Report the entries the core appended as leader during the last input, with the sim (real) time
+   * they were stamped at (the checker's cluster-time rate property, SPEC §1.5/§2). One input never
+   * both appends as follower and as leader, so every index beyond the last one seen is ours.
+   */
+  #noteStamps(): void {
+    const core = this.#core;
+    if (core === null) return;
+    const last = core.lastIndex();
+    const ss = core.softState();
+    if (ss.role === 'leader') {
+      for (let i = this.#lastIndexSeen + 1; i <= last; i++) {
+        this.#host.checker.observeStamped(asIndex(i), ss.term, this.#host.queue.nowMs);
+      }
+    }
+    this.#lastIndexSeen = last;
   }
 
   /**

@@ -1,8 +1,10 @@
 // Proves SPEC §2 cluster time in the core: the leader stamps entries with termStart + elapsed, heartbeats
-// carry it, followers keep the highest seen (frozen while leaderless), a new leader starts from it,
-// and it never decreases along the log or across calls, whatever the nodes' clocks read.
+// carry it, followers keep the newest leader's reading (frozen while leaderless), a new leader starts
+// from the timeline of its last entry, and cluster time never runs ahead of real time along the log —
+// also after a stale leader's pause and with several leaders' timelines in flight.
 import t from 'tap';
 import { ScriptedNetwork } from '../../src/testing/scripted-network.js';
+import type { Message } from '../../src/core/types.js';
 
 const three = ['n1', 'n2', 'n3'];
 
@@ -163,6 +165,79 @@ t.test(
       noop.clusterTimeMs - lastOfN2.clusterTimeMs <= elapsedMs,
       `new term starts at ${noop.clusterTimeMs}, at most ${lastOfN2.clusterTimeMs} + ${elapsedMs} ms of real time ` +
         'after the last entry of the previous term (no jump)',
+    );
+  },
+);
+
+t.test(
+  'SPEC §1.5/§2 a newer leader heard only by heartbeat does not set the next term start (5 nodes)',
+  async (t) => {
+    // n3 wins term 2 after a long leaderless gap (its timeline far behind real time) and gets its
+    // no-op onto n4 only; n2 wins term 3 from term-1 knowledge (timeline close to real time) and
+    // reaches n4 with empty heartbeats only; n4 then wins term 4 with its term-2 no-op as last entry.
+    // Term 4 must start from that entry's timeline, not from term 3's heartbeat value: the term-2
+    // no-op is committed right before term 4's, term 3's time never reached the log.
+    const ids = ['n1', 'n2', 'n3', 'n4', 'n5'];
+    const net = new ScriptedNetwork(ids);
+    const realMs = (): number => net.clocks.get('n5')!.nowMs();
+    const round = (ticked: readonly string[], pass: (m: Message) => boolean = () => true): void => {
+      for (const id of ids) {
+        if (net.cores.has(id) && ticked.includes(id)) net.tick(id);
+        else net.clocks.get(id)!.advance(100);
+      }
+      for (let i = 0; i < 50 && net.queue.length > 0; i++) {
+        net.drop((m) => !pass(m));
+        net.deliver();
+        net.processAll();
+      }
+      net.drop(() => true);
+    };
+    const role = (id: string) => net.core(id).softState().role;
+    const withEntries = (m: Message) => m.type === 'AppendEntries' && m.entries.length > 0;
+    const bounce = (...restart: string[]) => {
+      for (const id of restart) {
+        net.crash(id);
+        net.restart(id);
+      }
+    };
+
+    net.elect('n1');
+    net.propose('n1', 'a');
+    for (let i = 0; i < 3; i++) round(ids);
+    const minority = new Set(['n1', 'n2']);
+    const crosses = (m: Message) => minority.has(m.from) !== minority.has(m.to);
+    for (let i = 0; i < 40; i++) round(['n1', 'n2'], (m) => !crosses(m)); // n3..n5 stalled: no leader
+    const term2Pass = (m: Message) => !crosses(m) && !(m.from === 'n3' && m.to === 'n5' && withEntries(m));
+    for (let i = 0; i < 100 && role('n3') !== 'leader'; i++) round(ids, term2Pass);
+    t.equal(role('n3'), 'leader', 'n3 leads term 2');
+    const term2NoopAtMs = realMs();
+    round(ids, term2Pass);
+    net.crash('n3');
+    for (let i = 0; i < 3; i++) round(['n1', 'n2'], (m) => !crosses(m));
+
+    bounce('n1', 'n5');
+    const term3Pass = (m: Message) => !withEntries(m) && !(m.to === 'n4' && m.type !== 'AppendEntries');
+    for (let i = 0; i < 100 && role('n2') !== 'leader'; i++) round(['n2'], term3Pass);
+    t.equal(role('n2'), 'leader', 'n2 leads a later term from term-1 knowledge');
+    round(['n2'], term3Pass);
+    t.equal(net.core('n4').softState().leaderId, 'n2', "n4 heard n2's heartbeats");
+    const term2Noop = net.disks.get('n4')!.entries.at(-1)!;
+    t.equal(term2Noop.term, 2, "n4's log still ends with the term-2 no-op");
+
+    net.crash('n2');
+    net.restart('n3');
+    bounce('n1', 'n5');
+    for (let i = 0; i < 100 && role('n4') !== 'leader'; i++) round(['n4']);
+    t.equal(role('n4'), 'leader', 'n4 elected');
+    round(['n4']);
+    const noop = net.disks.get('n4')!.entries.at(-1)!;
+    t.equal(noop.index, term2Noop.index + 1);
+    t.ok(net.core('n4').hardState().commitIndex >= noop.index, 'both no-ops are committed');
+    const elapsedMs = realMs() - term2NoopAtMs;
+    t.ok(
+      noop.clusterTimeMs - term2Noop.clusterTimeMs <= elapsedMs,
+      `term 4 starts at ${noop.clusterTimeMs}, at most ${term2Noop.clusterTimeMs} + ${elapsedMs} ms of real time ` +
+        'after the committed entry before it (no jump)',
     );
   },
 );

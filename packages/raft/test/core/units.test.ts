@@ -1,5 +1,5 @@
 // Proves the core's building blocks in isolation: RaftLog cursors and searches, quorum arithmetic,
-// Progress flow control, the ReadIndex queue and ClusterTime monotonicity.
+// Progress flow control, the ReadIndex queue and ClusterTime's per-term reference.
 import t from 'tap';
 import { ClusterTime } from '../../src/core/cluster-time.js';
 import { Progress } from '../../src/core/progress.js';
@@ -189,22 +189,41 @@ t.test('ReadOnlyQueue: waiting, confirming in seq order, draining', async (t) =>
   t.equal(q.size(), 0);
 });
 
-t.test(
-  'ClusterTime: leader time = termStart + elapsed, never below highest seen, frozen otherwise',
-  async (t) => {
-    const clock = new ManualClock(1_000);
-    const ct = new ClusterTime(clock, 50);
-    clock.advance(500);
-    t.equal(ct.nowMs(), 50, 'follower: frozen');
-    ct.observe(80);
-    ct.observe(70);
-    t.equal(ct.nowMs(), 80);
-    ct.startLeading();
-    t.equal(ct.nowMs(), 80);
-    clock.advance(20);
-    t.equal(ct.nowMs(), 100);
-    ct.stopLeading();
-    clock.advance(1_000);
-    t.equal(ct.nowMs(), 100, 'keeps what it handed out, then freezes');
-  },
-);
+t.test('ClusterTime: leader time = termStart + elapsed, frozen otherwise (SPEC §2)', async (t) => {
+  const clock = new ManualClock(1_000);
+  const ct = new ClusterTime(clock, asTerm(1), 50);
+  clock.advance(500);
+  t.equal(ct.nowMs(), 50, 'follower: frozen');
+  ct.observe(asTerm(1), 80);
+  ct.observe(asTerm(1), 70);
+  t.equal(ct.nowMs(), 80, 'same term: the highest reading');
+  ct.startLeading(asTerm(2), asTerm(1), 60);
+  t.equal(ct.nowMs(), 80, 'starts from the reference of the last entry term');
+  clock.advance(20);
+  t.equal(ct.nowMs(), 100);
+  ct.stopLeading();
+  clock.advance(1_000);
+  t.equal(ct.nowMs(), 100, 'keeps what it handed out, then freezes');
+  t.same(ct.reference(), { term: 2, ms: 100 });
+});
+
+t.test('ClusterTime: the reference follows the newest term, even downwards (SPEC §1.5, §2)', async (t) => {
+  const clock = new ManualClock(0);
+  const ct = new ClusterTime(clock, asTerm(1), 9_000); // e.g. a stale leader's inflated reading
+  ct.observe(asTerm(2), 4_000);
+  t.same(ct.reference(), { term: 2, ms: 4_000 }, 'a newer term replaces a higher value');
+  ct.observe(asTerm(1), 9_500);
+  t.equal(ct.nowMs(), 4_000, 'an older term is ignored');
+  ct.observe(asTerm(2), 4_100);
+  ct.startLeading(asTerm(3), asTerm(2), 4_050);
+  t.equal(ct.nowMs(), 4_100, 'term start: max of the reference and the last entry of the same term');
+});
+
+t.test('ClusterTime: a newer timeline without an entry in the log is not mixed in (SPEC §1.5)', async (t) => {
+  const clock = new ManualClock(0);
+  const ct = new ClusterTime(clock, asTerm(2), 5_000);
+  ct.observe(asTerm(3), 7_000); // heard term 3's leader, but the log still ends with a term-2 entry
+  ct.startLeading(asTerm(4), asTerm(2), 5_000);
+  t.equal(ct.nowMs(), 5_000, 'term start: the last entry, the newer timeline never reached the log');
+  t.throws(() => ct.startLeading(asTerm(4), asTerm(2), 5_000), /newer/, 'a term is led once');
+});

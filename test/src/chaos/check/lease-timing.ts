@@ -19,6 +19,7 @@ import type { Checker, CheckResult, FaultEvent, HistoryOp, LeaderSample, RunReco
 import { effectOf, num, obj, okValue, percentiles, str, describeOp } from './history.js';
 import { mergeAttempts } from './merge.js';
 import { tokenObservations, type TokenObservation } from './fencing.js';
+import { describeContext, leaderAt } from './context.js';
 
 /** Options: run timing (drift, Δmax) and whether lateness under partitions fails. */
 export interface LeaseTimingOptions { readonly timing: RunTiming; readonly strictUnderFaults?: boolean }
@@ -71,6 +72,15 @@ function resourceOf(op: HistoryOp): string | null {
   return null;
 }
 
+/** "renew under n1@t4, grant by n2@t5": the sampled leader when the renew was sent and when the next grant was first seen. */
+function describeLeaders(samples: readonly LeaderSample[], renewMs: number, grantMs: number): string {
+  const at = (t: number): string => {
+    const l = leaderAt(samples, t);
+    return l === null ? 'no leader sampled' : `${l.leader}@t${l.term ?? '?'} (sampled ${(l.sampledMs / 1000).toFixed(2)}s)`;
+  };
+  return `leader at renew: ${at(renewMs)}, at grant: ${at(grantMs)}`;
+}
+
 /** Checks the merged history against the timing rules. */
 export function checkLeaseTiming(rawOps: readonly HistoryOp[], samples: readonly LeaderSample[], faults: readonly FaultEvent[], options: LeaseTimingOptions): CheckResult {
   const ops = mergeAttempts(rawOps);
@@ -116,7 +126,8 @@ export function checkLeaseTiming(rawOps: readonly HistoryOp[], samples: readonly
         if (g2.firstEvidenceMs < earliest) {
           violations.push({
             property: 'early-expiry', timeMs: g2.firstEvidenceMs, opIds: [base.op.opId],
-            message: `${res}: token ${g2.token}${g2.holder === null ? '' : ` (${g2.holder})`} seen at ${g2.firstEvidenceMs.toFixed(1)} ms, but ${g1.holder}'s token ${g1.token} was acquired/renewed at ${base.sendMs.toFixed(1)} ms with ttlMs ${base.ttlMs}: it could not expire before ${earliest.toFixed(1)} ms (last renew ${describeOp(base.op)})`,
+            message: `${res}: token ${g2.token}${g2.holder === null ? '' : ` (${g2.holder})`} seen at ${g2.firstEvidenceMs.toFixed(1)} ms, ${(earliest - g2.firstEvidenceMs).toFixed(0)} ms early: ${g1.holder}'s token ${g1.token} was acquired/renewed at ${base.sendMs.toFixed(1)} ms with ttlMs ${base.ttlMs}: it could not expire before ${earliest.toFixed(1)} ms (last renew ${describeOp(base.op)}); ${describeLeaders(samples, base.sendMs, g2.firstEvidenceMs)} ${describeContext(samples, faults, base.sendMs, g2.firstEvidenceMs)}`,
+            details: { earlyByMs: Math.round(earliest - g2.firstEvidenceMs), renewSentMs: base.sendMs, earliestExpiryMs: earliest, grantSeenMs: g2.firstEvidenceMs, previousToken: g1.token, token: g2.token },
           });
         }
       }
@@ -128,7 +139,7 @@ export function checkLeaseTiming(rawOps: readonly HistoryOp[], samples: readonly
         const allowed = lastAck + base.ttlMs + options.timing.expiryLatenessMaxMs + leaderlessMs(samples, lastAck, seen.op.invokeMs);
         if (seen.op.invokeMs > allowed) {
           const active = faultsDuring(faults, lastAck, seen.op.invokeMs).filter((k) => EXCUSING_FAULTS.has(k));
-          const msg = `${res}: ${g1.holder}'s token ${g1.token} (last renew acked at ${lastAck.toFixed(1)} ms, ttlMs ${base.ttlMs}) still held at ${seen.op.invokeMs.toFixed(1)} ms, past ${allowed.toFixed(1)} ms (${describeOp(seen.op)})`;
+          const msg = `${res}: ${g1.holder}'s token ${g1.token} (last renew acked at ${lastAck.toFixed(1)} ms, ttlMs ${base.ttlMs}) still held at ${seen.op.invokeMs.toFixed(1)} ms, past ${allowed.toFixed(1)} ms (${describeOp(seen.op)}) ${describeContext(samples, faults, lastAck, seen.op.invokeMs)}`;
           if (active.length > 0 && options.strictUnderFaults !== true) lateUnderFaults.push(`${msg} [faults: ${active.join(',')}]`);
           else violations.push({ property: 'late-expiry', timeMs: seen.op.invokeMs, opIds: [seen.op.opId], message: msg });
         }

@@ -5,6 +5,7 @@
  * budget; a partition the search cannot finish is reported in stats (`partitionsUnknown`), never
  * passed or failed silently.
  */
+import { describeContext } from './context.js';
 import type { Checker, CheckResult, HistoryOp, RunRecord, Violation } from '../types.js';
 import { describeOp } from './history.js';
 import { mergeAttempts } from './merge.js';
@@ -105,5 +106,18 @@ function describeViolation(p: Partition, linearized: readonly number[], blocked:
 
 /** The checker object (SPEC §1.2), for `createCheckers`. */
 export function linearizabilityChecker(options: LinearizabilityOptions): Checker {
-  return { name: 'linearizability', check: (run: RunRecord) => checkLinearizability(run.ops, options) };
+  return {
+    name: 'linearizability',
+    check: async (run: RunRecord) => {
+      const result = await checkLinearizability(run.ops, options);
+      // Each violation names the cluster context of its blocked op: leaders/terms and nearby faults.
+      const byId = new Map(run.ops.map((op) => [op.opId, op]));
+      const violations = result.violations.map((v) => {
+        const op = v.opIds?.[0] === undefined ? undefined : byId.get(v.opIds[0]);
+        if (op === undefined) return v;
+        return { ...v, message: `${v.message}\n${describeContext(run.leaderSamples, run.faults, op.invokeMs, op.completeMs ?? op.invokeMs)}` };
+      });
+      return { ...result, violations };
+    },
+  };
 }

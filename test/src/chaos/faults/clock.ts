@@ -19,10 +19,12 @@ export async function inject(ctx: FaultContext, params: ClockParams): Promise<Ac
   const faultId = ctx.nextFaultId();
   if (params.mode === 'rate') {
     const { node, label } = resolveTarget(ctx, params.target);
+    // Recorded when the stop begins (a graceful stop of a leader can take seconds and moves
+    // leadership), so the fault's bar in faults.jsonl covers the whole disturbance.
+    const detail = `clock rate x${params.rate} on ${label} (stop, restart at that rate)`;
+    ctx.record({ kind: 'clock', action: 'inject', targets: [node], detail, faultId });
     await ctx.backend.stopNode(node);
     await ctx.backend.startNode(node, { clockRate: params.rate });
-    const detail = `clock rate x${params.rate} on ${label} (restarted)`;
-    ctx.record({ kind: 'clock', action: 'inject', targets: [node], detail, faultId });
     return activeFault(ctx, faultId, 'clock', [node], `clock rate x1 on ${node} (restarted)`, async () => {
       await ctx.backend.stopNode(node);
       await ctx.backend.startNode(node);

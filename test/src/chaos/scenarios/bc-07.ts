@@ -5,11 +5,15 @@
  * watching continues.
  * Expected: C1 keeps its lock (no renew answered not_holder / lease_expired); no C2 renew is
  * acknowledged after C3's grant of that lock completed; tokens strictly increase.
+ * Timing: "C1 keeps its lock" holds only if C1's renewals can land in time after the election;
+ * cadence and per-attempt deadline come from `renewPlan` (helpers.ts: interval TTL/3, deadline
+ * interval + 1 s, margin TTL − 2 × interval ≥ the documented scheduling slack), so an attempt
+ * stuck forwarding to the paused leader gives up by the next tick instead of using up the TTL.
  */
 import type { Scenario } from './scenario.js';
 import { VerdictBuilder } from './scenario.js';
 import { LeaseClient, tokenOf } from '../runner/client-call.js';
-import { every, stamp, waitForAnyLeader } from './helpers.js';
+import { every, renewPlan, stamp, waitForAnyLeader } from './helpers.js';
 import { delay } from '../util/clock.js';
 
 export const bc07: Scenario = {
@@ -18,6 +22,8 @@ export const bc07: Scenario = {
   faults: 'pause (leader, 10 s)',
   async run(session, { repetitions, log }) {
     const v = new VerdictBuilder();
+    const ttlMs = 3_000;
+    const plan = renewPlan(ttlMs);
     for (let rep = 0; rep < Math.max(1, Math.ceil(repetitions / 3)); rep++) {
       const n1 = await waitForAnyLeader(session);
       const n2 = session.backend.nodeIds.find((id) => id !== n1)!;
@@ -26,8 +32,8 @@ export const bc07: Scenario = {
       const c1 = new LeaseClient(session.history, session.cluster, 'C1');
       const c2 = new LeaseClient(session.history, session.cluster, 'C2');
       const c3 = new LeaseClient(session.history, session.cluster, 'C3');
-      const t1 = tokenOf((await c1.acquire(n2, l1, `C1-${rep}`, 3_000)).outcome);
-      const t2 = tokenOf((await c2.acquire(n1, l2, `C2-${rep}`, 3_000)).outcome);
+      const t1 = tokenOf((await c1.acquire(n2, l1, `C1-${rep}`, ttlMs)).outcome);
+      const t2 = tokenOf((await c2.acquire(n1, l2, `C2-${rep}`, ttlMs)).outcome);
       if (!v.expect(t1 !== null && t2 !== null, 'progress', `round ${rep}: initial acquires failed`)) continue;
       const stop = new AbortController();
       let c1Lost = 0;
@@ -35,17 +41,17 @@ export const bc07: Scenario = {
       let c3GrantDoneMs: number | null = null;
       let c3Token: number | null = null;
       const loops = [
-        every(1_000, stop.signal, async () => {
-          const r = await c1.renew(n2, l1, `C1-${rep}`, t1!, 2_500);
+        every(plan.intervalMs, stop.signal, async () => {
+          const r = await c1.renew(n2, l1, `C1-${rep}`, t1!, plan.timeoutMs);
           if (r.outcome.status === 'fail' && (r.outcome.code === 'not_holder' || r.outcome.code === 'lease_expired')) c1Lost++;
         }),
-        every(1_000, stop.signal, async () => {
-          const r = await c2.renew(n1, l2, `C2-${rep}`, t2!, 2_500);
+        every(plan.intervalMs, stop.signal, async () => {
+          const r = await c2.renew(n1, l2, `C2-${rep}`, t2!, plan.timeoutMs);
           if (r.outcome.status === 'ok') c2Acks.push(session.clock.now());
         }),
         every(500, stop.signal, async () => {
           if (c3GrantDoneMs !== null) return;
-          const r = await c3.acquire(n2, l2, `C3-${rep}`, 3_000, 2_500);
+          const r = await c3.acquire(n2, l2, `C3-${rep}`, ttlMs, 2_500);
           const t = tokenOf(r.outcome);
           if (t !== null) {
             c3Token = t;

@@ -344,7 +344,7 @@ async function finalPhase(c: Ctx): Promise<void> {
   let resolved = 0;
   for (const u of c.unresolved) {
     if (c.cluster.clock.now() > endBy) break;
-    const res = await u.req.send(u.spec, { key: u.key, signal: AbortSignal.timeout(Math.max(1, endBy - c.cluster.clock.now())) });
+    const res = await u.req.send(u.spec, { key: u.key, signal: AbortSignal.timeout(Math.max(1, Math.ceil(endBy - c.cluster.clock.now()))) }); // needs an integer
     if (isDefinite(res.outcome)) resolved++;
   }
   // Final linearizable reads (the durability checker's final state), through any node that answers.
