@@ -53,6 +53,10 @@ export interface ServerConfig {
   readonly longPollMsMax: number;
   /** Request body limit; derived from valueBytesMax unless set. */
   readonly bodyBytesMax: number;
+  /** Raft snapshot (and log compaction) after this many applied entries (Raft §7). */
+  readonly snapshotEntries: number;
+  /** Log entries kept behind a snapshot for lagging followers (0 = drop all it covers). */
+  readonly snapshotKeepEntries: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly limits: LimitsConfig;
 }
@@ -115,6 +119,8 @@ export const SETTINGS: readonly SettingDoc[] = [
   { flag: 'keys-max', env: 'TENURE_KEYS_MAX', def: String(D.keysMax), doc: 'KV keys limit.' },
   { flag: 'idempotency-window-ms', env: 'TENURE_IDEMPOTENCY_WINDOW_MS', def: String(D.idempotencyWindowMs), doc: 'How long (cluster time) idempotency records are kept.' },
   { flag: 'idempotency-records-max', env: 'TENURE_IDEMPOTENCY_RECORDS_MAX', def: String(D.idempotencyRecordsMax), doc: 'Bound on idempotency records in memory.' },
+  { flag: 'snapshot-entries', env: 'TENURE_SNAPSHOT_ENTRIES', def: '10000', doc: 'Take a Raft snapshot and compact the log every this many applied entries.' },
+  { flag: 'snapshot-keep-entries', env: 'TENURE_SNAPSHOT_KEEP_ENTRIES', def: '1000', doc: 'Log entries kept behind a snapshot so slightly lagging followers catch up without one (0 = none).' },
   { flag: 'log-level', env: 'TENURE_LOG_LEVEL', def: 'info', doc: 'pino level: fatal, error, warn, info, debug, trace, silent.' },
 ];
 
@@ -239,6 +245,9 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     idempotencyRecordsMax: intSetting(get, 'idempotency-records-max', d.idempotencyRecordsMax, 1, 100_000_000),
   };
 
+  const snapshotEntries = intSetting(get, 'snapshot-entries', 10_000, 1, 100_000_000);
+  const snapshotKeepEntries = intSetting(get, 'snapshot-keep-entries', 1_000, 0, 100_000_000);
+
   const logLevel = get('log-level') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) throw new ConfigError('log-level', `"${logLevel}" must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -257,6 +266,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     longPollMsMax: 60_000,
     // Room for the JSON envelope around a maximal value (fields, escapes).
     bodyBytesMax: limits.valueBytesMax * 2 + 16 * 1024,
+    snapshotEntries,
+    snapshotKeepEntries,
     logLevel: logLevel as ServerConfig['logLevel'],
     limits,
   };

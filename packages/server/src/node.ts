@@ -69,6 +69,8 @@ export async function startNode(config: ServerConfig, opts: StartNodeOptions = {
     heartbeatMs: config.heartbeatMs,
     electionTimeoutMs: config.electionTimeoutMs,
     requestTimeoutMsDefault: config.requestTimeoutMsDefault,
+    snapshotEntries: config.snapshotEntries,
+    snapshotKeepEntries: config.snapshotKeepEntries,
     logger: loggers.raftLogger,
     onFatalError: onFatal,
   });

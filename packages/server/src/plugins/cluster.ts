@@ -1,7 +1,9 @@
 /**
  * Cluster and operations routes (SPEC §3): /v1/cluster, leadership transfer, /healthz, /readyz,
- * /metrics.
+ * /metrics; plus the read-only debug route /v1/cluster/state (this replica's applied index and
+ * state hash, for replica comparison in chaos tests, FAILURE-SCENARIOS BC-25).
  */
+import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { HttpError, noLeader } from '../http-error.js';
@@ -36,6 +38,18 @@ export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptio
       };
     });
     return { id: s.id, leader: s.leaderId, term: s.term, commitIndex: s.commitIndex, appliedIndex: s.appliedIndex, clusterTimeMs: Math.floor(s.clusterTimeMs), members };
+  });
+
+  /**
+   * `GET /v1/cluster/state` → `{id, appliedIndex, stateHash}`: this node's own replica, never
+   * forwarded. stateHash = sha256 hex of the coord-state snapshot bytes, which are deterministic
+   * (same state ⇒ same bytes), so two replicas at the same appliedIndex must report the same hash.
+   * Read in one synchronous step, so the hash is of the state at exactly appliedIndex.
+   */
+  app.get('/v1/cluster/state', { schema: { tags: ['cluster'] } }, async () => {
+    const appliedIndex = raft.status().appliedIndex;
+    const stateHash = createHash('sha256').update(deps.coord.snapshot()).digest('hex');
+    return { id: config.nodeId, appliedIndex, stateHash };
   });
 
   app.post(

@@ -38,6 +38,8 @@ export interface SessionOptions {
   readonly electionTimeoutMs?: number;
   /** Run nodes under libfaketime with a timestamp file (wall-clock step faults). */
   readonly wallClockFaults?: boolean;
+  /** Extra server flags for every node (ignored when `nodeCommand` is given). */
+  readonly serverArgs?: readonly string[];
   /** How long `open` waits for the first leader, ms. Default 30,000. */
   readonly firstLeaderWaitMs?: number;
   /** Passed to `createCheckers` as the per-checker search bound, ms. Default 60,000. */
@@ -310,7 +312,7 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   const modules = await loadModules();
   const clock = createRunClock();
   const log = (line: string): void => options.log(line);
-  const command = options.nodeCommand ?? tenureServerCommand(options.repoRoot, { heartbeatMs: options.heartbeatMs ?? 100, electionTimeoutMs: options.electionTimeoutMs ?? 1000 });
+  const command = options.nodeCommand ?? tenureServerCommand(options.repoRoot, { heartbeatMs: options.heartbeatMs ?? 100, electionTimeoutMs: options.electionTimeoutMs ?? 1000, ...(options.serverArgs !== undefined ? { extraArgs: options.serverArgs } : {}) });
   const backend: ChaosBackend =
     options.backend === 'netns'
       ? await NetnsCluster.create({ runDir, command, wallClockFaults: options.wallClockFaults ?? false, log })

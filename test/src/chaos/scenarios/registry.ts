@@ -12,10 +12,11 @@ import { bc10 } from './bc-10.js';
 import { bc11 } from './bc-11.js';
 import { bc20 } from './bc-20.js';
 import { bc22 } from './bc-22.js';
+import { bc25 } from './bc-25.js';
 import { bc26 } from './bc-26.js';
 
 /** Every automated scenario, by case number. */
-export const scenarios: readonly Scenario[] = [bc02, bc03, bc05, bc07, bc08, bc10, bc11, bc20, bc22, bc26];
+export const scenarios: readonly Scenario[] = [bc02, bc03, bc05, bc07, bc08, bc10, bc11, bc20, bc22, bc25, bc26];
 
 /** The scenario named `name` (case-insensitive, `BC-8` and `bc08` accepted). Throws listing the known ones. */
 export function findScenario(name: string): Scenario {

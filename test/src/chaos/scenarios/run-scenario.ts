@@ -6,7 +6,7 @@ import { openSession, type SessionOptions, type SessionResult } from '../runner/
 import { findScenario } from './registry.js';
 
 /** Options of `runScenario`. */
-export interface ScenarioRunOptions extends Omit<SessionOptions, 'scenario' | 'wallClockFaults'> {
+export interface ScenarioRunOptions extends Omit<SessionOptions, 'scenario' | 'wallClockFaults' | 'serverArgs'> {
   readonly repetitions: number;
   readonly keepData?: boolean;
 }
@@ -14,7 +14,7 @@ export interface ScenarioRunOptions extends Omit<SessionOptions, 'scenario' | 'w
 /** Runs scenario `name` (e.g. `BC-08`). Throws on an unknown name or a setup failure. */
 export async function runScenario(name: string, options: ScenarioRunOptions): Promise<SessionResult> {
   const scenario = findScenario(name);
-  const session = await openSession({ ...options, scenario: scenario.name, wallClockFaults: scenario.wallClockFaults ?? false });
+  const session = await openSession({ ...options, scenario: scenario.name, wallClockFaults: scenario.wallClockFaults ?? false, ...(scenario.serverArgs !== undefined ? { serverArgs: scenario.serverArgs } : {}) });
   const startMs = performance.now();
   let verdict;
   try {

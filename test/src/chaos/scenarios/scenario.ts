@@ -18,6 +18,8 @@ export interface Scenario {
   readonly faults: string;
   /** Start nodes under libfaketime with a timestamp file (wall-clock steps). */
   readonly wallClockFaults?: boolean;
+  /** Extra server flags for every node of the scenario's cluster (e.g. snapshot settings). */
+  readonly serverArgs?: readonly string[];
   /**
    * Runs the scenario on an open session (cluster up, leader known). `repetitions` scales the
    * number of rounds (FAILURE-SCENARIOS asks for ≥ 20 in full runs; the test slice uses fewer).

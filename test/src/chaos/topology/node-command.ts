@@ -43,6 +43,8 @@ export interface ServerTimingOptions {
   readonly heartbeatMs?: number;
   readonly electionTimeoutMs?: number;
   readonly logLevel?: string;
+  /** More server flags appended as given (e.g. `--snapshot-entries 100`, BC-25). */
+  readonly extraArgs?: readonly string[];
 }
 
 /** `--peers` text: `id=raftHost:port@httpHost:port,…` (packages/server/src/config.ts). */
@@ -72,6 +74,7 @@ export function tenureServerCommand(repoRoot: string, timing: ServerTimingOption
     if (timing.heartbeatMs !== undefined) args.push('--heartbeat-ms', String(timing.heartbeatMs));
     if (timing.electionTimeoutMs !== undefined) args.push('--election-timeout-ms', String(timing.electionTimeoutMs));
     if (timing.logLevel !== undefined) args.push('--log-level', timing.logLevel);
+    if (timing.extraArgs !== undefined) args.push(...timing.extraArgs);
     return { file: process.execPath, args, env: {} };
   };
 }
