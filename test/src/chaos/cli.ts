@@ -14,6 +14,8 @@
  *                               namespaces/links no state file accounts for; never live runs)
  *   --keep-data                 keep node data dirs of passing runs
  *   --no-deps                   do not run scripts/chaos-deps.sh first
+ *   --unsafe-stale-reads        deliberately unsafe: workload reads use ?consistency=stale
+ *                               (the linearizability checker must flag the run)
  * Exit code: 0 all verdicts pass, 1 a verdict failed, 2 usage or setup error.
  */
 import { spawnSync } from 'node:child_process';
@@ -43,6 +45,7 @@ interface CliArgs {
   all: boolean;
   keepData: boolean;
   deps: boolean;
+  unsafeStaleReads: boolean;
 }
 
 const helpText = `npm run chaos -- [options]
@@ -58,7 +61,9 @@ const helpText = `npm run chaos -- [options]
   --cleanup [--all]           remove runs whose owner process is dead (--all: also
                               namespaces/links no state file accounts for; never live runs)
   --keep-data                 keep node data dirs of passing runs
-  --no-deps                   do not run scripts/chaos-deps.sh first`;
+  --no-deps                   do not run scripts/chaos-deps.sh first
+  --unsafe-stale-reads        deliberately unsafe: workload reads use ?consistency=stale
+                              (the linearizability checker must flag the run)`;
 
 function usage(message: string): never {
   console.error(`chaos: ${message}\n(see test/src/chaos/README.md; e.g. npm run chaos -- --minutes 3 --seed 42)`);
@@ -79,6 +84,7 @@ function parseArgs(argv: readonly string[]): CliArgs {
     all: false,
     keepData: false,
     deps: true,
+    unsafeStaleReads: false,
   };
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1];
@@ -138,6 +144,9 @@ function parseArgs(argv: readonly string[]): CliArgs {
       case '--no-deps':
         args.deps = false;
         break;
+      case '--unsafe-stale-reads':
+        args.unsafeStaleReads = true;
+        break;
       case '--help':
       case '-h':
         console.log(helpText);
@@ -172,6 +181,8 @@ async function main(): Promise<number> {
     if (deps.status !== 0) usage('scripts/chaos-deps.sh failed');
   }
   const log = (line: string): void => console.log(line);
+  // Read by the workload's defaultWorkloadOptions (tenure-workload.ts).
+  if (args.unsafeStaleReads) process.env['TENURE_CHAOS_STALE_READS'] = '1';
   const common = { backend: args.backend, seed: args.seed, outRoot: args.out, repoRoot, log, keepData: args.keepData };
   let ok = true;
   if (args.scenario !== null) {

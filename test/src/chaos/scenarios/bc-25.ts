@@ -94,6 +94,8 @@ export const bc25: Scenario = {
       const names = Array.from({ length: loops }, (_, i) => `bc25-${rep}-L${i}`);
       const clients = names.map((_, i) => new LeaseClient(session.history, session.cluster, `W${rep}-${i}`));
       const serial = new Map<string, number>();
+      /** Grants a loop still holds (released first in the next cycle). */
+      const held = new Map<string, { holder: string; token: number }>();
       let commitAtHeal = 0;
       let restartedAtMs = performance.now();
       for (let k = 0; k < killsPerRound; k++) {
@@ -106,24 +108,27 @@ export const bc25: Scenario = {
         let done = 0;
         let okOps = 0;
         try {
-          // Each loop: acquire → release on its own lease until the shared budget is spent (a loop
-          // whose budget ends after an acquire leaves that grant held: live grants to compare).
+          // Each loop alternates acquire / release on its own lease until the shared budget is
+          // spent; a grant held when the budget ends stays held (live grants to compare).
           await Promise.all(
             names.map(async (name, i) => {
               const client = clients[i]!;
               while (done < budget) {
+                done++;
+                const mine = held.get(name);
+                if (mine !== undefined) {
+                  const rel = await client.release(leader, name, mine.holder, mine.token);
+                  if (rel.outcome.status === 'ok') okOps++;
+                  held.delete(name);
+                  continue;
+                }
                 const n = (serial.get(name) ?? 0) + 1;
                 serial.set(name, n);
                 const holder = `H${rep}-${i}-${n}`;
-                done++;
-                const got = await client.acquire(leader, name, holder, 60_000);
-                const token = tokenOf(got.outcome);
+                const token = tokenOf((await client.acquire(leader, name, holder, 60_000)).outcome);
                 if (token === null) continue;
                 okOps++;
-                if (done >= budget) break;
-                done++;
-                const rel = await client.release(leader, name, holder, token);
-                if (rel.outcome.status === 'ok') okOps++;
+                held.set(name, { holder, token });
               }
             }),
           );
