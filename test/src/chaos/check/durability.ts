@@ -15,7 +15,7 @@
  */
 import type { Checker, CheckResult, HistoryOp, RunRecord, Violation } from '../types.js';
 import { canonicalJson, describeOp, effectOf, num, okValue, str } from './history.js';
-import { logicalKey, mergeAttempts } from './merge.js';
+import { IDEMPOTENCY_WINDOW_MS, logicalKey, mergeAttempts } from './merge.js';
 import { tokenObservations } from './fencing.js';
 
 /** Checks the history (attempts are merged here where needed). */
@@ -103,7 +103,8 @@ function idempotencyReplay(rawOps: readonly HistoryOp[]): Violation[] {
     const k = logicalKey(o);
     if (k === null || effectOf(o.outcome) === 'maybe') continue;
     const f = first.get(k);
-    if (f === undefined) { first.set(k, o); continue; }
+    // Past the window the server may have forgotten the key: a repeat is then a new request.
+    if (f === undefined || o.invokeMs - f.invokeMs >= IDEMPOTENCY_WINDOW_MS) { first.set(k, o); continue; }
     const a = f.outcome;
     const b = o.outcome;
     const same = a.status === b.status && (a.status === 'ok' && b.status === 'ok' ? canonicalJson(a.value) === canonicalJson(b.value)

@@ -12,6 +12,14 @@
 import type { HistoryOp } from '../types.js';
 import { effectOf, str } from './history.js';
 
+/**
+ * How long the server remembers an Idempotency-Key: SPEC §3, default 10 minutes of cluster time.
+ * Cluster time never runs ahead of real time, so a repeat sent less than this long (real time) after
+ * the first attempt is certainly answered from the record; a later one may be applied afresh, so it
+ * is a new logical request.
+ */
+export const IDEMPOTENCY_WINDOW_MS = 600_000;
+
 /** Key of a logical request: process + kind + idempotency key, or null when the op has none. */
 export function logicalKey(op: HistoryOp): string | null {
   const k = str(op.args, 'idempotencyKey');
@@ -31,8 +39,7 @@ export function mergeAttempts(ops: readonly HistoryOp[]): HistoryOp[] {
     const g = groups.get(k);
     if (g === undefined) groups.set(k, [op]); else g.push(op);
   }
-  for (const g of groups.values()) {
-    g.sort((a, b) => a.invokeMs - b.invokeMs || a.opId - b.opId);
+  for (const all of groups.values()) for (const g of splitByWindow(all)) {
     const first = g[0]!;
     const definite = g.find((o) => effectOf(o.outcome) !== 'maybe');
     if (definite !== undefined) {
@@ -43,4 +50,16 @@ export function mergeAttempts(ops: readonly HistoryOp[]): HistoryOp[] {
     }
   }
   return out.sort((a, b) => a.invokeMs - b.invokeMs || a.opId - b.opId);
+}
+
+/** Attempts sorted by invoke time, split where one starts a full idempotency window after its run's first. */
+export function splitByWindow(attempts: readonly HistoryOp[]): HistoryOp[][] {
+  const sorted = [...attempts].sort((a, b) => a.invokeMs - b.invokeMs || a.opId - b.opId);
+  const runs: HistoryOp[][] = [];
+  for (const op of sorted) {
+    const run = runs[runs.length - 1];
+    if (run !== undefined && op.invokeMs - run[0]!.invokeMs < IDEMPOTENCY_WINDOW_MS) run.push(op);
+    else runs.push([op]);
+  }
+  return runs;
 }

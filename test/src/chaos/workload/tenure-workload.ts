@@ -26,6 +26,7 @@ import { startFencedStore, FENCED_STORE_LOG, type FencedStoreServer } from '../f
 import { httpJson } from '../util/http.js';
 import { bodyOf, isDefinite, Requester, type RequestResult, type RequestSpec } from './request.js';
 import { recordingFetch } from './recording-fetch.js';
+import { IDEMPOTENCY_WINDOW_MS } from '../check/merge.js';
 
 /** Workload knobs (all optional; defaults in `defaultWorkloadOptions`). */
 export interface TenureWorkloadOptions {
@@ -86,7 +87,7 @@ interface Ctx {
   readonly counterKey: string;
   readonly plainKeys: readonly string[];
   /** Logical mutations whose outcome is still unknown: resolved at stop. */
-  readonly unresolved: { req: Requester; spec: RequestSpec; key: string }[];
+  readonly unresolved: { req: Requester; spec: RequestSpec; key: string; firstSentMs: number }[];
   /** Requester of the final reads (process `final`). */
   readonly finalReq: Requester;
   readonly log: (line: string) => void;
@@ -150,8 +151,9 @@ export function createTenureWorkload(options: WorkloadOptions & { readonly workl
 
 /** Sends and remembers a mutation whose outcome stayed unknown. */
 async function mutate(c: Ctx, req: Requester, spec: RequestSpec): Promise<RequestResult> {
+  const firstSentMs = c.cluster.clock.now();
   const res = await req.send(spec, { signal: c.signal });
-  if (!isDefinite(res.outcome) && res.idempotencyKey !== null) c.unresolved.push({ req, spec, key: res.idempotencyKey });
+  if (!isDefinite(res.outcome) && res.idempotencyKey !== null) c.unresolved.push({ req, spec, key: res.idempotencyKey, firstSentMs });
   return res;
 }
 
@@ -344,6 +346,8 @@ async function finalPhase(c: Ctx): Promise<void> {
   let resolved = 0;
   for (const u of c.unresolved) {
     if (c.cluster.clock.now() > endBy) break;
+    // A repeat past the server's idempotency window could be applied afresh: leave it unknown.
+    if (c.cluster.clock.now() - u.firstSentMs > IDEMPOTENCY_WINDOW_MS * 0.9) continue;
     const res = await u.req.send(u.spec, { key: u.key, signal: AbortSignal.timeout(Math.max(1, Math.ceil(endBy - c.cluster.clock.now()))) }); // needs an integer
     if (isDefinite(res.outcome)) resolved++;
   }
