@@ -1,5 +1,5 @@
 /**
- * CONTRACT of the coordination state machine: commands, results, queries.
+ * The coordination state machine's public contract: commands, results, queries.
  * The server and client build against these shapes; coord-state implements them.
  *
  * Conventions: all durations are integer ms; all times are SPEC §2 cluster time in ms.

@@ -1,5 +1,5 @@
 /**
- * Public API of a running Raft node, as the server uses it (CONTRACT; implemented by raft-node.ts).
+ * Public API of a running Raft node, as the server uses it (implemented by raft-node.ts).
  */
 import type { LogIndex, NodeId, Role, Term } from './core/types.js';
 
