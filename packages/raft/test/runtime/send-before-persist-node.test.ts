@@ -6,23 +6,10 @@ import { RaftNode } from '../../src/raft-node.js';
 import { MemoryRaftStorage } from '../../src/storage/raft-storage.js';
 import type { PersistBatch } from '../../src/storage/raft-storage.js';
 import { MemoryNetwork } from '../../src/transport/memory-transport.js';
-import type { AppliedEntry, StateMachine } from '../../src/state-machine.js';
+import { ListMachine, until } from './fixtures/list-machine.js';
 
 const ids = ['n1', 'n2', 'n3'];
 const peers = ids.map((id) => ({ id, raftAddress: 'in-memory' }));
-const deadlineMs = 20_000;
-
-class ListMachine implements StateMachine<number> {
-  readonly values: string[] = [];
-  apply(entry: AppliedEntry): number {
-    if (entry.type === 'command') this.values.push(new TextDecoder().decode(entry.data));
-    return this.values.length;
-  }
-  snapshot(): Uint8Array {
-    return new Uint8Array();
-  }
-  restore(): void {}
-}
 
 /** Memory storage whose persist() can be held open (an fsync that has not returned yet). */
 class GatedStorage extends MemoryRaftStorage {
@@ -45,16 +32,6 @@ class GatedStorage extends MemoryRaftStorage {
       await gate;
     }
     return super.persist(batch);
-  }
-}
-
-async function until<T>(probe: () => T | undefined | null | false, what: string): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() - start > deadlineMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
   }
 }
 

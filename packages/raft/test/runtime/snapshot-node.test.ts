@@ -8,41 +8,10 @@ import type { RaftNodeOptions } from '../../src/raft-node-options.js';
 import { MemoryRaftStorage } from '../../src/storage/raft-storage.js';
 import { LevelRaftStorage } from '../../src/storage/level-storage.js';
 import { MemoryNetwork } from '../../src/transport/memory-transport.js';
-import type { AppliedEntry, StateMachine } from '../../src/state-machine.js';
+import { ListMachine, until } from './fixtures/list-machine.js';
 
-const deadlineMs = 20_000;
 const ids = ['n1', 'n2', 'n3'];
 const encode = (s: string) => new TextEncoder().encode(s);
-const decode = (b: Uint8Array) => new TextDecoder().decode(b);
-
-/** Applied command texts; snapshot = the list as JSON (deterministic bytes). Counts restores. */
-class ListMachine implements StateMachine<number> {
-  values: string[] = [];
-  restores = 0;
-  applies = 0;
-  apply(entry: AppliedEntry): number {
-    this.applies++;
-    if (entry.type === 'command') this.values.push(decode(entry.data));
-    return this.values.length;
-  }
-  snapshot(): Uint8Array {
-    return encode(JSON.stringify(this.values));
-  }
-  restore(bytes: Uint8Array): void {
-    this.restores++;
-    this.values = JSON.parse(decode(bytes)) as string[];
-  }
-}
-
-async function until<T>(probe: () => T | undefined | null | false, what: string): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() - start > deadlineMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 interface Member {
   node: RaftNode<number>;
