@@ -21,13 +21,21 @@ export interface RetryPolicy {
  * failover (election 1–2 s, SPEC §3, plus detection) never exhausts a long wait's retries. The cap of
  * 1,000 tries is a safety bound only: at ≥ 500 ms per retry after the first few it spans minutes.
  */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 1000, baseDelayMs: 50, maxDelayMs: 1000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+  attempts: 1000,
+  baseDelayMs: 50,
+  maxDelayMs: 1000,
+};
 
 /**
  * Delay before retry number `retryIndex` (0 for the first retry): `min(maxDelayMs, baseDelayMs × 2^i)`
  * scaled by a jitter factor in [0.5, 1) drawn from `random()` ("equal jitter").
  */
-export function backoffDelayMs(policy: RetryPolicy, retryIndex: number, random: () => number): number {
+export function backoffDelayMs(
+  policy: RetryPolicy,
+  retryIndex: number,
+  random: () => number,
+): number {
   const capMs = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(retryIndex, 30));
   return Math.round(capMs * (0.5 + random() * 0.5));
 }

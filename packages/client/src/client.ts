@@ -113,7 +113,11 @@ export interface WatchOptions extends LongPollOptions {
 /** The `kv` namespace of a TenureClient (SPEC §3 fenced writes). */
 export interface KvApi {
   /** Writes `value`; resolves `{key, revision}`. 409 `stale_token` / `revision_mismatch` → TenureError. */
-  put(key: string, value: JsonValue, options?: KvWriteOptions): Promise<{ key: string; revision: number }>;
+  put(
+    key: string,
+    value: JsonValue,
+    options?: KvWriteOptions,
+  ): Promise<{ key: string; revision: number }>;
   /** Reads a key; null when it does not exist (404). */
   get(key: string, options?: ReadOptions): Promise<KvView | null>;
   /** Deletes a key; 404 → TenureError `not_found`. */
@@ -158,7 +162,8 @@ export class TenureClient {
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 5000;
     this.#sleep =
       options.sleep ??
-      ((delayMs, signal) => setTimeoutPromise(delayMs, undefined, signal === undefined ? {} : { signal }));
+      ((delayMs, signal) =>
+        setTimeoutPromise(delayMs, undefined, signal === undefined ? {} : { signal }));
     this.#transport = new Transport(
       {
         endpoints: options.endpoints,
@@ -227,10 +232,15 @@ export class TenureClient {
         options.waitMs ?? 0,
       );
     } catch (error) {
-      if (error instanceof TenureError && error.outcomeUnknown) this.#releaseIfGranted(name, holder);
+      if (error instanceof TenureError && error.outcomeUnknown)
+        this.#releaseIfGranted(name, holder);
       throw error;
     }
-    if (grant.holder !== holder || !Number.isSafeInteger(grant.fencingToken) || !(grant.ttlMs > 0)) {
+    if (
+      grant.holder !== holder ||
+      !Number.isSafeInteger(grant.fencingToken) ||
+      !(grant.ttlMs > 0)
+    ) {
       this.#releaseIfGranted(name, holder);
       throw new TenureError('acquire answered a malformed grant', {
         code: 'internal',
@@ -256,7 +266,8 @@ export class TenureClient {
         options.timeoutMs ?? this.#requestTimeoutMs,
         options.signal,
       );
-      if (confirmed.kind !== 'held') throw this.#lateGrantFailed(name, holder, grant, sendTimeMs, confirmed);
+      if (confirmed.kind !== 'held')
+        throw this.#lateGrantFailed(name, holder, grant, sendTimeMs, confirmed);
       datedFromMs = confirmed.sendTimeMs;
       ttlMs = confirmed.ttlMs;
     }
@@ -274,7 +285,11 @@ export class TenureClient {
    * Acquires `name`, runs `fn(lease)`, and releases in `finally` (release errors are logged, not thrown).
    * `fn` should stop when `lease.signal` aborts and pass `lease.fencingToken` to its writes (SPEC §5).
    */
-  async withLease<T>(name: string, options: AcquireOptions, fn: (lease: Lease) => Promise<T>): Promise<T> {
+  async withLease<T>(
+    name: string,
+    options: AcquireOptions,
+    fn: (lease: Lease) => Promise<T>,
+  ): Promise<T> {
     const lease = await this.acquire(name, options);
     try {
       return await fn(lease);
@@ -307,7 +322,12 @@ export class TenureClient {
     fencingToken: number,
     options: MutationOptions = {},
   ): Promise<{ name: string; released: true }> {
-    return this.#mutate('POST', `/v1/leases/${enc(name)}/release`, { holder, fencingToken }, options);
+    return this.#mutate(
+      'POST',
+      `/v1/leases/${enc(name)}/release`,
+      { holder, fencingToken },
+      options,
+    );
   }
 
   /** Reads a lease; null when there is no live grant (404). */
@@ -442,7 +462,10 @@ export class TenureClient {
         const sendTimeMs = this.#clock.now();
         try {
           settle(
-            await this.#campaignRenew(group, candidate, { signal: stop.signal, timeoutMs: periodMs }),
+            await this.#campaignRenew(group, candidate, {
+              signal: stop.signal,
+              timeoutMs: periodMs,
+            }),
             sendTimeMs,
           );
         } catch {
@@ -456,7 +479,9 @@ export class TenureClient {
     const won = elected as { answer: CampaignAnswer; sendTimeMs: number } | null;
     if (won === null) {
       // Abandoned: leave the queue so this candidacy is never elected later.
-      this.#mutate('POST', `/v1/elections/${enc(group)}/resign`, { candidate }, {}).catch(() => undefined);
+      this.#mutate('POST', `/v1/elections/${enc(group)}/resign`, { candidate }, {}).catch(
+        () => undefined,
+      );
       if (fatal !== null) throw fatal;
       throw new TenureError(`campaign in ${group} aborted`, {
         code: 'aborted',
@@ -491,12 +516,19 @@ export class TenureClient {
       );
       if (confirmed.kind !== 'held') {
         // Leave the queue either way: a candidacy nobody campaigns for must not be elected later.
-        this.#mutate('POST', `/v1/elections/${enc(group)}/resign`, { candidate }, {}).catch(() => undefined);
+        this.#mutate('POST', `/v1/elections/${enc(group)}/resign`, { candidate }, {}).catch(
+          () => undefined,
+        );
         const details = { fencingToken, cause: confirmed.error.code };
         throw confirmed.kind === 'lost'
           ? new TenureError(
               `elected in ${group} (token ${fencingToken}) but no longer leader when confirmed: ${confirmed.error.message}`,
-              { code: 'lease_lost', status: confirmed.error.status, details, cause: confirmed.error },
+              {
+                code: 'lease_lost',
+                status: confirmed.error.status,
+                details,
+                cause: confirmed.error,
+              },
             )
           : new TenureError(
               `elected in ${group} (token ${fencingToken}) but could not confirm it: ${confirmed.error.message}`,
@@ -607,7 +639,9 @@ export class TenureClient {
 
   async #read<T>(path: string, options: ReadOptions, notFoundIsNull: boolean): Promise<T | null> {
     const fullPath =
-      options.consistency === 'stale' ? `${path}${path.includes('?') ? '&' : '?'}consistency=stale` : path;
+      options.consistency === 'stale'
+        ? `${path}${path.includes('?') ? '&' : '?'}consistency=stale`
+        : path;
     try {
       return (
         await this.#transport.request<T>({
@@ -633,7 +667,12 @@ export class TenureClient {
   }
 
   #campaignRenew(group: string, candidate: string, options: CallOptions): Promise<CampaignAnswer> {
-    return this.#mutate<CampaignAnswer>('POST', `/v1/elections/${enc(group)}/renew`, { candidate }, options);
+    return this.#mutate<CampaignAnswer>(
+      'POST',
+      `/v1/elections/${enc(group)}/renew`,
+      { candidate },
+      options,
+    );
   }
 
   /**
@@ -702,7 +741,8 @@ export class TenureClient {
 
   #leaseOps(): LeaseOps {
     return {
-      renew: (name, holder, fencingToken, options) => this.renewLease(name, holder, fencingToken, options),
+      renew: (name, holder, fencingToken, options) =>
+        this.renewLease(name, holder, fencingToken, options),
       release: async (name, holder, fencingToken) => {
         await this.releaseLease(name, holder, fencingToken);
       },

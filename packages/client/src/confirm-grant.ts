@@ -35,7 +35,10 @@ export type ConfirmResult =
   | { readonly kind: 'unknown'; readonly error: TenureError };
 
 /** One renewal of the grant with a call budget (ms) and the caller's signal; rejects with TenureError. */
-export type ConfirmRenew = (timeoutMs: number, signal: AbortSignal | undefined) => Promise<RenewOutcome>;
+export type ConfirmRenew = (
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+) => Promise<RenewOutcome>;
 
 /** Safe local deadline of SPEC §2 for a grant of `ttlMs` whose request was sent at `sendTimeMs` (ms). */
 export function safeDeadlineMs(sendTimeMs: number, ttlMs: number, timing: ConfirmTiming): number {
@@ -53,7 +56,9 @@ export function needsConfirmation(
   ttlMs: number,
   timing: ConfirmTiming,
 ): boolean {
-  return nowMs - sendTimeMs > ttlMs / 3 || safeDeadlineMs(sendTimeMs, ttlMs, timing) - nowMs <= ttlMs / 3;
+  return (
+    nowMs - sendTimeMs > ttlMs / 3 || safeDeadlineMs(sendTimeMs, ttlMs, timing) - nowMs <= ttlMs / 3
+  );
 }
 
 /**
@@ -75,17 +80,26 @@ export async function confirmGrant(
 ): Promise<ConfirmResult> {
   const { clock } = timing;
   const endMs = clock.now() + budgetMs;
-  const usefulMs = Math.max(1, Math.floor(ttlMs * (1 - timing.maxDriftRatio) - timing.safetyMarginMs));
-  let lastError: TenureError = new TenureError(`grant ${fencingToken} not confirmed within ${budgetMs} ms`, {
-    code: 'timeout',
-  });
+  const usefulMs = Math.max(
+    1,
+    Math.floor(ttlMs * (1 - timing.maxDriftRatio) - timing.safetyMarginMs),
+  );
+  let lastError: TenureError = new TenureError(
+    `grant ${fencingToken} not confirmed within ${budgetMs} ms`,
+    {
+      code: 'timeout',
+    },
+  );
   // Each pass is one transport call that itself retries with backoff until its deadline, so the
   // number of passes is bounded by budgetMs / (call time); the cap guards against a renew that fails fast.
   for (let pass = 0; pass < CONFIRM_PASSES_MAX; pass++) {
     if (signal?.aborted) {
       return {
         kind: 'unknown',
-        error: new TenureError('aborted while confirming a grant', { code: 'aborted', cause: signal.reason }),
+        error: new TenureError('aborted while confirming a grant', {
+          code: 'aborted',
+          cause: signal.reason,
+        }),
       };
     }
     const sendTimeMs = clock.now();
@@ -114,10 +128,13 @@ export async function confirmGrant(
     if (outcome.fencingToken !== fencingToken) {
       return {
         kind: 'lost',
-        error: new TenureError(`renewal answered token ${outcome.fencingToken}, granted ${fencingToken}`, {
-          code: 'not_holder',
-          status: 200,
-        }),
+        error: new TenureError(
+          `renewal answered token ${outcome.fencingToken}, granted ${fencingToken}`,
+          {
+            code: 'not_holder',
+            status: 200,
+          },
+        ),
       };
     }
     if (clock.now() < safeDeadlineMs(sendTimeMs, outcome.ttlMs, timing))

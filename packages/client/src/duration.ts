@@ -11,7 +11,8 @@ const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h
  */
 export function parseDurationMs(text: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
-  if (match === null) throw new RangeError(`invalid duration "${text}": use e.g. 500ms, 10s, 1m, 2h`);
+  if (match === null)
+    throw new RangeError(`invalid duration "${text}": use e.g. 500ms, 10s, 1m, 2h`);
   const amount = Number(match[1]);
   const unit = match[2];
   if (unit === undefined && !Number.isInteger(amount))

@@ -78,11 +78,16 @@ export function isCatalogCode(code: unknown): code is ErrorCode {
  * An answer outside the catalog becomes `internal` (5xx) or the code implied by its status.
  */
 export function errorFromResponse(status: number, body: unknown): TenureError {
-  const err = typeof body === 'object' && body !== null ? (body as { error?: unknown }).error : undefined;
+  const err =
+    typeof body === 'object' && body !== null ? (body as { error?: unknown }).error : undefined;
   if (typeof err === 'object' && err !== null) {
     const { code, message, ...details } = err as Record<string, unknown>;
     if (isCatalogCode(code)) {
-      return new TenureError(typeof message === 'string' ? message : code, { code, status, details });
+      return new TenureError(typeof message === 'string' ? message : code, {
+        code,
+        status,
+        details,
+      });
     }
   }
   return new TenureError(`unexpected HTTP ${status} answer`, {
@@ -110,7 +115,9 @@ export class StaleTokenError extends Error {
   readonly highestFencingToken: number;
 
   constructor(resource: string, fencingToken: number, highestFencingToken: number) {
-    super(`stale fencing token ${fencingToken} for ${resource}: highest seen is ${highestFencingToken}`);
+    super(
+      `stale fencing token ${fencingToken} for ${resource}: highest seen is ${highestFencingToken}`,
+    );
     this.name = 'StaleTokenError';
     this.resource = resource;
     this.fencingToken = fencingToken;

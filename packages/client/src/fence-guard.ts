@@ -40,7 +40,9 @@ export class FenceGuard {
    */
   check(resource: string, fencingToken: number): true {
     if (!Number.isSafeInteger(fencingToken) || fencingToken < 0)
-      throw new TypeError(`fencingToken must be a non-negative integer, got ${String(fencingToken)}`);
+      throw new TypeError(
+        `fencingToken must be a non-negative integer, got ${String(fencingToken)}`,
+      );
     const highest = this.#highest.get(resource);
     if (highest !== undefined && fencingToken < highest)
       throw new StaleTokenError(resource, fencingToken, highest);

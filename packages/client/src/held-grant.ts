@@ -58,7 +58,11 @@ export interface HeldGrantEvents {
  * Pacing of renewal retries while renewals fail, relative to the ttl so that a failover does not turn
  * thousands of leases into a request storm (BC-16): from ttl/30 doubling up to ttl/6 (3 s ttl: 100 → 500 ms).
  */
-function renewRetryPolicy(ttlMs: number): { attempts: number; baseDelayMs: number; maxDelayMs: number } {
+function renewRetryPolicy(ttlMs: number): {
+  attempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+} {
   return {
     attempts: Number.MAX_SAFE_INTEGER,
     baseDelayMs: Math.max(10, ttlMs / 30),
@@ -186,11 +190,18 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
    * pending deadline timer; an ended one has no timers. Tests call it after each step (STYLE habit 6).
    */
   checkInvariants(): void {
-    assert.equal(this.#controller.signal.aborted, this.#ended !== null, 'signal.aborted must mirror ended');
+    assert.equal(
+      this.#controller.signal.aborted,
+      this.#ended !== null,
+      'signal.aborted must mirror ended',
+    );
     if (this.#ended === null)
       assert.notEqual(this.#deadlineTimer, null, 'a live handle has a deadline timer');
     else
-      assert.ok(this.#deadlineTimer === null && this.#renewTimer === null, 'an ended handle has no timers');
+      assert.ok(
+        this.#deadlineTimer === null && this.#renewTimer === null,
+        'an ended handle has no timers',
+      );
     assert.ok(Number.isFinite(this.#deadlineMs), 'deadlineMs is finite');
   }
 
@@ -223,7 +234,10 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
     const controller = new AbortController();
     this.#renewController = controller;
     // Budget: never past the deadline; at most one renew period so a hung node is abandoned in time.
-    const budgetMs = Math.max(1, Math.min(this.#deadlineMs - sendTimeMs, Math.max(this.#ttlMs / 3, 100)));
+    const budgetMs = Math.max(
+      1,
+      Math.min(this.#deadlineMs - sendTimeMs, Math.max(this.#ttlMs / 3, 100)),
+    );
     let outcome: RenewOutcome;
     try {
       outcome = await this.renewCall(controller.signal, Math.floor(budgetMs));
@@ -239,7 +253,10 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
         this.#end('lost', err);
       } else {
         this.#failedRenewals++;
-        this.#timing.logger.warn?.({ code: err.code, remainingMs: this.remainingMs }, 'renewal failed');
+        this.#timing.logger.warn?.(
+          { code: err.code, remainingMs: this.remainingMs },
+          'renewal failed',
+        );
         if (!this.#atRisk) {
           this.#atRisk = true;
           this.emit('atRisk', err);
@@ -247,7 +264,11 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
         if (this.#autoRenew)
           this.#scheduleRenew(
             clock.now() +
-              backoffDelayMs(renewRetryPolicy(this.#ttlMs), this.#failedRenewals - 1, this.#timing.random),
+              backoffDelayMs(
+                renewRetryPolicy(this.#ttlMs),
+                this.#failedRenewals - 1,
+                this.#timing.random,
+              ),
           );
       }
       throw err;
@@ -344,6 +365,8 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
 
   #endError(): TenureError {
     const reason: unknown = this.#controller.signal.reason;
-    return reason instanceof TenureError ? reason : new TenureError('not held', { code: 'lease_lost' });
+    return reason instanceof TenureError
+      ? reason
+      : new TenureError('not held', { code: 'lease_lost' });
   }
 }

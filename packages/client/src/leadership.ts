@@ -84,7 +84,13 @@ export class Leadership extends HeldGrant {
   }
 
   /** Plain JSON view for logs and the CLI. */
-  toJSON(): { group: string; candidate: string; fencingToken: number; ttlMs: number; value: JsonValue } {
+  toJSON(): {
+    group: string;
+    candidate: string;
+    fencingToken: number;
+    ttlMs: number;
+    value: JsonValue;
+  } {
     return {
       group: this.group,
       candidate: this.candidate,
@@ -94,7 +100,10 @@ export class Leadership extends HeldGrant {
     };
   }
 
-  protected override async renewCall(signal: AbortSignal, timeoutMs: number): Promise<RenewOutcome> {
+  protected override async renewCall(
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<RenewOutcome> {
     const answer = await this.#ops.renew(this.group, this.candidate, { signal, timeoutMs });
     if (!answer.elected || typeof answer.fencingToken !== 'number') {
       throw new TenureError(`${this.candidate} is no longer leader of ${this.group}`, {

@@ -30,7 +30,13 @@ export class Lease extends HeldGrant {
   #release: Promise<boolean> | null = null;
 
   /** @internal Built by TenureClient.acquire from the grant and the send time of its request. */
-  constructor(grant: LeaseGrant, sendTimeMs: number, ops: LeaseOps, timing: GrantTiming, autoRenew: boolean) {
+  constructor(
+    grant: LeaseGrant,
+    sendTimeMs: number,
+    ops: LeaseOps,
+    timing: GrantTiming,
+    autoRenew: boolean,
+  ) {
     super(grant.fencingToken, grant.ttlMs, sendTimeMs, timing, autoRenew);
     this.name = grant.name;
     this.holder = grant.holder;
@@ -59,11 +65,22 @@ export class Lease extends HeldGrant {
 
   /** Plain JSON view for logs and the CLI. */
   toJSON(): { name: string; holder: string; fencingToken: number; ttlMs: number } {
-    return { name: this.name, holder: this.holder, fencingToken: this.fencingToken, ttlMs: this.ttlMs };
+    return {
+      name: this.name,
+      holder: this.holder,
+      fencingToken: this.fencingToken,
+      ttlMs: this.ttlMs,
+    };
   }
 
-  protected override async renewCall(signal: AbortSignal, timeoutMs: number): Promise<RenewOutcome> {
-    const grant = await this.#ops.renew(this.name, this.holder, this.fencingToken, { signal, timeoutMs });
+  protected override async renewCall(
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<RenewOutcome> {
+    const grant = await this.#ops.renew(this.name, this.holder, this.fencingToken, {
+      signal,
+      timeoutMs,
+    });
     return { fencingToken: grant.fencingToken, ttlMs: grant.ttlMs };
   }
 

@@ -100,7 +100,12 @@ const NOT_SENT_CODES = new Set([
 ]);
 
 type AttemptResult =
-  | { readonly kind: 'answer'; readonly status: number; readonly body: unknown; readonly headers: Headers }
+  | {
+      readonly kind: 'answer';
+      readonly status: number;
+      readonly body: unknown;
+      readonly headers: Headers;
+    }
   | { readonly kind: 'network'; readonly sent: boolean; readonly error: unknown }
   | { readonly kind: 'deadline' }
   | { readonly kind: 'aborted' };
@@ -134,7 +139,8 @@ export class Transport {
   #discovery: Promise<void> | null = null;
 
   constructor(opts: TransportOptions, deps: TransportDeps) {
-    if (opts.endpoints.length === 0) throw new TypeError('endpoints: at least one endpoint is required');
+    if (opts.endpoints.length === 0)
+      throw new TypeError('endpoints: at least one endpoint is required');
     if (!(opts.retry.attempts >= 1)) throw new RangeError('retry.attempts must be ≥ 1');
     this.#opts = opts;
     this.#deps = deps;
@@ -210,19 +216,25 @@ export class Transport {
         case 'deadline':
           maybeCommitted ||= spec.mutating;
           this.#markFailed(endpoint);
-          lastError = new TenureError(`no answer from ${endpoint} within ${Math.round(attemptMs)} ms`, {
-            code: 'timeout',
-            status: null,
-          });
+          lastError = new TenureError(
+            `no answer from ${endpoint} within ${Math.round(attemptMs)} ms`,
+            {
+              code: 'timeout',
+              status: null,
+            },
+          );
           break;
         case 'network': {
           maybeCommitted ||= spec.mutating && result.sent;
           this.#markFailed(endpoint);
-          lastError = new TenureError(`cannot reach ${endpoint}: ${describeNetworkError(result.error)}`, {
-            code: 'unavailable',
-            status: null,
-            cause: result.error,
-          });
+          lastError = new TenureError(
+            `cannot reach ${endpoint}: ${describeNetworkError(result.error)}`,
+            {
+              code: 'unavailable',
+              status: null,
+              cause: result.error,
+            },
+          );
           if (result.sent && !canResend) return this.#fail(lastError, true);
           break;
         }
@@ -234,7 +246,8 @@ export class Transport {
           }
           const error = errorFromResponse(result.status, result.body);
           // A final answer to a keyed request is the outcome of the first execution (SPEC §1.6 replay).
-          if (!isRetryableStatus(result.status)) return this.#fail(error, key === null && maybeCommitted);
+          if (!isRetryableStatus(result.status))
+            return this.#fail(error, key === null && maybeCommitted);
           // 503 may come from a leader that proposed and then lost leadership: count it as maybe sent.
           maybeCommitted ||= spec.mutating;
           lastError = error;
@@ -412,11 +425,16 @@ export class Transport {
    * After a retryable answer naming a leader: the leader's endpoint when it is another node
    * (waiting for discovery, within the call deadline, if its address is not known yet), else null.
    */
-  async #leaderHint(leaderId: string | null, endpoint: string, deadlineMs: number): Promise<string | null> {
+  async #leaderHint(
+    leaderId: string | null,
+    endpoint: string,
+    deadlineMs: number,
+  ): Promise<string | null> {
     if (leaderId === null || leaderId === '') return null;
     if (!this.#endpointById.has(leaderId)) {
       const waitMs = Math.min(DISCOVERY_TIMEOUT_MS, deadlineMs - this.#deps.now());
-      if (waitMs > 0) await Promise.race([this.#discoverAll(), delay(waitMs, undefined, { ref: false })]);
+      if (waitMs > 0)
+        await Promise.race([this.#discoverAll(), delay(waitMs, undefined, { ref: false })]);
     }
     const target = this.#endpointById.get(leaderId) ?? null;
     return target !== null && target !== endpoint ? target : null;

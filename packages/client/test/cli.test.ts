@@ -59,7 +59,11 @@ async function serve(t: Test, handler: FakeHandler): Promise<FakeServer> {
   return server;
 }
 
-async function run(server: FakeServer | null, argv: string[], interrupt?: AbortSignal): Promise<Run> {
+async function run(
+  server: FakeServer | null,
+  argv: string[],
+  interrupt?: AbortSignal,
+): Promise<Run> {
   const sink = io(server === null ? {} : { TENURE_ENDPOINTS: server.url }, interrupt);
   const code = await main(argv, sink);
   return { code, stdout: sink.out.join(''), stderr: sink.err.join('') };
@@ -89,7 +93,12 @@ t.test('lease acquire: durations parsed into the body, grant printed, exit 0', a
   t.same(server.requests[0]!.body, { holder: 'me', ttlMs: 5000, waitMs: 1500, lockDelayMs: 200 });
   t.match(result.stdout, /acquired L fencingToken=42 holder=me ttl=5s/);
   const json = await run(server, ['--json', 'lease', 'acquire', 'L']);
-  t.match(JSON.parse(json.stdout), { event: 'acquired', name: 'L', fencingToken: 42, ttlMs: 10_000 });
+  t.match(JSON.parse(json.stdout), {
+    event: 'acquired',
+    name: 'L',
+    fencingToken: 42,
+    ttlMs: 10_000,
+  });
 });
 
 t.test('--endpoints flag overrides TENURE_ENDPOINTS', async (t) => {
@@ -135,7 +144,11 @@ t.test('exit 2 on bad usage and on 400 answers', async (t) => {
     status: 400,
     body: errorBody('invalid_argument', 'ttlMs must be ≥ 100'),
   }));
-  t.equal((await run(server, ['lease', 'acquire', 'L', '--ttl', '10parsecs'])).code, 2, 'bad duration');
+  t.equal(
+    (await run(server, ['lease', 'acquire', 'L', '--ttl', '10parsecs'])).code,
+    2,
+    'bad duration',
+  );
   t.equal((await run(server, ['lease', 'frobnicate'])).code, 2, 'unknown subcommand');
   t.equal((await run(server, ['lease', 'renew', 'L', '--holder', 'h'])).code, 2, 'missing --token');
   t.equal(
@@ -160,7 +173,10 @@ t.test('exit 5 on other failures', async (t) => {
   t.equal((await run(server, ['lease', 'ls'])).code, 5);
   t.equal(exitCodeFor(new TenureError('x', { code: 'idempotency_key_reused', status: 422 })), 5);
   t.equal(exitCodeFor(new TenureError('x', { code: 'stale_token', status: 409 })), 1);
-  t.equal(exitCodeFor(new TenureError('x', { code: 'held', status: 409, outcomeUnknown: true })), 3);
+  t.equal(
+    exitCodeFor(new TenureError('x', { code: 'held', status: 409, outcomeUnknown: true })),
+    3,
+  );
 });
 
 t.test('lease renew / release / get / ls build the right requests', async (t) => {
@@ -170,7 +186,9 @@ t.test('lease renew / release / get / ls build the right requests', async (t) =>
     if (req.path.endsWith('/release')) return { body: { name: 'L', released: true } };
     if (req.path === '/v1/leases')
       return {
-        body: { leases: [{ name: 'L', holder: 'h', fencingToken: 3, ttlMs: 3000, remainingMs: 1200 }] },
+        body: {
+          leases: [{ name: 'L', holder: 'h', fencingToken: 3, ttlMs: 3000, remainingMs: 1200 }],
+        },
       };
     return { body: { name: 'L', holder: 'h', fencingToken: 3, ttlMs: 3000, remainingMs: 1200 } };
   });
@@ -237,7 +255,14 @@ t.test('cluster status prints leader and members', async (t) => {
       term: 4,
       commitIndex: 17,
       appliedIndex: 17,
-      members: [{ id: 'n1', role: 'follower', httpAddress: '127.0.0.1:7001', raftAddress: '127.0.0.1:8001' }],
+      members: [
+        {
+          id: 'n1',
+          role: 'follower',
+          httpAddress: '127.0.0.1:7001',
+          raftAddress: '127.0.0.1:8001',
+        },
+      ],
     },
   }));
   const result = await run(server, ['cluster', 'status']);
@@ -251,7 +276,11 @@ t.test('lease acquire --hold keeps the lease until Ctrl-C, then releases it', as
     req.path.endsWith('/release') ? { body: { name: 'L', released: true } } : leaseGrant(req),
   );
   const interrupt = new AbortController();
-  const pending = run(server, ['lease', 'acquire', 'L', '--ttl', '30s', '--hold'], interrupt.signal);
+  const pending = run(
+    server,
+    ['lease', 'acquire', 'L', '--ttl', '30s', '--hold'],
+    interrupt.signal,
+  );
   await server.waitForRequests('/v1/leases/L/acquire', 1);
   interrupt.abort();
   const result = await pending;
@@ -299,7 +328,11 @@ t.test('elect campaigns, holds until Ctrl-C and resigns', async (t) => {
     return { body: { group: 'g', leader: null, candidates: [], revision: 1 } };
   });
   const interrupt = new AbortController();
-  const pending = run(server, ['--json', 'elect', 'g', '--value', 'v1', '--ttl', '30s'], interrupt.signal);
+  const pending = run(
+    server,
+    ['--json', 'elect', 'g', '--value', 'v1', '--ttl', '30s'],
+    interrupt.signal,
+  );
   await server.waitForRequests('/v1/elections/g/campaign', 1);
   await server.waitForRequests('/v1/elections/g', 1);
   interrupt.abort();
@@ -345,7 +378,9 @@ t.test('lease watch prints the grant and its changes until Ctrl-C', async (t) =>
   const server = await serve(t, (req) => {
     if (req.path === '/v1/leases/L')
       return { body: { name: 'L', holder: 'a', fencingToken: 1, ttlMs: 3000, remainingMs: 1000 } };
-    return ++polls === 1 ? { body: { name: 'L', holder: null, fencingToken: null, changed: true } } : 'hang';
+    return ++polls === 1
+      ? { body: { name: 'L', holder: null, fencingToken: null, changed: true } }
+      : 'hang';
   });
   const interrupt = new AbortController();
   const pending = run(server, ['lease', 'watch', 'L'], interrupt.signal);
@@ -381,7 +416,16 @@ t.test('kv fence flags: a missing --token or resource is named the right way rou
   const token = await run(server, ['kv', 'put', 'k', 'v', '--token', '3']);
   t.equal(token.code, 2);
   t.match(token.stderr, /--token needs --fence-lease NAME or --fence-election GROUP/);
-  const both = await run(server, ['kv', 'put', 'k', 'v', '--fence-lease', 'L', '--fence-election', 'g']);
+  const both = await run(server, [
+    'kv',
+    'put',
+    'k',
+    'v',
+    '--fence-lease',
+    'L',
+    '--fence-election',
+    'g',
+  ]);
   t.match(both.stderr, /only one of --fence-lease and --fence-election/);
   t.equal(server.requests.length, 0, 'nothing was sent');
 });
@@ -390,12 +434,19 @@ t.test('held in text mode says who holds the lease, or how long lock-delay lasts
   const server = await serve(t, (req) =>
     req.method === 'GET'
       ? { body: { name: 'L', holder: 'other', fencingToken: 7, ttlMs: 3000, remainingMs: 1200 } }
-      : { status: 409, body: errorBody('held', 'lease L is held by another holder', { holder: 'other' }) },
+      : {
+          status: 409,
+          body: errorBody('held', 'lease L is held by another holder', { holder: 'other' }),
+        },
   );
   const text = await run(server, ['lease', 'acquire', 'L']);
   t.equal(text.code, 1);
   t.match(text.stderr, /held: lease L is held by other \(token 7, expires in 1\.2s\)/);
-  t.equal(server.to('/v1/leases/L')[0]!.query.get('consistency'), 'stale', 'a stale read, not a round');
+  t.equal(
+    server.to('/v1/leases/L')[0]!.query.get('consistency'),
+    'stale',
+    'a stale read, not a round',
+  );
   const json = await run(server, ['--json', 'lease', 'acquire', 'L']);
   t.equal(json.code, 1);
   t.match(JSON.parse(json.stderr), { error: { code: 'held', holder: 'other' } });
@@ -407,11 +458,18 @@ t.test('held in text mode says who holds the lease, or how long lock-delay lasts
       : { status: 409, body: errorBody('held', 'lease L is held', { holder: 'other' }) },
   );
   const stale = await run(moved, ['lease', 'acquire', 'L']);
-  t.match(stale.stderr, /held: lease L is held by other\n/, 'no token of a different grant is shown');
+  t.match(
+    stale.stderr,
+    /held: lease L is held by other\n/,
+    'no token of a different grant is shown',
+  );
 
   const delayed = await serve(t, () => ({
     status: 409,
-    body: errorBody('held', 'lease L is in lock-delay', { holder: null, lockDelayRemainingMs: 1500 }),
+    body: errorBody('held', 'lease L is in lock-delay', {
+      holder: null,
+      lockDelayRemainingMs: 1500,
+    }),
   }));
   const delay = await run(delayed, ['lease', 'acquire', 'L']);
   t.equal(delay.code, 1);
@@ -432,7 +490,10 @@ t.test('duration flags need a unit; bare 0 is fine', async (t) => {
     t.match(result.stderr, new RegExp(`${flag}: "\\d+" needs a unit, e.g. \\d+s or \\d+ms`));
   }
   t.equal(server.requests.length, 0, 'nothing was sent');
-  t.equal((await run(server, ['lease', 'acquire', 'L', '--lock-delay', '0', '--wait', '0ms'])).code, 0);
+  t.equal(
+    (await run(server, ['lease', 'acquire', 'L', '--lock-delay', '0', '--wait', '0ms'])).code,
+    0,
+  );
   t.same(server.requests[0]!.body, {
     holder: (server.requests[0]!.body as { holder: string }).holder,
     ttlMs: 10_000,
@@ -444,9 +505,13 @@ t.test('duration flags need a unit; bare 0 is fine', async (t) => {
 });
 
 t.test('server invalid_argument errors name the flag that set the field', async (t) => {
-  let answer = errorBody('invalid_argument', 'body.ttlMs must be an integer between 100 and 3600000', {
-    field: 'body.ttlMs',
-  });
+  let answer = errorBody(
+    'invalid_argument',
+    'body.ttlMs must be an integer between 100 and 3600000',
+    {
+      field: 'body.ttlMs',
+    },
+  );
   const server = await serve(t, () => ({ status: 400, body: answer }));
   const text = await run(server, ['lease', 'acquire', 'L', '--ttl', '50ms']);
   t.equal(text.code, 2);
@@ -463,9 +528,13 @@ t.test('server invalid_argument errors name the flag that set the field', async 
     (await run(server, ['kv', 'put', 'k', 'v', '--fence-lease', 'L', '--token', '1'])).stderr,
     /--token: fence\.fencingToken must be a non-negative integer/,
   );
-  answer = errorBody('invalid_argument', 'body.value must be a JSON value', { field: 'body.value' });
+  answer = errorBody('invalid_argument', 'body.value must be a JSON value', {
+    field: 'body.value',
+  });
   t.match((await run(server, ['kv', 'put', 'k', 'v'])).stderr, /VALUE: value must be a JSON value/);
-  answer = errorBody('invalid_argument', 'params.name must be 1-200 characters', { field: 'params.name' });
+  answer = errorBody('invalid_argument', 'params.name must be 1-200 characters', {
+    field: 'params.name',
+  });
   t.match((await run(server, ['lease', 'get', 'L'])).stderr, /NAME: name must be 1-200 characters/);
 
   const elect = withFlagName(
@@ -501,7 +570,10 @@ t.test('one-shot acquire prints renew/release lines that work when pasted', asyn
   const acquired = await run(server, ['lease', 'acquire', 'L']);
   t.equal(acquired.code, 0);
   const holder = (server.requests[0]!.body as { holder: string }).holder;
-  t.match(acquired.stderr, /expires in 10s unless renewed \(choose a shorter holder id with --holder ID\)/);
+  t.match(
+    acquired.stderr,
+    /expires in 10s unless renewed \(choose a shorter holder id with --holder ID\)/,
+  );
   const release = /release with: (.*)\n/.exec(acquired.stderr)?.[1];
   const renew = /renew with: +(.*)\n/.exec(acquired.stderr)?.[1];
   t.ok(release !== undefined && renew !== undefined, 'both lines printed');
@@ -515,7 +587,10 @@ t.test('one-shot acquire prints renew/release lines that work when pasted', asyn
   // A chosen holder (even one a shell would mangle) and --endpoints are carried into the lines.
   const sink = io({});
   t.equal(
-    await main(['--endpoints', server.hostPort, 'lease', 'acquire', 'L', '--holder', "it's me"], sink),
+    await main(
+      ['--endpoints', server.hostPort, 'lease', 'acquire', 'L', '--holder', "it's me"],
+      sink,
+    ),
     0,
   );
   const err = sink.err.join('');

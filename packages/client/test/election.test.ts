@@ -44,9 +44,15 @@ async function setup(
 t.test('campaign resolves when its long-poll reports elected', async (t) => {
   let campaigns = 0;
   const { server, client } = await setup(t, (req) =>
-    req.path === `${G}/campaign` ? answer(req, ++campaigns >= 2) : { body: { group: 'g', resigned: true } },
+    req.path === `${G}/campaign`
+      ? answer(req, ++campaigns >= 2)
+      : { body: { group: 'g', resigned: true } },
   );
-  const leadership = await client.campaign('g', { ttlMs: 3000, value: { addr: 'a' }, candidate: 'me' });
+  const leadership = await client.campaign('g', {
+    ttlMs: 3000,
+    value: { addr: 'a' },
+    candidate: 'me',
+  });
   t.equal(leadership.fencingToken, 11);
   t.equal(leadership.candidate, 'me');
   t.ok(leadership.isHeld());
@@ -71,7 +77,11 @@ t.test(
     const leadership = await pending;
     t.equal(leadership.fencingToken, 12);
     t.same(server.to(`${G}/renew`)[0]!.body, { candidate: 'me' });
-    t.equal(leadership.deadlineMs, 1000 + 3000 * 0.99 - 100, 'deadline from the electing renewal send time');
+    t.equal(
+      leadership.deadlineMs,
+      1000 + 3000 * 0.99 - 100,
+      'deadline from the electing renewal send time',
+    );
     await leadership.resign();
   },
 );
@@ -96,7 +106,11 @@ t.test('leadership renews at ttl/3 and is lost when a renew no longer elects us'
 
 t.test('leadership is lost at its safe deadline when renewals fail (BC-22)', async (t) => {
   const { clock, client } = await setup(t, (req) =>
-    req.path === `${G}/campaign` ? answer(req, true) : req.path === `${G}/renew` ? 'hang' : { body: {} },
+    req.path === `${G}/campaign`
+      ? answer(req, true)
+      : req.path === `${G}/renew`
+        ? 'hang'
+        : { body: {} },
   );
   const leadership = await client.campaign('g', { ttlMs: 3000 });
   clock.advance(2869);
@@ -120,7 +134,11 @@ t.test(
     });
     const leadership = await client.campaign('g', { ttlMs: 3000, candidate: 'me' });
     await leadership.proclaim({ v: 2 });
-    t.same(server.to(`${G}/proclaim`)[0]!.body, { candidate: 'me', fencingToken: 11, value: { v: 2 } });
+    t.same(server.to(`${G}/proclaim`)[0]!.body, {
+      candidate: 'me',
+      fencingToken: 11,
+      value: { v: 2 },
+    });
     t.same(leadership.value, { v: 2 });
     await t.rejects(leadership.proclaim(3), { code: 'not_holder' });
     t.ok(leadership.signal.aborted);
@@ -215,11 +233,18 @@ t.test('watchLease starts free (404), then reports a grant', async (t) => {
   const { server, client } = await setup(t, (req) => {
     if (req.path === '/v1/leases/L') return { status: 404, body: errorBody('not_found') };
     if (req.path === '/v1/leases/L/watch')
-      return ++polls === 1 ? { body: { name: 'L', holder: 'a', fencingToken: 4, changed: true } } : 'hang';
+      return ++polls === 1
+        ? { body: { name: 'L', holder: 'a', fencingToken: 4, changed: true } }
+        : 'hang';
     return { status: 404, body: errorBody('not_found') };
   });
   const iterator = client.watchLease('L');
-  t.same((await iterator.next()).value, { name: 'L', holder: null, fencingToken: null, changed: false });
+  t.same((await iterator.next()).value, {
+    name: 'L',
+    holder: null,
+    fencingToken: null,
+    changed: false,
+  });
   t.match((await iterator.next()).value, { holder: 'a', fencingToken: 4 });
   t.equal(server.to('/v1/leases/L/watch')[0]!.query.get('afterToken'), '0');
   await iterator.return!();

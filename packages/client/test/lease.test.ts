@@ -39,7 +39,12 @@ async function setup(t: Test, ttlCapMs?: number): Promise<Setup> {
     renew: (req) => {
       const body = req.body as { holder: string; fencingToken: number };
       return {
-        body: { name: 'L', holder: body.holder, fencingToken: body.fencingToken, ttlMs: ttlCapMs ?? 3000 },
+        body: {
+          name: 'L',
+          holder: body.holder,
+          fencingToken: body.fencingToken,
+          ttlMs: ttlCapMs ?? 3000,
+        },
       };
     },
   };
@@ -112,15 +117,18 @@ t.test('the deadline fires while a renewal hangs (BC-15)', async (t) => {
   t.equal((lease.signal.reason as TenureError).code, 'lease_lost');
 });
 
-t.test('after an event-loop stall isHeld() reads the clock, not a flag (BC-15 variant)', async (t) => {
-  const { clock, client } = await setup(t);
-  const lease = await client.acquire('L', { ttlMs: 3000 });
-  clock.jump(4000); // timers did not run: the loop was blocked
-  t.notOk(lease.signal.aborted, 'timers have not fired yet');
-  t.notOk(lease.isHeld(), 'but the clock says the deadline passed');
-  t.ok(lease.signal.aborted, 'and checking ends the lease');
-  t.equal(lease.remainingMs, 0);
-});
+t.test(
+  'after an event-loop stall isHeld() reads the clock, not a flag (BC-15 variant)',
+  async (t) => {
+    const { clock, client } = await setup(t);
+    const lease = await client.acquire('L', { ttlMs: 3000 });
+    clock.jump(4000); // timers did not run: the loop was blocked
+    t.notOk(lease.signal.aborted, 'timers have not fired yet');
+    t.notOk(lease.isHeld(), 'but the clock says the deadline passed');
+    t.ok(lease.signal.aborted, 'and checking ends the lease');
+    t.equal(lease.remainingMs, 0);
+  },
+);
 
 t.test('a late renewal timer after a stall does not renew a lease past its deadline', async (t) => {
   const { server, clock, client } = await setup(t);
@@ -159,7 +167,9 @@ t.test('a failing renewal emits atRisk, retries, and clears on success', async (
   s.renew = (req) => {
     if (++renewCalls === 1) return { status: 503, body: errorBody('no_leader') };
     const body = req.body as { holder: string; fencingToken: number };
-    return { body: { name: 'L', holder: body.holder, fencingToken: body.fencingToken, ttlMs: 3000 } };
+    return {
+      body: { name: 'L', holder: body.holder, fencingToken: body.fencingToken, ttlMs: 3000 },
+    };
   };
   const lease = await s.client.acquire('L', { ttlMs: 3000 });
   const atRisk = nextEvent<TenureError>(lease, 'atRisk');
@@ -191,29 +201,32 @@ t.test('a ttl capped by maxHoldMs is honoured for the deadline and the cadence',
   await lease.release();
 });
 
-t.test('release sends the token once, is idempotent, aborts the signal without a lost event', async (t) => {
-  const { server, client } = await setup(t);
-  const lease = await client.acquire('L', { ttlMs: 3000 });
-  let lostEvents = 0;
-  lease.on('lost', () => lostEvents++);
-  const first = lease.release();
-  const second = lease.release();
-  t.equal(first, second, 'same promise');
-  t.equal(await first, true);
-  t.equal(server.to('/v1/leases/L/release').length, 1);
-  t.same(server.to('/v1/leases/L/release')[0]!.body, { holder: lease.holder, fencingToken: 5 });
-  t.ok(lease.signal.aborted);
-  t.equal((lease.signal.reason as TenureError).code, 'released');
-  t.equal(lostEvents, 0);
-  t.notOk(lease.isHeld());
-});
+t.test(
+  'release sends the token once, is idempotent, aborts the signal without a lost event',
+  async (t) => {
+    const { server, client } = await setup(t);
+    const lease = await client.acquire('L', { ttlMs: 3000 });
+    let lostEvents = 0;
+    lease.on('lost', () => lostEvents++);
+    const first = lease.release();
+    const second = lease.release();
+    t.equal(first, second, 'same promise');
+    t.equal(await first, true);
+    t.equal(server.to('/v1/leases/L/release').length, 1);
+    t.same(server.to('/v1/leases/L/release')[0]!.body, { holder: lease.holder, fencingToken: 5 });
+    t.ok(lease.signal.aborted);
+    t.equal((lease.signal.reason as TenureError).code, 'released');
+    t.equal(lostEvents, 0);
+    t.notOk(lease.isHeld());
+  },
+);
 
 t.test('release of a grant that is gone resolves false', async (t) => {
   const s = await setup(t);
   s.server.handler = ((orig) => (req: FakeRequest, srv: FakeServer) =>
-    req.path.endsWith('/release') ? { status: 409, body: errorBody('not_holder') } : orig(req, srv))(
-    s.server.handler,
-  );
+    req.path.endsWith('/release')
+      ? { status: 409, body: errorBody('not_holder') }
+      : orig(req, srv))(s.server.handler);
   const lease = await s.client.acquire('L', { ttlMs: 3000 });
   t.equal(await lease.release(), false);
 });
@@ -233,14 +246,17 @@ t.test(
   },
 );
 
-t.test('default holder ids differ per acquire and share the process-incarnation prefix', async (t) => {
-  const { client } = await setup(t);
-  const a = await client.acquire('L', { ttlMs: 3000, autoRenew: false });
-  const b = await client.acquire('L', { ttlMs: 3000, autoRenew: false });
-  t.not(a.holder, b.holder);
-  t.ok(a.holder.startsWith(`${client.clientId}#`));
-  t.match(client.clientId, new RegExp(`:${process.pid}:[0-9a-f-]{36}$`));
-});
+t.test(
+  'default holder ids differ per acquire and share the process-incarnation prefix',
+  async (t) => {
+    const { client } = await setup(t);
+    const a = await client.acquire('L', { ttlMs: 3000, autoRenew: false });
+    const b = await client.acquire('L', { ttlMs: 3000, autoRenew: false });
+    t.not(a.holder, b.holder);
+    t.ok(a.holder.startsWith(`${client.clientId}#`));
+    t.match(client.clientId, new RegExp(`:${process.pid}:[0-9a-f-]{36}$`));
+  },
+);
 
 t.test('withLease runs fn with the lease and releases even when fn throws', async (t) => {
   const { server, client } = await setup(t);
@@ -258,42 +274,50 @@ t.test('withLease runs fn with the lease and releases even when fn throws', asyn
   t.equal(server.to('/v1/leases/L/release').length, 2);
 });
 
-t.test('an acquire with unknown outcome releases the lease if it was in fact granted', async (t) => {
-  const server = await FakeServer.start();
-  t.teardown(() => server.close());
-  let holder = '';
-  server.handler = (req) => {
-    if (req.path === '/v1/leases/L/acquire') {
-      holder = (req.body as { holder: string }).holder;
-      return { status: 504, body: errorBody('timeout') };
-    }
-    if (req.path === '/v1/leases/L')
-      return { body: { name: 'L', holder, fencingToken: 8, ttlMs: 3000, remainingMs: 2000 } };
-    return { body: { name: 'L', released: true } };
-  };
-  const { sleep } = recordingSleep();
-  const client = new TenureClient({ endpoints: [server.url], sleep, retry: { attempts: 2 } });
-  const error = (await client.acquire('L', { ttlMs: 3000 }).catch((e: unknown) => e)) as TenureError;
-  t.equal(error.outcomeUnknown, true);
-  await server.waitForRequests('/v1/leases/L/release', 1);
-  t.same(server.to('/v1/leases/L/release')[0]!.body, { holder, fencingToken: 8 });
-});
+t.test(
+  'an acquire with unknown outcome releases the lease if it was in fact granted',
+  async (t) => {
+    const server = await FakeServer.start();
+    t.teardown(() => server.close());
+    let holder = '';
+    server.handler = (req) => {
+      if (req.path === '/v1/leases/L/acquire') {
+        holder = (req.body as { holder: string }).holder;
+        return { status: 504, body: errorBody('timeout') };
+      }
+      if (req.path === '/v1/leases/L')
+        return { body: { name: 'L', holder, fencingToken: 8, ttlMs: 3000, remainingMs: 2000 } };
+      return { body: { name: 'L', released: true } };
+    };
+    const { sleep } = recordingSleep();
+    const client = new TenureClient({ endpoints: [server.url], sleep, retry: { attempts: 2 } });
+    const error = (await client
+      .acquire('L', { ttlMs: 3000 })
+      .catch((e: unknown) => e)) as TenureError;
+    t.equal(error.outcomeUnknown, true);
+    await server.waitForRequests('/v1/leases/L/release', 1);
+    t.same(server.to('/v1/leases/L/release')[0]!.body, { holder, fencingToken: 8 });
+  },
+);
 
-t.test('a grant that took more than ttl/3 to arrive is renewed before acquire returns', async (t) => {
-  const server = await FakeServer.start();
-  t.teardown(() => server.close());
-  const clock = new FakeClock();
-  server.handler = (req) => {
-    const body = req.body as { holder: string; ttlMs?: number; fencingToken?: number };
-    if (req.path.endsWith('/acquire')) {
-      clock.jump(2000); // the wait in the queue took 2 s of a 3 s ttl
+t.test(
+  'a grant that took more than ttl/3 to arrive is renewed before acquire returns',
+  async (t) => {
+    const server = await FakeServer.start();
+    t.teardown(() => server.close());
+    const clock = new FakeClock();
+    server.handler = (req) => {
+      const body = req.body as { holder: string; ttlMs?: number; fencingToken?: number };
+      if (req.path.endsWith('/acquire')) {
+        clock.jump(2000); // the wait in the queue took 2 s of a 3 s ttl
+        return { body: { name: 'L', holder: body.holder, fencingToken: 3, ttlMs: 3000 } };
+      }
       return { body: { name: 'L', holder: body.holder, fencingToken: 3, ttlMs: 3000 } };
-    }
-    return { body: { name: 'L', holder: body.holder, fencingToken: 3, ttlMs: 3000 } };
-  };
-  const client = new TenureClient({ endpoints: [server.url], clock, safetyMarginMs: 100 });
-  const lease = await client.acquire('L', { ttlMs: 3000, waitMs: 10_000 });
-  t.equal(server.to('/v1/leases/L/renew').length, 1);
-  t.equal(lease.deadlineMs, 2000 + 3000 * 0.99 - 100);
-  await lease.release();
-});
+    };
+    const client = new TenureClient({ endpoints: [server.url], clock, safetyMarginMs: 100 });
+    const lease = await client.acquire('L', { ttlMs: 3000, waitMs: 10_000 });
+    t.equal(server.to('/v1/leases/L/renew').length, 1);
+    t.equal(lease.deadlineMs, 2000 + 3000 * 0.99 - 100);
+    await lease.release();
+  },
+);

@@ -10,7 +10,12 @@ const grant = (req: FakeRequest, token = 7): { status: number; body: unknown } =
   const body = req.body as { holder: string; ttlMs: number };
   return {
     status: 200,
-    body: { name: req.path.split('/')[3], holder: body.holder, fencingToken: token, ttlMs: body.ttlMs },
+    body: {
+      name: req.path.split('/')[3],
+      holder: body.holder,
+      fencingToken: token,
+      ttlMs: body.ttlMs,
+    },
   };
 };
 
@@ -79,7 +84,8 @@ t.test('retries 504 with the same Idempotency-Key; a new call gets a new key', a
   const server = await FakeServer.start();
   t.teardown(() => server.close());
   let calls = 0;
-  server.handler = (req) => (++calls <= 2 ? { status: 504, body: errorBody('timeout') } : grant(req));
+  server.handler = (req) =>
+    ++calls <= 2 ? { status: 504, body: errorBody('timeout') } : grant(req);
   const { sleep } = recordingSleep();
   const client = new TenureClient({ endpoints: [server.url], sleep });
   const lease = await client.acquire('L', { ttlMs: 3000, autoRenew: false });
@@ -114,7 +120,9 @@ t.test(
         : { status: 409, body: errorBody('held', 'held', { holder: 'x' }) };
     const { sleep } = recordingSleep();
     const client = new TenureClient({ endpoints: [server.url], sleep });
-    const error = (await client.acquire('L', { ttlMs: 3000 }).catch((e: unknown) => e)) as TenureError;
+    const error = (await client
+      .acquire('L', { ttlMs: 3000 })
+      .catch((e: unknown) => e)) as TenureError;
     t.equal(error.code, 'held');
     t.equal(error.outcomeUnknown, false);
   },
@@ -168,7 +176,9 @@ t.test(
     t.teardown(() => server.close());
     const { sleep, delaysMs } = recordingSleep();
     const client = new TenureClient({ endpoints: [server.url], sleep });
-    const error = await client.acquire('L', { ttlMs: 3000, timeoutMs: 1000 }).catch((e: unknown) => e);
+    const error = await client
+      .acquire('L', { ttlMs: 3000, timeoutMs: 1000 })
+      .catch((e: unknown) => e);
     t.ok(error instanceof TenureError);
     t.equal((error as TenureError).code, 'no_leader');
     t.equal((error as TenureError).status, 503);
@@ -184,7 +194,9 @@ t.test('409 is final: no retry, details kept, outcome known', async (t) => {
   }));
   t.teardown(() => server.close());
   const client = new TenureClient({ endpoints: [server.url] });
-  const error = (await client.acquire('L', { ttlMs: 3000 }).catch((e: unknown) => e)) as TenureError;
+  const error = (await client
+    .acquire('L', { ttlMs: 3000 })
+    .catch((e: unknown) => e)) as TenureError;
   t.equal(error.code, 'held');
   t.equal(error.status, 409);
   t.same(error.details, { holder: 'b' });
@@ -249,28 +261,36 @@ t.test(
   },
 );
 
-t.test('all endpoints down: unavailable; a refused connection never counts as maybe-committed', async (t) => {
-  const s = await FakeServer.start();
-  const url = s.url;
-  await s.close();
-  const { sleep } = recordingSleep();
-  const client = new TenureClient({ endpoints: [url], sleep, retry: { attempts: 3 } });
-  const error = (await client.kv.put('k', 1).catch((e: unknown) => e)) as TenureError;
-  t.equal(error.code, 'unavailable');
-  t.equal(error.outcomeUnknown, false);
-});
+t.test(
+  'all endpoints down: unavailable; a refused connection never counts as maybe-committed',
+  async (t) => {
+    const s = await FakeServer.start();
+    const url = s.url;
+    await s.close();
+    const { sleep } = recordingSleep();
+    const client = new TenureClient({ endpoints: [url], sleep, retry: { attempts: 3 } });
+    const error = (await client.kv.put('k', 1).catch((e: unknown) => e)) as TenureError;
+    t.equal(error.code, 'unavailable');
+    t.equal(error.outcomeUnknown, false);
+  },
+);
 
-t.test('per-call deadline: Request-Timeout-Ms sent and the call ends by its deadline', async (t) => {
-  const server = await FakeServer.start(() => 'hang');
-  t.teardown(() => server.close());
-  const { sleep } = recordingSleep();
-  const client = new TenureClient({ endpoints: [server.url], sleep, retry: { attempts: 1 } });
-  const error = (await client.kv.put('k', 1, { timeoutMs: 200 }).catch((e: unknown) => e)) as TenureError;
-  t.equal(error.code, 'timeout');
-  t.equal(error.outcomeUnknown, true);
-  const header = Number(server.requests[0]!.headers['request-timeout-ms']);
-  t.ok(header >= 100 && header <= 200, `Request-Timeout-Ms ${header}`);
-});
+t.test(
+  'per-call deadline: Request-Timeout-Ms sent and the call ends by its deadline',
+  async (t) => {
+    const server = await FakeServer.start(() => 'hang');
+    t.teardown(() => server.close());
+    const { sleep } = recordingSleep();
+    const client = new TenureClient({ endpoints: [server.url], sleep, retry: { attempts: 1 } });
+    const error = (await client.kv
+      .put('k', 1, { timeoutMs: 200 })
+      .catch((e: unknown) => e)) as TenureError;
+    t.equal(error.code, 'timeout');
+    t.equal(error.outcomeUnknown, true);
+    const header = Number(server.requests[0]!.headers['request-timeout-ms']);
+    t.ok(header >= 100 && header <= 200, `Request-Timeout-Ms ${header}`);
+  },
+);
 
 t.test('AbortSignal aborts a call in flight', async (t) => {
   const server = await FakeServer.start(() => 'hang');
@@ -374,23 +394,32 @@ t.test(
   },
 );
 
-t.test('a 503 that outlasts the deadline ends the call by its deadline, outcome unknown', async (t) => {
-  const server = await FakeServer.start(() => ({ status: 503, body: errorBody('no_leader') }));
-  t.teardown(() => server.close());
-  const { transport, clock } = fakeTimeTransport([server.url]);
-  const error = (await transport
-    .request({ method: 'PUT', path: '/v1/kv/k', body: { value: 1 }, mutating: true, timeoutMs: 8000 })
-    .catch((e: unknown) => e)) as TenureError;
-  t.equal(error.code, 'no_leader');
-  t.equal(error.outcomeUnknown, true);
-  const deadlineMs = 8000 + 500; // budget + answer slack (min(500, budget/10))
-  t.ok(clock.nowMs <= deadlineMs, `ended by the deadline (${clock.nowMs} ms)`);
-  t.ok(
-    clock.nowMs >= deadlineMs - DEFAULT_RETRY_POLICY.maxDelayMs,
-    `kept retrying until near it (${clock.nowMs} ms)`,
-  );
-  t.ok(server.requests.length > 8, `${server.requests.length} attempts`);
-});
+t.test(
+  'a 503 that outlasts the deadline ends the call by its deadline, outcome unknown',
+  async (t) => {
+    const server = await FakeServer.start(() => ({ status: 503, body: errorBody('no_leader') }));
+    t.teardown(() => server.close());
+    const { transport, clock } = fakeTimeTransport([server.url]);
+    const error = (await transport
+      .request({
+        method: 'PUT',
+        path: '/v1/kv/k',
+        body: { value: 1 },
+        mutating: true,
+        timeoutMs: 8000,
+      })
+      .catch((e: unknown) => e)) as TenureError;
+    t.equal(error.code, 'no_leader');
+    t.equal(error.outcomeUnknown, true);
+    const deadlineMs = 8000 + 500; // budget + answer slack (min(500, budget/10))
+    t.ok(clock.nowMs <= deadlineMs, `ended by the deadline (${clock.nowMs} ms)`);
+    t.ok(
+      clock.nowMs >= deadlineMs - DEFAULT_RETRY_POLICY.maxDelayMs,
+      `kept retrying until near it (${clock.nowMs} ms)`,
+    );
+    t.ok(server.requests.length > 8, `${server.requests.length} attempts`);
+  },
+);
 
 t.test('Retry-After is honoured on every retry of a long 503 period', async (t) => {
   const server = await FakeServer.start(() => ({
@@ -420,42 +449,54 @@ t.test('the attempts cap still bounds a call when set low', async (t) => {
   t.equal(server.requests.length, 4);
 });
 
-t.test('two nodes naming each other as leader: a hint is followed at once only once in a row', async (t) => {
-  const servers = await Promise.all([FakeServer.start(), FakeServer.start()]);
-  t.teardown(() => Promise.all(servers.map((s) => s.close())));
-  const sentAtMs: number[] = [];
-  let nowMs = (): number => 0;
-  servers.forEach((s, i) => {
-    const other = `n${2 - i}`;
-    s.leaderId = other; // stale hints during a failover: each points at the other
-    s.handler = (req) => {
-      if (req.path !== '/v1/cluster') {
-        sentAtMs.push(nowMs());
-        return { status: 503, body: errorBody('no_leader') };
-      }
-      const members = servers.map((x, j) => ({
-        id: `n${j + 1}`,
-        role: 'follower',
-        httpAddress: x.hostPort,
-        raftAddress: '127.0.0.1:1',
-      }));
-      return { body: { id: `n${i + 1}`, leader: other, term: 1, commitIndex: 0, appliedIndex: 0, members } };
-    };
-  });
-  const { transport, clock } = fakeTimeTransport(servers.map((s) => s.url));
-  nowMs = () => clock.nowMs;
-  await transport
-    .request({ method: 'GET', path: '/v1/kv/k', mutating: false, timeoutMs: 5000 })
-    .catch(() => undefined);
-  t.ok(sentAtMs.length >= 4, `${sentAtMs.length} requests`);
-  const gapsMs = sentAtMs.slice(1).map((at, i) => at - sentAtMs[i]!);
-  t.ok(gapsMs.includes(0), 'a hint to the other node is followed at once');
-  t.notOk(
-    gapsMs.some((gap, i) => gap === 0 && gapsMs[i + 1] === 0),
-    `never two immediate hops in a row (gaps ${gapsMs.join(', ')})`,
-  );
-  t.ok(
-    sentAtMs.length <= 2 * (gapsMs.filter((g) => g > 0).length + 1),
-    'at most 2× the backed-off requests (BC-16)',
-  );
-});
+t.test(
+  'two nodes naming each other as leader: a hint is followed at once only once in a row',
+  async (t) => {
+    const servers = await Promise.all([FakeServer.start(), FakeServer.start()]);
+    t.teardown(() => Promise.all(servers.map((s) => s.close())));
+    const sentAtMs: number[] = [];
+    let nowMs = (): number => 0;
+    servers.forEach((s, i) => {
+      const other = `n${2 - i}`;
+      s.leaderId = other; // stale hints during a failover: each points at the other
+      s.handler = (req) => {
+        if (req.path !== '/v1/cluster') {
+          sentAtMs.push(nowMs());
+          return { status: 503, body: errorBody('no_leader') };
+        }
+        const members = servers.map((x, j) => ({
+          id: `n${j + 1}`,
+          role: 'follower',
+          httpAddress: x.hostPort,
+          raftAddress: '127.0.0.1:1',
+        }));
+        return {
+          body: {
+            id: `n${i + 1}`,
+            leader: other,
+            term: 1,
+            commitIndex: 0,
+            appliedIndex: 0,
+            members,
+          },
+        };
+      };
+    });
+    const { transport, clock } = fakeTimeTransport(servers.map((s) => s.url));
+    nowMs = () => clock.nowMs;
+    await transport
+      .request({ method: 'GET', path: '/v1/kv/k', mutating: false, timeoutMs: 5000 })
+      .catch(() => undefined);
+    t.ok(sentAtMs.length >= 4, `${sentAtMs.length} requests`);
+    const gapsMs = sentAtMs.slice(1).map((at, i) => at - sentAtMs[i]!);
+    t.ok(gapsMs.includes(0), 'a hint to the other node is followed at once');
+    t.notOk(
+      gapsMs.some((gap, i) => gap === 0 && gapsMs[i + 1] === 0),
+      `never two immediate hops in a row (gaps ${gapsMs.join(', ')})`,
+    );
+    t.ok(
+      sentAtMs.length <= 2 * (gapsMs.filter((g) => g > 0).length + 1),
+      'at most 2× the backed-off requests (BC-16)',
+    );
+  },
+);

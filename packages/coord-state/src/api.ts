@@ -15,24 +15,72 @@ export type Revision = number;
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
 
 /** Names a fencing resource: a lease or an election group (exactly one). */
-export type FenceRef = { readonly lease: string; readonly fencingToken: FencingToken } | { readonly election: string; readonly fencingToken: FencingToken };
+export type FenceRef =
+  | { readonly lease: string; readonly fencingToken: FencingToken }
+  | { readonly election: string; readonly fencingToken: FencingToken };
 
 export type LeaseCommand =
-  | { readonly type: 'lease.acquire'; readonly name: string; readonly holder: string; readonly ttlMs: number; readonly waitMs: number; readonly lockDelayMs: number; readonly maxHoldMs: number | null }
-  | { readonly type: 'lease.renew'; readonly name: string; readonly holder: string; readonly fencingToken: FencingToken }
-  | { readonly type: 'lease.release'; readonly name: string; readonly holder: string; readonly fencingToken: FencingToken }
+  | {
+      readonly type: 'lease.acquire';
+      readonly name: string;
+      readonly holder: string;
+      readonly ttlMs: number;
+      readonly waitMs: number;
+      readonly lockDelayMs: number;
+      readonly maxHoldMs: number | null;
+    }
+  | {
+      readonly type: 'lease.renew';
+      readonly name: string;
+      readonly holder: string;
+      readonly fencingToken: FencingToken;
+    }
+  | {
+      readonly type: 'lease.release';
+      readonly name: string;
+      readonly holder: string;
+      readonly fencingToken: FencingToken;
+    }
   /** Withdraw a queued waiter (its HTTP request was aborted, BC-27). No-op if already granted/gone. */
-  | { readonly type: 'lease.cancelWait'; readonly name: string; readonly holder: string; readonly waiterId: number };
+  | {
+      readonly type: 'lease.cancelWait';
+      readonly name: string;
+      readonly holder: string;
+      readonly waiterId: number;
+    };
 
 export type ElectionCommand =
-  | { readonly type: 'election.campaign'; readonly group: string; readonly candidate: string; readonly ttlMs: number; readonly value: JsonValue }
+  | {
+      readonly type: 'election.campaign';
+      readonly group: string;
+      readonly candidate: string;
+      readonly ttlMs: number;
+      readonly value: JsonValue;
+    }
   | { readonly type: 'election.renew'; readonly group: string; readonly candidate: string }
   | { readonly type: 'election.resign'; readonly group: string; readonly candidate: string }
-  | { readonly type: 'election.proclaim'; readonly group: string; readonly candidate: string; readonly fencingToken: FencingToken; readonly value: JsonValue };
+  | {
+      readonly type: 'election.proclaim';
+      readonly group: string;
+      readonly candidate: string;
+      readonly fencingToken: FencingToken;
+      readonly value: JsonValue;
+    };
 
 export type KvCommand =
-  | { readonly type: 'kv.put'; readonly key: string; readonly value: JsonValue; readonly fence: FenceRef | null; readonly ifRevision: Revision | null }
-  | { readonly type: 'kv.delete'; readonly key: string; readonly fence: FenceRef | null; readonly ifRevision: Revision | null };
+  | {
+      readonly type: 'kv.put';
+      readonly key: string;
+      readonly value: JsonValue;
+      readonly fence: FenceRef | null;
+      readonly ifRevision: Revision | null;
+    }
+  | {
+      readonly type: 'kv.delete';
+      readonly key: string;
+      readonly fence: FenceRef | null;
+      readonly ifRevision: Revision | null;
+    };
 
 /** Advances cluster time only (the leader proposes it when `nextDueMs()` has passed). */
 export type TimeCommand = { readonly type: 'time.advance' };
@@ -61,7 +109,13 @@ export interface LeaseGrant {
 export type LeaseAcquireValue =
   | ({ readonly kind: 'granted' } & LeaseGrant)
   /** Queued FIFO (waitMs > 0). `waiterId` is the log index of the acquire entry. */
-  | { readonly kind: 'queued'; readonly name: string; readonly holder: string; readonly waiterId: number; readonly deadlineMs: number };
+  | {
+      readonly kind: 'queued';
+      readonly name: string;
+      readonly holder: string;
+      readonly waiterId: number;
+      readonly deadlineMs: number;
+    };
 
 export interface ElectionLeader {
   readonly candidate: string;
@@ -154,7 +208,14 @@ export interface CoordState {
   fenceCheck(ref: FenceRef): { valid: boolean; current: FencingToken | null };
   /** Result recorded for an idempotency key (null if unknown or outside the window). */
   idempotentResult(key: string): { fingerprint: string; result: CommandResult } | null;
-  counts(): { leases: number; waiters: number; elections: number; candidates: number; keys: number; idempotencyRecords: number };
+  counts(): {
+    leases: number;
+    waiters: number;
+    elections: number;
+    candidates: number;
+    keys: number;
+    idempotencyRecords: number;
+  };
   snapshot(): Uint8Array;
   restore(bytes: Uint8Array): void;
   /** Throws if an internal invariant is broken (tests call it after every step). */

@@ -9,7 +9,12 @@ import { checkEnvelopeShape } from './validate.js';
 
 /** Shared codec settings for envelopes and snapshots: plain maps, 64-bit ints decoded as numbers. */
 export function makePackr(): Packr {
-  return new Packr({ useRecords: false, mapsAsObjects: true, int64AsType: 'number', moreTypes: false });
+  return new Packr({
+    useRecords: false,
+    mapsAsObjects: true,
+    int64AsType: 'number',
+    moreTypes: false,
+  });
 }
 
 const packr = makePackr();
@@ -66,7 +71,14 @@ export function decodeEnvelope(bytes: Uint8Array): CommandEnvelope {
   try {
     decoded = packr.unpack(bytes);
   } catch (cause) {
-    throw new EnvelopeDecodeError({ code: 'invalid_argument', message: 'envelope: not valid MessagePack', details: { field: 'envelope' } }, { cause });
+    throw new EnvelopeDecodeError(
+      {
+        code: 'invalid_argument',
+        message: 'envelope: not valid MessagePack',
+        details: { field: 'envelope' },
+      },
+      { cause },
+    );
   }
   const err = checkEnvelopeShape(decoded);
   if (err) throw new EnvelopeDecodeError(err);

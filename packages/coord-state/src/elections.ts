@@ -5,7 +5,13 @@
  * change of leader or leader value, so it increases even across retirement of the group.
  */
 import assert from 'node:assert';
-import type { CampaignValue, CommandResult, ElectionCommand, ElectionLeader, ElectionView } from './api.js';
+import type {
+  CampaignValue,
+  CommandResult,
+  ElectionCommand,
+  ElectionLeader,
+  ElectionView,
+} from './api.js';
 import type { Core } from './core.js';
 import type { StateError } from './errors.js';
 import { nextFencingToken } from './fencing.js';
@@ -18,32 +24,55 @@ type Renew = Extract<ElectionCommand, { type: 'election.renew' }>;
 type Resign = Extract<ElectionCommand, { type: 'election.resign' }>;
 type Proclaim = Extract<ElectionCommand, { type: 'election.proclaim' }>;
 
-function fail(code: StateError['code'], message: string, details?: Record<string, unknown>): CommandResult<never> {
-  return { ok: false, error: details === undefined ? { code, message } : { code, message, details } };
+function fail(
+  code: StateError['code'],
+  message: string,
+  details?: Record<string, unknown>,
+): CommandResult<never> {
+  return {
+    ok: false,
+    error: details === undefined ? { code, message } : { code, message, details },
+  };
 }
 
 /** The leader of a group as SPEC §3 shows it, or null. */
 export function leaderView(rec: ElectionRecord): ElectionLeader | null {
   const c = rec.leader;
-  return c === null ? null : { candidate: c.candidate, value: c.value, fencingToken: rec.leaderToken };
+  return c === null
+    ? null
+    : { candidate: c.candidate, value: c.value, fencingToken: rec.leaderToken };
 }
 
 /** SPEC §3 `GET /v1/elections/{group}` view of a live group. */
 export function electionView(rec: ElectionRecord): ElectionView {
-  const candidates = [...rec.candidates.values()].map((c) => ({ candidate: c.candidate, value: c.value }));
+  const candidates = [...rec.candidates.values()].map((c) => ({
+    candidate: c.candidate,
+    value: c.value,
+  }));
   return { group: rec.group, leader: leaderView(rec), candidates, revision: rec.revision };
 }
 
 function campaignValue(rec: ElectionRecord, c: Candidacy): CampaignValue {
   const leader = leaderView(rec);
-  if (rec.leader === c) return { group: rec.group, candidate: c.candidate, elected: true, fencingToken: rec.leaderToken, leader };
+  if (rec.leader === c)
+    return {
+      group: rec.group,
+      candidate: c.candidate,
+      elected: true,
+      fencingToken: rec.leaderToken,
+      leader,
+    };
   return { group: rec.group, candidate: c.candidate, elected: false, leader };
 }
 
 function tooLarge(core: Core, value: unknown): CommandResult<never> | null {
   const sizeBytes = jsonSizeBytes(value as never);
   if (sizeBytes <= core.limits.valueBytesMax) return null;
-  return fail('payload_too_large', `value: ${sizeBytes} bytes is over the ${core.limits.valueBytesMax}-byte limit`, { field: 'value', sizeBytes, sizeBytesMax: core.limits.valueBytesMax });
+  return fail(
+    'payload_too_large',
+    `value: ${sizeBytes} bytes is over the ${core.limits.valueBytesMax}-byte limit`,
+    { field: 'value', sizeBytes, sizeBytesMax: core.limits.valueBytesMax },
+  );
 }
 
 function removeCandidacy(core: Core, ctx: ApplyContext, c: Candidacy): void {
@@ -78,13 +107,18 @@ export function settleElection(core: Core, ctx: ApplyContext, rec: ElectionRecor
   if (rec.candidates.size === 0) {
     core.elections.delete(rec.group);
     if (core.limits.retiredElectionsMax === 0) return;
-    while (core.retiredElections.size >= core.limits.retiredElectionsMax) core.retiredElections.shift();
+    while (core.retiredElections.size >= core.limits.retiredElectionsMax)
+      core.retiredElections.shift();
     core.retiredElections.set(rec.group, rec.revision);
   }
 }
 
 /** SPEC §3 campaign: joins the queue (or refreshes ttl, and value when non-null) and answers the status. */
-export function electionCampaign(core: Core, ctx: ApplyContext, cmd: Campaign): CommandResult<CampaignValue> {
+export function electionCampaign(
+  core: Core,
+  ctx: ApplyContext,
+  cmd: Campaign,
+): CommandResult<CampaignValue> {
   const big = tooLarge(core, cmd.value);
   if (big) return big;
   let rec = core.elections.get(cmd.group);
@@ -100,14 +134,37 @@ export function electionCampaign(core: Core, ctx: ApplyContext, cmd: Campaign): 
     return { ok: true, value: campaignValue(rec, existing) };
   }
   if (rec === undefined) {
-    if (core.elections.size >= core.limits.electionsMax) return fail('resource_exhausted', `electionsMax (${core.limits.electionsMax}) reached`, { limit: 'electionsMax' });
-    rec = { group: cmd.group, candidates: new Map(), leader: null, leaderToken: 0, revision: core.retiredElections.get(cmd.group) ?? 0, lastFencingToken: 0 };
+    if (core.elections.size >= core.limits.electionsMax)
+      return fail('resource_exhausted', `electionsMax (${core.limits.electionsMax}) reached`, {
+        limit: 'electionsMax',
+      });
+    rec = {
+      group: cmd.group,
+      candidates: new Map(),
+      leader: null,
+      leaderToken: 0,
+      revision: core.retiredElections.get(cmd.group) ?? 0,
+      lastFencingToken: 0,
+    };
     core.retiredElections.delete(cmd.group);
     core.elections.set(cmd.group, rec);
   } else if (rec.candidates.size >= core.limits.candidatesPerGroupMax) {
-    return fail('resource_exhausted', `candidatesPerGroupMax (${core.limits.candidatesPerGroupMax}) reached for group ${cmd.group}`, { limit: 'candidatesPerGroupMax' });
+    return fail(
+      'resource_exhausted',
+      `candidatesPerGroupMax (${core.limits.candidatesPerGroupMax}) reached for group ${cmd.group}`,
+      { limit: 'candidatesPerGroupMax' },
+    );
   }
-  const c: Candidacy = { kind: 'candidacy', election: rec, candidate: cmd.candidate, value: cmd.value, ttlMs: cmd.ttlMs, dueMs: 0, seq: 0, heapIndex: -1 };
+  const c: Candidacy = {
+    kind: 'candidacy',
+    election: rec,
+    candidate: cmd.candidate,
+    value: cmd.value,
+    ttlMs: cmd.ttlMs,
+    dueMs: 0,
+    seq: 0,
+    heapIndex: -1,
+  };
   rec.candidates.set(c.candidate, c);
   core.candidatesCount++;
   core.scheduleWake(c, ctx.nowMs + cmd.ttlMs);
@@ -117,30 +174,57 @@ export function electionCampaign(core: Core, ctx: ApplyContext, cmd: Campaign): 
 }
 
 /** SPEC §3 election renew: keeps the candidacy alive for its ttl; unknown candidate → not_holder. */
-export function electionRenew(core: Core, ctx: ApplyContext, cmd: Renew): CommandResult<CampaignValue> {
+export function electionRenew(
+  core: Core,
+  ctx: ApplyContext,
+  cmd: Renew,
+): CommandResult<CampaignValue> {
   const rec = core.elections.get(cmd.group);
   const c = rec?.candidates.get(cmd.candidate);
-  if (rec === undefined || c === undefined) return fail('not_holder', `${cmd.candidate} is not a candidate in ${cmd.group}`, { leader: rec?.leader?.candidate ?? null });
+  if (rec === undefined || c === undefined)
+    return fail('not_holder', `${cmd.candidate} is not a candidate in ${cmd.group}`, {
+      leader: rec?.leader?.candidate ?? null,
+    });
   core.scheduleWake(c, ctx.nowMs + c.ttlMs);
   ctx.changed.add(electionKey(rec.group));
   return { ok: true, value: campaignValue(rec, c) };
 }
 
 /** SPEC §3 resign: leaves the queue; a resigning leader passes leadership on with a new token. */
-export function electionResign(core: Core, ctx: ApplyContext, cmd: Resign): CommandResult<ResignValue> {
+export function electionResign(
+  core: Core,
+  ctx: ApplyContext,
+  cmd: Resign,
+): CommandResult<ResignValue> {
   const rec = core.elections.get(cmd.group);
   const c = rec?.candidates.get(cmd.candidate);
-  if (rec === undefined || c === undefined) return fail('not_holder', `${cmd.candidate} is not a candidate in ${cmd.group}`, { leader: rec?.leader?.candidate ?? null });
+  if (rec === undefined || c === undefined)
+    return fail('not_holder', `${cmd.candidate} is not a candidate in ${cmd.group}`, {
+      leader: rec?.leader?.candidate ?? null,
+    });
   removeCandidacy(core, ctx, c);
   settleElection(core, ctx, rec);
   return { ok: true, value: { group: cmd.group, resigned: true } };
 }
 
 /** SPEC §3 proclaim: the leader with its current token sets the value (revision changes, token does not). */
-export function electionProclaim(core: Core, ctx: ApplyContext, cmd: Proclaim): CommandResult<ProclaimValue> {
+export function electionProclaim(
+  core: Core,
+  ctx: ApplyContext,
+  cmd: Proclaim,
+): CommandResult<ProclaimValue> {
   const rec = core.elections.get(cmd.group);
-  if (rec === undefined || rec.leader === null || rec.leader.candidate !== cmd.candidate || rec.leaderToken !== cmd.fencingToken) {
-    return fail('not_holder', `${cmd.candidate} is not the leader of ${cmd.group} with token ${cmd.fencingToken}`, { leader: rec?.leader?.candidate ?? null });
+  if (
+    rec === undefined ||
+    rec.leader === null ||
+    rec.leader.candidate !== cmd.candidate ||
+    rec.leaderToken !== cmd.fencingToken
+  ) {
+    return fail(
+      'not_holder',
+      `${cmd.candidate} is not the leader of ${cmd.group} with token ${cmd.fencingToken}`,
+      { leader: rec?.leader?.candidate ?? null },
+    );
   }
   const big = tooLarge(core, cmd.value);
   if (big) return big;

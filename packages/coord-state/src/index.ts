@@ -6,9 +6,21 @@ export * from './api.js';
 export * from './errors.js';
 export * from './results.js';
 export { CoordStateMachine } from './state-machine.js';
-export { encodeEnvelope, decodeEnvelope, EnvelopeDecodeError, EnvelopeEncodeError } from './codec.js';
+export {
+  encodeEnvelope,
+  decodeEnvelope,
+  EnvelopeDecodeError,
+  EnvelopeEncodeError,
+} from './codec.js';
 export { DEFAULT_LIMITS, resolveLimits, type CoordLimitsFull } from './limits.js';
 export { TOKENS_PER_ENTRY, nextFencingToken, tokenIndex } from './fencing.js';
 export { SnapshotFormatError } from './snapshot.js';
 export type { EndedGrant, GrantEndReason } from './history.js';
-export { checkEnvelopeShape, checkCommandRanges, isJsonValue, isWellFormedString, jsonSizeBytes, IDEMPOTENCY_KEY_CHARS_MAX } from './validate.js';
+export {
+  checkEnvelopeShape,
+  checkCommandRanges,
+  isJsonValue,
+  isWellFormedString,
+  jsonSizeBytes,
+  IDEMPOTENCY_KEY_CHARS_MAX,
+} from './validate.js';

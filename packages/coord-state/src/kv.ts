@@ -13,8 +13,15 @@ import { jsonSizeBytes } from './validate.js';
 type Put = Extract<KvCommand, { type: 'kv.put' }>;
 type Delete = Extract<KvCommand, { type: 'kv.delete' }>;
 
-function fail(code: StateError['code'], message: string, details?: Record<string, unknown>): CommandResult<never> {
-  return { ok: false, error: details === undefined ? { code, message } : { code, message, details } };
+function fail(
+  code: StateError['code'],
+  message: string,
+  details?: Record<string, unknown>,
+): CommandResult<never> {
+  return {
+    ok: false,
+    error: details === undefined ? { code, message } : { code, message, details },
+  };
 }
 
 /** Token of the resource's current live grant (lease holder or election leader), or null. */
@@ -29,21 +36,37 @@ function checkFence(core: Core, fence: FenceRef | null): CommandResult<never> | 
   const current = currentToken(core, fence);
   if (current === fence.fencingToken) return null;
   const what = 'lease' in fence ? `lease ${fence.lease}` : `election ${fence.election}`;
-  return fail('stale_token', `fencingToken ${fence.fencingToken} is not the current grant of ${what}`, { current });
+  return fail(
+    'stale_token',
+    `fencingToken ${fence.fencingToken} is not the current grant of ${what}`,
+    { current },
+  );
 }
 
 /** SPEC §3 `PUT /v1/kv/{key}`: payload_too_large, stale_token, revision_mismatch, resource_exhausted, or {key, revision}. */
 export function kvPut(core: Core, ctx: ApplyContext, cmd: Put): CommandResult<KvPutValue> {
   const sizeBytes = jsonSizeBytes(cmd.value);
-  if (sizeBytes > core.limits.valueBytesMax) return fail('payload_too_large', `value: ${sizeBytes} bytes is over the ${core.limits.valueBytesMax}-byte limit`, { field: 'value', sizeBytes, sizeBytesMax: core.limits.valueBytesMax });
+  if (sizeBytes > core.limits.valueBytesMax)
+    return fail(
+      'payload_too_large',
+      `value: ${sizeBytes} bytes is over the ${core.limits.valueBytesMax}-byte limit`,
+      { field: 'value', sizeBytes, sizeBytesMax: core.limits.valueBytesMax },
+    );
   const stale = checkFence(core, cmd.fence);
   if (stale) return stale;
   const rec = core.kv.get(cmd.key);
   if (cmd.ifRevision !== null && (rec?.revision ?? 0) !== cmd.ifRevision) {
-    return fail('revision_mismatch', `key ${cmd.key} is at revision ${rec?.revision ?? 0}, not ${cmd.ifRevision}`, { revision: rec?.revision ?? 0 });
+    return fail(
+      'revision_mismatch',
+      `key ${cmd.key} is at revision ${rec?.revision ?? 0}, not ${cmd.ifRevision}`,
+      { revision: rec?.revision ?? 0 },
+    );
   }
   if (rec === undefined) {
-    if (core.kv.size >= core.limits.keysMax) return fail('resource_exhausted', `keysMax (${core.limits.keysMax}) reached`, { limit: 'keysMax' });
+    if (core.kv.size >= core.limits.keysMax)
+      return fail('resource_exhausted', `keysMax (${core.limits.keysMax}) reached`, {
+        limit: 'keysMax',
+      });
     core.kv.set(cmd.key, { value: cmd.value, revision: ctx.index });
   } else {
     rec.value = cmd.value;
@@ -63,7 +86,11 @@ export function kvDelete(core: Core, ctx: ApplyContext, cmd: Delete): CommandRes
   const rec = core.kv.get(cmd.key);
   if (rec === undefined) return fail('not_found', `key ${cmd.key} not found`);
   if (cmd.ifRevision !== null && rec.revision !== cmd.ifRevision) {
-    return fail('revision_mismatch', `key ${cmd.key} is at revision ${rec.revision}, not ${cmd.ifRevision}`, { revision: rec.revision });
+    return fail(
+      'revision_mismatch',
+      `key ${cmd.key} is at revision ${rec.revision}, not ${cmd.ifRevision}`,
+      { revision: rec.revision },
+    );
   }
   core.kv.delete(cmd.key);
   ctx.changed.add(kvKey(cmd.key));

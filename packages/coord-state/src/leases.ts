@@ -4,7 +4,14 @@
  * "live at the entry's cluster time" simply means "present".
  */
 import assert from 'node:assert';
-import type { CommandResult, FencingToken, LeaseAcquireValue, LeaseCommand, LeaseGrant, WaiterOutcome } from './api.js';
+import type {
+  CommandResult,
+  FencingToken,
+  LeaseAcquireValue,
+  LeaseCommand,
+  LeaseGrant,
+  WaiterOutcome,
+} from './api.js';
 import type { Core } from './core.js';
 import type { StateError } from './errors.js';
 import { nextFencingToken } from './fencing.js';
@@ -17,8 +24,15 @@ type Renew = Extract<LeaseCommand, { type: 'lease.renew' }>;
 type Release = Extract<LeaseCommand, { type: 'lease.release' }>;
 type CancelWait = Extract<LeaseCommand, { type: 'lease.cancelWait' }>;
 
-function fail(code: StateError['code'], message: string, details?: Record<string, unknown>): CommandResult<never> {
-  return { ok: false, error: details === undefined ? { code, message } : { code, message, details } };
+function fail(
+  code: StateError['code'],
+  message: string,
+  details?: Record<string, unknown>,
+): CommandResult<never> {
+  return {
+    ok: false,
+    error: details === undefined ? { code, message } : { code, message, details },
+  };
 }
 
 /** The LeaseGrant answer for a grant at cluster time `nowMs`. */
@@ -27,16 +41,39 @@ export function grantValue(g: Grant): LeaseGrant {
 }
 
 function newRecord(name: string): LeaseRecord {
-  return { kind: 'lease', name, grant: null, lockDelayUntilMs: 0, lockDelayQueue: 'none', waiters: null, lastFencingToken: 0, dueMs: 0, seq: 0, heapIndex: -1 };
+  return {
+    kind: 'lease',
+    name,
+    grant: null,
+    lockDelayUntilMs: 0,
+    lockDelayQueue: 'none',
+    waiters: null,
+    lastFencingToken: 0,
+    dueMs: 0,
+    seq: 0,
+    heapIndex: -1,
+  };
 }
 
 /** Grants `rec` (free, not in lock-delay) to `holder` at ctx time with a new fencing token. */
-function grantTo(core: Core, ctx: ApplyContext, rec: LeaseRecord, holder: string, ttlMs: number, lockDelayMs: number, maxHoldMs: number | null): Grant {
-  assert(rec.grant === null && rec.lockDelayUntilMs === 0, 'lease: grant of a name that is not free');
+function grantTo(
+  core: Core,
+  ctx: ApplyContext,
+  rec: LeaseRecord,
+  holder: string,
+  ttlMs: number,
+  lockDelayMs: number,
+  maxHoldMs: number | null,
+): Grant {
+  assert(
+    rec.grant === null && rec.lockDelayUntilMs === 0,
+    'lease: grant of a name that is not free',
+  );
   const fencingToken = nextFencingToken(ctx.index, rec.lastFencingToken);
   rec.lastFencingToken = fencingToken;
   const maxHoldUntilMs = maxHoldMs === null ? null : ctx.nowMs + maxHoldMs;
-  const expiresAtMs = maxHoldUntilMs === null ? ctx.nowMs + ttlMs : Math.min(ctx.nowMs + ttlMs, maxHoldUntilMs);
+  const expiresAtMs =
+    maxHoldUntilMs === null ? ctx.nowMs + ttlMs : Math.min(ctx.nowMs + ttlMs, maxHoldUntilMs);
   assert(expiresAtMs > ctx.nowMs, 'lease: grant already expired');
   const grant: Grant = {
     kind: 'grant',
@@ -70,13 +107,25 @@ function extend(core: Core, ctx: ApplyContext, g: Grant): void {
   core.scheduleWake(g, expiresAtMs);
 }
 
-function endGrant(core: Core, ctx: ApplyContext, g: Grant, reason: GrantEndReason, endedAtMs: number): void {
+function endGrant(
+  core: Core,
+  ctx: ApplyContext,
+  g: Grant,
+  reason: GrantEndReason,
+  endedAtMs: number,
+): void {
   const rec = g.lease;
   assert(rec.grant === g, 'lease: ending a grant that is not current');
   core.wake.remove(g);
   rec.grant = null;
   core.grantsLive--;
-  core.history.add(rec.name, { holder: g.holder, fencingToken: g.fencingToken, grantedAtMs: g.grantedAtMs, endedAtMs, reason });
+  core.history.add(rec.name, {
+    holder: g.holder,
+    fencingToken: g.fencingToken,
+    grantedAtMs: g.grantedAtMs,
+    endedAtMs,
+    reason,
+  });
   ctx.changed.add(leaseKey(rec.name));
 }
 
@@ -88,9 +137,18 @@ function clearLockDelay(core: Core, rec: LeaseRecord): void {
 }
 
 /** Records the waiter's fate and rewrites its acquire's idempotency record to the final answer. */
-function finishWaiter(core: Core, ctx: ApplyContext, w: Waiter, outcome: WaiterOutcome, finalResult: CommandResult): void {
+function finishWaiter(
+  core: Core,
+  ctx: ApplyContext,
+  w: Waiter,
+  outcome: WaiterOutcome,
+  finalResult: CommandResult,
+): void {
   const rec = w.lease;
-  assert(rec.waiters !== null && rec.waiters.get(w.waiterId) === w, 'lease: finishing an unknown waiter');
+  assert(
+    rec.waiters !== null && rec.waiters.get(w.waiterId) === w,
+    'lease: finishing an unknown waiter',
+  );
   rec.waiters.delete(w.waiterId);
   if (rec.waiters.size === 0) {
     rec.waiters = null;
@@ -112,30 +170,76 @@ function finishWaiter(core: Core, ctx: ApplyContext, w: Waiter, outcome: WaiterO
   if (v.kind === 'queued' && v.waiterId === w.waiterId) idem.value.result = finalResult;
 }
 
-function heldError(rec: LeaseRecord, nowMs: number, extra?: Record<string, unknown>): CommandResult<never> {
-  if (rec.grant !== null) return fail('held', `lease ${rec.name} is held by another holder`, { holder: rec.grant.holder, ...extra });
-  return fail('held', `lease ${rec.name} is in lock-delay`, { holder: null, lockDelayRemainingMs: Math.max(0, rec.lockDelayUntilMs - nowMs), ...extra });
+function heldError(
+  rec: LeaseRecord,
+  nowMs: number,
+  extra?: Record<string, unknown>,
+): CommandResult<never> {
+  if (rec.grant !== null)
+    return fail('held', `lease ${rec.name} is held by another holder`, {
+      holder: rec.grant.holder,
+      ...extra,
+    });
+  return fail('held', `lease ${rec.name} is in lock-delay`, {
+    holder: null,
+    lockDelayRemainingMs: Math.max(0, rec.lockDelayUntilMs - nowMs),
+    ...extra,
+  });
 }
 
 /** not_holder, or lease_expired when the history knows this very grant (holder, token) expired (SPEC §3). */
-function notHolder(core: Core, name: string, holder: string, fencingToken: FencingToken, rec: LeaseRecord | undefined): CommandResult<never> {
+function notHolder(
+  core: Core,
+  name: string,
+  holder: string,
+  fencingToken: FencingToken,
+  rec: LeaseRecord | undefined,
+): CommandResult<never> {
   const ended = core.history.find(name, holder, fencingToken);
-  if (ended !== undefined && ended.reason === 'expired') return fail('lease_expired', `lease ${name} grant ${fencingToken} of ${holder} expired`, { endedAtMs: ended.endedAtMs });
-  return fail('not_holder', `${holder} does not hold lease ${name} with token ${fencingToken}`, { holder: rec?.grant?.holder ?? null });
+  if (ended !== undefined && ended.reason === 'expired')
+    return fail('lease_expired', `lease ${name} grant ${fencingToken} of ${holder} expired`, {
+      endedAtMs: ended.endedAtMs,
+    });
+  return fail('not_holder', `${holder} does not hold lease ${name} with token ${fencingToken}`, {
+    holder: rec?.grant?.holder ?? null,
+  });
 }
 
-function enqueue(core: Core, ctx: ApplyContext, rec: LeaseRecord, cmd: Acquire, idempotencyKey: string | null): CommandResult<LeaseAcquireValue> {
+function enqueue(
+  core: Core,
+  ctx: ApplyContext,
+  rec: LeaseRecord,
+  cmd: Acquire,
+  idempotencyKey: string | null,
+): CommandResult<LeaseAcquireValue> {
   const deadlineMs = ctx.nowMs + cmd.waitMs;
   if (rec.waiters !== null) {
     // One waiter per holder and name: a repeat extends the deadline (never shortens it).
     for (const w of rec.waiters.values()) {
       if (w.holder !== cmd.holder) continue;
       if (deadlineMs > w.dueMs) core.scheduleWake(w, deadlineMs);
-      return { ok: true, value: { kind: 'queued', name: rec.name, holder: w.holder, waiterId: w.waiterId, deadlineMs: w.dueMs } };
+      return {
+        ok: true,
+        value: {
+          kind: 'queued',
+          name: rec.name,
+          holder: w.holder,
+          waiterId: w.waiterId,
+          deadlineMs: w.dueMs,
+        },
+      };
     }
-    if (rec.waiters.size >= core.limits.waitersPerLeaseMax) return fail('resource_exhausted', `waitersPerLeaseMax (${core.limits.waitersPerLeaseMax}) reached for lease ${rec.name}`, { limit: 'waitersPerLeaseMax' });
+    if (rec.waiters.size >= core.limits.waitersPerLeaseMax)
+      return fail(
+        'resource_exhausted',
+        `waitersPerLeaseMax (${core.limits.waitersPerLeaseMax}) reached for lease ${rec.name}`,
+        { limit: 'waitersPerLeaseMax' },
+      );
   }
-  if (core.pendingWaiters.size >= core.limits.waitersMax) return fail('resource_exhausted', `waitersMax (${core.limits.waitersMax}) reached`, { limit: 'waitersMax' });
+  if (core.pendingWaiters.size >= core.limits.waitersMax)
+    return fail('resource_exhausted', `waitersMax (${core.limits.waitersMax}) reached`, {
+      limit: 'waitersMax',
+    });
   const w: Waiter = {
     kind: 'waiter',
     lease: rec,
@@ -161,11 +265,19 @@ function enqueue(core: Core, ctx: ApplyContext, rec: LeaseRecord, cmd: Acquire, 
     core.scheduleWake(rec, rec.lockDelayUntilMs);
   }
   ctx.changed.add(leaseKey(rec.name));
-  return { ok: true, value: { kind: 'queued', name: rec.name, holder: w.holder, waiterId: w.waiterId, deadlineMs } };
+  return {
+    ok: true,
+    value: { kind: 'queued', name: rec.name, holder: w.holder, waiterId: w.waiterId, deadlineMs },
+  };
 }
 
 /** SPEC §3 acquire: grant, renew-by-acquire (same token), queue (waitMs > 0), or `held`. */
-export function leaseAcquire(core: Core, ctx: ApplyContext, cmd: Acquire, idempotencyKey: string | null): CommandResult<LeaseAcquireValue> {
+export function leaseAcquire(
+  core: Core,
+  ctx: ApplyContext,
+  cmd: Acquire,
+  idempotencyKey: string | null,
+): CommandResult<LeaseAcquireValue> {
   let rec = core.leases.get(cmd.name);
   if (rec !== undefined && rec.grant !== null && rec.grant.holder === cmd.holder) {
     // Acquire by the holder renews with the new ttl; lockDelayMs and maxHoldMs of the grant stay.
@@ -175,10 +287,15 @@ export function leaseAcquire(core: Core, ctx: ApplyContext, cmd: Acquire, idempo
     return { ok: true, value: { kind: 'granted', ...grantValue(rec.grant) } };
   }
   if (rec !== undefined && (rec.grant !== null || rec.lockDelayUntilMs > ctx.nowMs)) {
-    return cmd.waitMs > 0 ? enqueue(core, ctx, rec, cmd, idempotencyKey) : heldError(rec, ctx.nowMs);
+    return cmd.waitMs > 0
+      ? enqueue(core, ctx, rec, cmd, idempotencyKey)
+      : heldError(rec, ctx.nowMs);
   }
   if (rec === undefined) {
-    if (core.leases.size >= core.limits.leasesMax) return fail('resource_exhausted', `leasesMax (${core.limits.leasesMax}) reached`, { limit: 'leasesMax' });
+    if (core.leases.size >= core.limits.leasesMax)
+      return fail('resource_exhausted', `leasesMax (${core.limits.leasesMax}) reached`, {
+        limit: 'leasesMax',
+      });
     rec = newRecord(cmd.name);
     core.leases.set(cmd.name, rec);
   }
@@ -191,27 +308,48 @@ export function leaseAcquire(core: Core, ctx: ApplyContext, cmd: Acquire, idempo
 export function leaseRenew(core: Core, ctx: ApplyContext, cmd: Renew): CommandResult<LeaseGrant> {
   const rec = core.leases.get(cmd.name);
   const g = rec?.grant;
-  if (g == null || g.holder !== cmd.holder || g.fencingToken !== cmd.fencingToken) return notHolder(core, cmd.name, cmd.holder, cmd.fencingToken, rec);
+  if (g == null || g.holder !== cmd.holder || g.fencingToken !== cmd.fencingToken)
+    return notHolder(core, cmd.name, cmd.holder, cmd.fencingToken, rec);
   extend(core, ctx, g);
   ctx.changed.add(leaseKey(cmd.name));
   return { ok: true, value: grantValue(g) };
 }
 
 /** SPEC §3 release of the live grant; no lock-delay; the next waiter is granted in the same entry. */
-export function leaseRelease(core: Core, ctx: ApplyContext, cmd: Release): CommandResult<LeaseReleaseValue> {
+export function leaseRelease(
+  core: Core,
+  ctx: ApplyContext,
+  cmd: Release,
+): CommandResult<LeaseReleaseValue> {
   const rec = core.leases.get(cmd.name);
   const g = rec?.grant;
-  if (rec === undefined || g == null || g.holder !== cmd.holder || g.fencingToken !== cmd.fencingToken) return notHolder(core, cmd.name, cmd.holder, cmd.fencingToken, rec);
+  if (
+    rec === undefined ||
+    g == null ||
+    g.holder !== cmd.holder ||
+    g.fencingToken !== cmd.fencingToken
+  )
+    return notHolder(core, cmd.name, cmd.holder, cmd.fencingToken, rec);
   endGrant(core, ctx, g, 'released', ctx.nowMs);
   settleLease(core, ctx, rec);
   return { ok: true, value: { name: cmd.name, released: true } };
 }
 
 /** Withdraws a queued waiter (BC-27). Another holder's waiter → not_holder; gone → cancelled: false. */
-export function leaseCancelWait(core: Core, ctx: ApplyContext, cmd: CancelWait): CommandResult<CancelWaitValue> {
+export function leaseCancelWait(
+  core: Core,
+  ctx: ApplyContext,
+  cmd: CancelWait,
+): CommandResult<CancelWaitValue> {
   const w = core.pendingWaiters.get(cmd.waiterId);
-  if (w === undefined || w.lease.name !== cmd.name) return { ok: true, value: { name: cmd.name, waiterId: cmd.waiterId, cancelled: false } };
-  if (w.holder !== cmd.holder) return fail('not_holder', `waiter ${cmd.waiterId} on lease ${cmd.name} belongs to another holder`, { holder: null });
+  if (w === undefined || w.lease.name !== cmd.name)
+    return { ok: true, value: { name: cmd.name, waiterId: cmd.waiterId, cancelled: false } };
+  if (w.holder !== cmd.holder)
+    return fail(
+      'not_holder',
+      `waiter ${cmd.waiterId} on lease ${cmd.name} belongs to another holder`,
+      { holder: null },
+    );
   const rec = w.lease;
   finishWaiter(core, ctx, w, { kind: 'cancelled' }, heldError(rec, ctx.nowMs, { cancelled: true }));
   settleLease(core, ctx, rec);
@@ -237,12 +375,21 @@ export function expireGrant(core: Core, ctx: ApplyContext, g: Grant): void {
 
 /** Expiry phase: a waiter's deadline passed; it is never granted (BC-01). Its answer becomes `held`. */
 export function timeoutWaiter(core: Core, ctx: ApplyContext, w: Waiter): void {
-  finishWaiter(core, ctx, w, { kind: 'timed_out' }, heldError(w.lease, ctx.nowMs, { timedOut: true }));
+  finishWaiter(
+    core,
+    ctx,
+    w,
+    { kind: 'timed_out' },
+    heldError(w.lease, ctx.nowMs, { timedOut: true }),
+  );
 }
 
 /** Expiry phase: a lock-delay ended (the record was popped from its queue). */
 export function endLockDelay(_core: Core, ctx: ApplyContext, rec: LeaseRecord): void {
-  assert(rec.lockDelayUntilMs <= ctx.nowMs && rec.heapIndex === -1, 'lease: lock-delay ended early');
+  assert(
+    rec.lockDelayUntilMs <= ctx.nowMs && rec.heapIndex === -1,
+    'lease: lock-delay ended early',
+  );
   rec.lockDelayQueue = 'none';
   rec.lockDelayUntilMs = 0;
 }
@@ -252,14 +399,22 @@ export function endLockDelay(_core: Core, ctx: ApplyContext, rec: LeaseRecord): 
  * (all due waiters were removed before, so the head is live — BC-01); an empty record is deleted.
  */
 export function settleLease(core: Core, ctx: ApplyContext, rec: LeaseRecord): void {
-  if (rec.grant === null && rec.lockDelayUntilMs !== 0 && rec.lockDelayUntilMs <= ctx.nowMs) clearLockDelay(core, rec);
+  if (rec.grant === null && rec.lockDelayUntilMs !== 0 && rec.lockDelayUntilMs <= ctx.nowMs)
+    clearLockDelay(core, rec);
   if (rec.grant === null && rec.lockDelayUntilMs === 0 && rec.waiters !== null) {
     const head = rec.waiters.values().next().value!;
     assert(head.dueMs > ctx.nowMs, 'lease: granting a waiter past its deadline');
     // Grant first (needs the name free), then record the outcome with the fresh grant.
     const g = grantTo(core, ctx, rec, head.holder, head.ttlMs, head.lockDelayMs, head.maxHoldMs);
     const value = grantValue(g);
-    finishWaiter(core, ctx, head, { kind: 'granted', ...value }, { ok: true, value: { kind: 'granted', ...value } });
+    finishWaiter(
+      core,
+      ctx,
+      head,
+      { kind: 'granted', ...value },
+      { ok: true, value: { kind: 'granted', ...value } },
+    );
   }
-  if (rec.grant === null && rec.waiters === null && rec.lockDelayUntilMs === 0) core.leases.delete(rec.name);
+  if (rec.grant === null && rec.waiters === null && rec.lockDelayUntilMs === 0)
+    core.leases.delete(rec.name);
 }

@@ -49,9 +49,15 @@ export const DEFAULT_LIMITS: CoordLimitsFull = Object.freeze({
 export function resolveLimits(overrides: Partial<CoordLimitsFull> = {}): CoordLimitsFull {
   const merged: CoordLimitsFull = { ...DEFAULT_LIMITS, ...overrides };
   for (const [field, value] of Object.entries(merged)) {
-    assert(Number.isSafeInteger(value) && (value as number) >= 0, `limits: ${field} must be a non-negative integer`);
+    assert(
+      Number.isSafeInteger(value) && (value as number) >= 0,
+      `limits: ${field} must be a non-negative integer`,
+    );
   }
-  assert(merged.ttlMsMin >= 1 && merged.ttlMsMin <= merged.ttlMsMax, 'limits: need 1 ≤ ttlMsMin ≤ ttlMsMax');
+  assert(
+    merged.ttlMsMin >= 1 && merged.ttlMsMin <= merged.ttlMsMax,
+    'limits: need 1 ≤ ttlMsMin ≤ ttlMsMax',
+  );
   assert(merged.historyPerNameMax >= 1, 'limits: historyPerNameMax ≥ 1');
   return Object.freeze(merged);
 }

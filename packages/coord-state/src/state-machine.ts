@@ -11,13 +11,41 @@
  * Queries never mutate. No clock, timer or randomness: time is the entry's cluster time (SPEC §2).
  */
 import assert from 'node:assert';
-import type { ApplyOutput, Command, CommandEnvelope, CommandResult, CoordState, ElectionView, FenceRef, KvView, LeaseView, WaiterOutcome } from './api.js';
+import type {
+  ApplyOutput,
+  Command,
+  CommandEnvelope,
+  CommandResult,
+  CoordState,
+  ElectionView,
+  FenceRef,
+  KvView,
+  LeaseView,
+  WaiterOutcome,
+} from './api.js';
 import { Core } from './core.js';
-import { electionCampaign, electionProclaim, electionRenew, electionResign, electionView, expireCandidacy, settleElection } from './elections.js';
+import {
+  electionCampaign,
+  electionProclaim,
+  electionRenew,
+  electionResign,
+  electionView,
+  expireCandidacy,
+  settleElection,
+} from './elections.js';
 import { tokenIndex } from './fencing.js';
 import type { EndedGrant } from './history.js';
 import { currentToken, kvDelete, kvPut } from './kv.js';
-import { endLockDelay, expireGrant, leaseAcquire, leaseCancelWait, leaseRelease, leaseRenew, settleLease, timeoutWaiter } from './leases.js';
+import {
+  endLockDelay,
+  expireGrant,
+  leaseAcquire,
+  leaseCancelWait,
+  leaseRelease,
+  leaseRenew,
+  settleLease,
+  timeoutWaiter,
+} from './leases.js';
 import { resolveLimits, type CoordLimitsFull } from './limits.js';
 import type { ApplyContext, ElectionRecord, LeaseRecord } from './model.js';
 import { readSnapshot, writeSnapshot } from './snapshot.js';
@@ -50,8 +78,14 @@ export class CoordStateMachine implements CoordState {
    */
   apply(index: number, clusterTimeMs: number, envelope: CommandEnvelope | null): ApplyOutput {
     const core = this.#core;
-    assert(Number.isSafeInteger(index) && index > core.lastIndex, `apply: index ${index} not after ${core.lastIndex}`);
-    assert(Number.isSafeInteger(clusterTimeMs) && clusterTimeMs >= core.lastTimeMs, `apply: cluster time ${clusterTimeMs} before ${core.lastTimeMs}`);
+    assert(
+      Number.isSafeInteger(index) && index > core.lastIndex,
+      `apply: index ${index} not after ${core.lastIndex}`,
+    );
+    assert(
+      Number.isSafeInteger(clusterTimeMs) && clusterTimeMs >= core.lastTimeMs,
+      `apply: cluster time ${clusterTimeMs} before ${core.lastTimeMs}`,
+    );
     core.lastIndex = index;
     core.lastTimeMs = clusterTimeMs;
     const ctx: ApplyContext = { index, nowMs: clusterTimeMs, changed: new Set() };
@@ -59,7 +93,12 @@ export class CoordStateMachine implements CoordState {
     core.idempotency.expire(clusterTimeMs);
     core.waiterOutcomes.expire(clusterTimeMs);
     const result = envelope === null ? OK_NULL : this.#applyEnvelope(ctx, envelope);
-    const changed = ctx.changed.size === 0 ? [] : ctx.changed.size === 1 ? [...ctx.changed] : [...ctx.changed].sort();
+    const changed =
+      ctx.changed.size === 0
+        ? []
+        : ctx.changed.size === 1
+          ? [...ctx.changed]
+          : [...ctx.changed].sort();
     return { result, changed };
   }
 
@@ -88,13 +127,19 @@ export class CoordStateMachine implements CoordState {
           break;
       }
     }
-    for (let r = core.sweep.peek(); r !== undefined && r.dueMs <= ctx.nowMs; r = core.sweep.peek()) {
+    for (
+      let r = core.sweep.peek();
+      r !== undefined && r.dueMs <= ctx.nowMs;
+      r = core.sweep.peek()
+    ) {
       core.sweep.pop();
       endLockDelay(core, ctx, r);
       (touchedLeases ??= new Set()).add(r);
     }
-    if (touchedLeases !== null) for (const rec of [...touchedLeases].sort(byName)) settleLease(core, ctx, rec);
-    if (touchedGroups !== null) for (const rec of [...touchedGroups].sort(byGroup)) settleElection(core, ctx, rec);
+    if (touchedLeases !== null)
+      for (const rec of [...touchedLeases].sort(byName)) settleLease(core, ctx, rec);
+    if (touchedGroups !== null)
+      for (const rec of [...touchedGroups].sort(byGroup)) settleElection(core, ctx, rec);
   }
 
   #applyEnvelope(ctx: ApplyContext, envelope: CommandEnvelope): CommandResult {
@@ -104,13 +149,24 @@ export class CoordStateMachine implements CoordState {
     if (idem !== null) {
       const prior = this.#core.idempotency.get(idem.key, ctx.nowMs);
       if (prior !== undefined) {
-        if (prior.value.fingerprint === idem.fingerprint) return { ...prior.value.result, replayed: true };
-        return { ok: false, error: { code: 'idempotency_key_reused', message: `Idempotency-Key ${idem.key} was used for a different request` } };
+        if (prior.value.fingerprint === idem.fingerprint)
+          return { ...prior.value.result, replayed: true };
+        return {
+          ok: false,
+          error: {
+            code: 'idempotency_key_reused',
+            message: `Idempotency-Key ${idem.key} was used for a different request`,
+          },
+        };
       }
     }
     const rangeError = checkCommandRanges(envelope.command, this.limits);
-    const result = rangeError !== null ? { ok: false as const, error: rangeError } : this.#dispatch(ctx, envelope.command, idem?.key ?? null);
-    if (idem !== null) this.#core.idempotency.set(idem.key, { fingerprint: idem.fingerprint, result }, ctx.nowMs);
+    const result =
+      rangeError !== null
+        ? { ok: false as const, error: rangeError }
+        : this.#dispatch(ctx, envelope.command, idem?.key ?? null);
+    if (idem !== null)
+      this.#core.idempotency.set(idem.key, { fingerprint: idem.fingerprint, result }, ctx.nowMs);
     return result;
   }
 
@@ -160,14 +216,21 @@ export class CoordStateMachine implements CoordState {
   getLease(name: string, nowMs: number): LeaseView | null {
     const g = this.#core.leases.get(name)?.grant;
     if (g == null || g.dueMs <= nowMs) return null;
-    return { name, holder: g.holder, fencingToken: g.fencingToken, ttlMs: g.ttlMs, remainingMs: g.dueMs - nowMs };
+    return {
+      name,
+      holder: g.holder,
+      fencingToken: g.fencingToken,
+      ttlMs: g.ttlMs,
+      remainingMs: g.dueMs - nowMs,
+    };
   }
 
   /** Live leases whose name starts with `prefix`, sorted by name, at most `limit`. O(leases). */
   listLeases(prefix: string, limit: number, nowMs: number): LeaseView[] {
     const names: string[] = [];
     for (const [name, rec] of this.#core.leases) {
-      if (rec.grant !== null && rec.grant.dueMs > nowMs && name.startsWith(prefix)) names.push(name);
+      if (rec.grant !== null && rec.grant.dueMs > nowMs && name.startsWith(prefix))
+        names.push(name);
     }
     names.sort();
     const out: LeaseView[] = [];
@@ -187,7 +250,8 @@ export class CoordStateMachine implements CoordState {
   /** Fate of waiter `waiterId` on `name`: pending, or its final outcome for the idempotency window, else unknown. */
   waiterOutcome(name: string, waiterId: number): WaiterOutcome {
     const pending = this.#core.pendingWaiters.get(waiterId);
-    if (pending !== undefined && pending.lease.name === name) return { kind: 'pending', deadlineMs: pending.dueMs };
+    if (pending !== undefined && pending.lease.name === name)
+      return { kind: 'pending', deadlineMs: pending.dueMs };
     const done = this.#core.waiterOutcomes.get(waiterId, this.#core.lastTimeMs);
     if (done !== undefined && done.value.name === name) return done.value.outcome;
     return { kind: 'unknown' };
@@ -197,7 +261,12 @@ export class CoordStateMachine implements CoordState {
   getElection(group: string): ElectionView {
     const rec = this.#core.elections.get(group);
     if (rec !== undefined) return electionView(rec);
-    return { group, leader: null, candidates: [], revision: this.#core.retiredElections.get(group) ?? 0 };
+    return {
+      group,
+      leader: null,
+      candidates: [],
+      revision: this.#core.retiredElections.get(group) ?? 0,
+    };
   }
 
   getKv(key: string): KvView | null {
@@ -222,9 +291,23 @@ export class CoordStateMachine implements CoordState {
   }
 
   /** leases = live grants; waiters = queued waiters; elections = groups with candidates. */
-  counts(): { leases: number; waiters: number; elections: number; candidates: number; keys: number; idempotencyRecords: number } {
+  counts(): {
+    leases: number;
+    waiters: number;
+    elections: number;
+    candidates: number;
+    keys: number;
+    idempotencyRecords: number;
+  } {
     const c = this.#core;
-    return { leases: c.grantsLive, waiters: c.pendingWaiters.size, elections: c.elections.size, candidates: c.candidatesCount, keys: c.kv.size, idempotencyRecords: c.idempotency.size };
+    return {
+      leases: c.grantsLive,
+      waiters: c.pendingWaiters.size,
+      elections: c.elections.size,
+      candidates: c.candidatesCount,
+      keys: c.kv.size,
+      idempotencyRecords: c.idempotency.size,
+    };
   }
 
   /** Deterministic msgpackr encoding of the whole state (same state ⇒ same bytes). */
@@ -250,31 +333,53 @@ export class CoordStateMachine implements CoordState {
     let wakeRecords = 0;
     for (const [name, rec] of c.leases) {
       assert.equal(rec.name, name);
-      assert(rec.grant !== null || rec.waiters !== null || rec.lockDelayUntilMs !== 0, `invariant: empty lease record ${name}`);
+      assert(
+        rec.grant !== null || rec.waiters !== null || rec.lockDelayUntilMs !== 0,
+        `invariant: empty lease record ${name}`,
+      );
       if (rec.grant !== null) {
         const g = rec.grant;
         grants++;
         assert(g.lease === rec && g.heapIndex !== -1, `invariant: grant of ${name} not queued`);
         assert(g.dueMs > now, `invariant: grant of ${name} past expiry`);
-        assert(g.fencingToken <= rec.lastFencingToken && tokenIndex(g.fencingToken) <= c.lastIndex, `invariant: token of ${name}`);
-        assert(g.maxHoldUntilMs === null || g.dueMs <= g.maxHoldUntilMs, `invariant: ${name} past maxHold`);
+        assert(
+          g.fencingToken <= rec.lastFencingToken && tokenIndex(g.fencingToken) <= c.lastIndex,
+          `invariant: token of ${name}`,
+        );
+        assert(
+          g.maxHoldUntilMs === null || g.dueMs <= g.maxHoldUntilMs,
+          `invariant: ${name} past maxHold`,
+        );
         assert.equal(rec.lockDelayUntilMs, 0, `invariant: ${name} held during lock-delay`);
       } else if (rec.waiters !== null) {
         assert(rec.lockDelayUntilMs > now, `invariant: ${name} free with waiters`);
       }
       if (rec.lockDelayUntilMs !== 0) {
-        assert(rec.lockDelayUntilMs > now && rec.dueMs === rec.lockDelayUntilMs && rec.heapIndex !== -1, `invariant: lock-delay of ${name}`);
-        assert.equal(rec.lockDelayQueue, rec.waiters !== null ? 'wake' : 'sweep', `invariant: lock-delay queue of ${name}`);
+        assert(
+          rec.lockDelayUntilMs > now && rec.dueMs === rec.lockDelayUntilMs && rec.heapIndex !== -1,
+          `invariant: lock-delay of ${name}`,
+        );
+        assert.equal(
+          rec.lockDelayQueue,
+          rec.waiters !== null ? 'wake' : 'sweep',
+          `invariant: lock-delay queue of ${name}`,
+        );
         if (rec.lockDelayQueue === 'wake') wakeRecords++;
       } else {
-        assert(rec.lockDelayQueue === 'none' && rec.heapIndex === -1, `invariant: stray lock-delay of ${name}`);
+        assert(
+          rec.lockDelayQueue === 'none' && rec.heapIndex === -1,
+          `invariant: stray lock-delay of ${name}`,
+        );
       }
       if (rec.waiters !== null) {
         assert(rec.waiters.size > 0 && rec.waiters.size <= this.limits.waitersPerLeaseMax);
         let prev = 0;
         for (const [id, w] of rec.waiters) {
           waiters++;
-          assert(w.waiterId === id && id > prev && w.lease === rec && c.pendingWaiters.get(id) === w, `invariant: waiter ${id} of ${name}`);
+          assert(
+            w.waiterId === id && id > prev && w.lease === rec && c.pendingWaiters.get(id) === w,
+            `invariant: waiter ${id} of ${name}`,
+          );
           assert(w.dueMs > now && w.heapIndex !== -1, `invariant: waiter ${id} past deadline`);
           prev = id;
         }
@@ -287,19 +392,36 @@ export class CoordStateMachine implements CoordState {
       assert(rec.group === group && rec.candidates.size > 0, `invariant: empty group ${group}`);
       const first = rec.candidates.values().next().value!;
       assert(rec.leader === first, `invariant: leader of ${group} is not the oldest candidacy`);
-      assert(rec.leaderToken > 0 && rec.leaderToken <= rec.lastFencingToken, `invariant: token of ${group}`);
+      assert(
+        rec.leaderToken > 0 && rec.leaderToken <= rec.lastFencingToken,
+        `invariant: token of ${group}`,
+      );
       for (const cand of rec.candidates.values()) {
         candidates++;
-        assert(cand.election === rec && cand.dueMs > now && cand.heapIndex !== -1, `invariant: candidacy ${cand.candidate} of ${group}`);
+        assert(
+          cand.election === rec && cand.dueMs > now && cand.heapIndex !== -1,
+          `invariant: candidacy ${cand.candidate} of ${group}`,
+        );
       }
       assert(rec.candidates.size <= this.limits.candidatesPerGroupMax);
     }
     assert.equal(candidates, c.candidatesCount, 'invariant: candidate count');
-    assert.equal(c.wake.size, grants + waiters + candidates + wakeRecords, 'invariant: wake queue size');
-    assert(c.leases.size <= this.limits.leasesMax && c.kv.size <= this.limits.keysMax && c.elections.size <= this.limits.electionsMax, 'invariant: limits');
+    assert.equal(
+      c.wake.size,
+      grants + waiters + candidates + wakeRecords,
+      'invariant: wake queue size',
+    );
+    assert(
+      c.leases.size <= this.limits.leasesMax &&
+        c.kv.size <= this.limits.keysMax &&
+        c.elections.size <= this.limits.electionsMax,
+      'invariant: limits',
+    );
     c.idempotency.checkInvariants();
     c.waiterOutcomes.checkInvariants();
-    for (const e of c.wake.entries()) assert(e.dueMs > now, 'invariant: due entry left in the wake queue');
-    for (const e of c.sweep.entries()) assert(e.dueMs > now && e.lockDelayQueue === 'sweep', 'invariant: sweep queue entry');
+    for (const e of c.wake.entries())
+      assert(e.dueMs > now, 'invariant: due entry left in the wake queue');
+    for (const e of c.sweep.entries())
+      assert(e.dueMs > now && e.lockDelayQueue === 'sweep', 'invariant: sweep queue entry');
   }
 }

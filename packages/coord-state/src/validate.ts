@@ -38,21 +38,67 @@ export const JSON_DEPTH_MAX = 64;
 type FieldKind = 'name' | 'holder' | 'int' | 'intOrNull' | 'json' | 'fence';
 
 const FIELDS: Readonly<Record<Command['type'], readonly (readonly [string, FieldKind])[]>> = {
-  'lease.acquire': [['name', 'name'], ['holder', 'holder'], ['ttlMs', 'int'], ['waitMs', 'int'], ['lockDelayMs', 'int'], ['maxHoldMs', 'intOrNull']],
-  'lease.renew': [['name', 'name'], ['holder', 'holder'], ['fencingToken', 'int']],
-  'lease.release': [['name', 'name'], ['holder', 'holder'], ['fencingToken', 'int']],
-  'lease.cancelWait': [['name', 'name'], ['holder', 'holder'], ['waiterId', 'int']],
-  'election.campaign': [['group', 'name'], ['candidate', 'holder'], ['ttlMs', 'int'], ['value', 'json']],
-  'election.renew': [['group', 'name'], ['candidate', 'holder']],
-  'election.resign': [['group', 'name'], ['candidate', 'holder']],
-  'election.proclaim': [['group', 'name'], ['candidate', 'holder'], ['fencingToken', 'int'], ['value', 'json']],
-  'kv.put': [['key', 'name'], ['value', 'json'], ['fence', 'fence'], ['ifRevision', 'intOrNull']],
-  'kv.delete': [['key', 'name'], ['fence', 'fence'], ['ifRevision', 'intOrNull']],
+  'lease.acquire': [
+    ['name', 'name'],
+    ['holder', 'holder'],
+    ['ttlMs', 'int'],
+    ['waitMs', 'int'],
+    ['lockDelayMs', 'int'],
+    ['maxHoldMs', 'intOrNull'],
+  ],
+  'lease.renew': [
+    ['name', 'name'],
+    ['holder', 'holder'],
+    ['fencingToken', 'int'],
+  ],
+  'lease.release': [
+    ['name', 'name'],
+    ['holder', 'holder'],
+    ['fencingToken', 'int'],
+  ],
+  'lease.cancelWait': [
+    ['name', 'name'],
+    ['holder', 'holder'],
+    ['waiterId', 'int'],
+  ],
+  'election.campaign': [
+    ['group', 'name'],
+    ['candidate', 'holder'],
+    ['ttlMs', 'int'],
+    ['value', 'json'],
+  ],
+  'election.renew': [
+    ['group', 'name'],
+    ['candidate', 'holder'],
+  ],
+  'election.resign': [
+    ['group', 'name'],
+    ['candidate', 'holder'],
+  ],
+  'election.proclaim': [
+    ['group', 'name'],
+    ['candidate', 'holder'],
+    ['fencingToken', 'int'],
+    ['value', 'json'],
+  ],
+  'kv.put': [
+    ['key', 'name'],
+    ['value', 'json'],
+    ['fence', 'fence'],
+    ['ifRevision', 'intOrNull'],
+  ],
+  'kv.delete': [
+    ['key', 'name'],
+    ['fence', 'fence'],
+    ['ifRevision', 'intOrNull'],
+  ],
   'time.advance': [],
 };
 
 /** FIELDS as a Map: a hot lookup on every apply (objects with dotted keys are slow dictionaries). */
-const FIELDS_BY_TYPE: ReadonlyMap<string, readonly (readonly [string, FieldKind])[]> = new Map(Object.entries(FIELDS));
+const FIELDS_BY_TYPE: ReadonlyMap<string, readonly (readonly [string, FieldKind])[]> = new Map(
+  Object.entries(FIELDS),
+);
 
 /** An `invalid_argument` error naming `field`. */
 export function invalidArgument(field: string, message: string): StateError {
@@ -92,19 +138,40 @@ export function jsonSizeBytes(value: JsonValue): number {
   return Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
 
-function checkField(obj: Record<string, unknown>, field: string, kind: FieldKind): StateError | null {
+function checkField(
+  obj: Record<string, unknown>,
+  field: string,
+  kind: FieldKind,
+): StateError | null {
   const v = obj[field];
   switch (kind) {
     case 'name':
-      return typeof v === 'string' && NAME_RE.test(v) ? null : invalidArgument(field, 'must be 1–200 characters of [A-Za-z0-9._:-] starting with a letter or digit');
+      return typeof v === 'string' && NAME_RE.test(v)
+        ? null
+        : invalidArgument(
+            field,
+            'must be 1–200 characters of [A-Za-z0-9._:-] starting with a letter or digit',
+          );
     case 'holder':
-      return isHolder(v) ? null : invalidArgument(field, 'must be 1–200 printable characters (no control characters or lone surrogates)');
+      return isHolder(v)
+        ? null
+        : invalidArgument(
+            field,
+            'must be 1–200 printable characters (no control characters or lone surrogates)',
+          );
     case 'int':
       return isNonNegativeInt(v) ? null : invalidArgument(field, 'must be a non-negative integer');
     case 'intOrNull':
-      return v === null || isNonNegativeInt(v) ? null : invalidArgument(field, 'must be a non-negative integer or null');
+      return v === null || isNonNegativeInt(v)
+        ? null
+        : invalidArgument(field, 'must be a non-negative integer or null');
     case 'json':
-      return v !== undefined && isJsonValue(v) ? null : invalidArgument(field, 'must be a JSON value (well-formed Unicode strings, no __proto__ keys)');
+      return v !== undefined && isJsonValue(v)
+        ? null
+        : invalidArgument(
+            field,
+            'must be a JSON value (well-formed Unicode strings, no __proto__ keys)',
+          );
     case 'fence':
       return v === null ? null : checkFence(v);
   }
@@ -112,13 +179,17 @@ function checkField(obj: Record<string, unknown>, field: string, kind: FieldKind
 
 function checkFence(v: unknown): StateError | null {
   if (!isRecord(v)) return invalidArgument('fence', 'must be an object or null');
-  if (!isNonNegativeInt(v['fencingToken'])) return invalidArgument('fence.fencingToken', 'must be a non-negative integer');
+  if (!isNonNegativeInt(v['fencingToken']))
+    return invalidArgument('fence.fencingToken', 'must be a non-negative integer');
   const hasLease = v['lease'] !== undefined;
   const hasElection = v['election'] !== undefined;
-  if (hasLease === hasElection) return invalidArgument('fence', 'must name exactly one of lease or election');
+  if (hasLease === hasElection)
+    return invalidArgument('fence', 'must name exactly one of lease or election');
   const field = hasLease ? 'lease' : 'election';
   const name = v[field];
-  return typeof name === 'string' && NAME_RE.test(name) ? null : invalidArgument(`fence.${field}`, 'must be a valid name');
+  return typeof name === 'string' && NAME_RE.test(name)
+    ? null
+    : invalidArgument(`fence.${field}`, 'must be a valid name');
 }
 
 /** Structure and types of an envelope (v, command.type, every field, idempotency). Null if fine. */
@@ -129,9 +200,17 @@ export function checkEnvelopeShape(x: unknown): StateError | null {
   if (idem !== null && idem !== undefined) {
     if (!isRecord(idem)) return invalidArgument('idempotency', 'must be an object or null');
     const key = idem['key'];
-    if (typeof key !== 'string' || key.length < 1 || key.length > IDEMPOTENCY_KEY_CHARS_MAX) return invalidArgument('idempotency.key', `must be 1–${IDEMPOTENCY_KEY_CHARS_MAX} characters`);
+    if (typeof key !== 'string' || key.length < 1 || key.length > IDEMPOTENCY_KEY_CHARS_MAX)
+      return invalidArgument(
+        'idempotency.key',
+        `must be 1–${IDEMPOTENCY_KEY_CHARS_MAX} characters`,
+      );
     const fp = idem['fingerprint'];
-    if (typeof fp !== 'string' || fp.length > FINGERPRINT_CHARS_MAX) return invalidArgument('idempotency.fingerprint', `must be a string of ≤ ${FINGERPRINT_CHARS_MAX} characters`);
+    if (typeof fp !== 'string' || fp.length > FINGERPRINT_CHARS_MAX)
+      return invalidArgument(
+        'idempotency.fingerprint',
+        `must be a string of ≤ ${FINGERPRINT_CHARS_MAX} characters`,
+      );
   }
   const cmd = x['command'];
   if (!isRecord(cmd)) return invalidArgument('command', 'must be an object');
@@ -147,7 +226,9 @@ export function checkEnvelopeShape(x: unknown): StateError | null {
 }
 
 function rangeError(field: string, value: number, min: number, max: number): StateError | null {
-  return value < min || value > max ? invalidArgument(field, `must be between ${min} and ${max}`) : null;
+  return value < min || value > max
+    ? invalidArgument(field, `must be between ${min} and ${max}`)
+    : null;
 }
 
 /**
@@ -162,7 +243,9 @@ export function checkCommandRanges(cmd: Command, limits: CoordLimitsFull): State
         rangeError('ttlMs', cmd.ttlMs, limits.ttlMsMin, limits.ttlMsMax) ??
         rangeError('waitMs', cmd.waitMs, 0, limits.waitMsMax) ??
         rangeError('lockDelayMs', cmd.lockDelayMs, 0, limits.lockDelayMsMax) ??
-        (cmd.maxHoldMs === null ? null : rangeError('maxHoldMs', cmd.maxHoldMs, limits.ttlMsMin, limits.maxHoldMsMax))
+        (cmd.maxHoldMs === null
+          ? null
+          : rangeError('maxHoldMs', cmd.maxHoldMs, limits.ttlMsMin, limits.maxHoldMsMax))
       );
     case 'election.campaign':
       return rangeError('ttlMs', cmd.ttlMs, limits.ttlMsMin, limits.ttlMsMax);

@@ -47,7 +47,11 @@ export class WindowedMap<K, V> {
 
   /** Drops every entry whose window ended at or before `nowMs`. */
   expire(nowMs: number): void {
-    for (let first = this.#entries.oldest(); first !== undefined && first[1].atMs + this.#windowMs <= nowMs; first = this.#entries.oldest()) {
+    for (
+      let first = this.#entries.oldest();
+      first !== undefined && first[1].atMs + this.#windowMs <= nowMs;
+      first = this.#entries.oldest()
+    ) {
       this.#entries.shift();
     }
   }

@@ -3,7 +3,13 @@ import t from 'tap';
 import { CoordStateMachine, DEFAULT_LIMITS, resolveLimits } from '../src/index.js';
 
 t.test('defaults follow SPEC §3', async (t) => {
-  t.match(DEFAULT_LIMITS, { ttlMsMin: 100, ttlMsMax: 3_600_000, waitMsMax: 60_000, valueBytesMax: 65_536, idempotencyWindowMs: 600_000 });
+  t.match(DEFAULT_LIMITS, {
+    ttlMsMin: 100,
+    ttlMsMax: 3_600_000,
+    waitMsMax: 60_000,
+    valueBytesMax: 65_536,
+    idempotencyWindowMs: 600_000,
+  });
   t.ok(Object.isFrozen(DEFAULT_LIMITS));
 });
 

@@ -2,7 +2,12 @@
 import assert from 'node:assert';
 import t from 'tap';
 import fc from 'fast-check';
-import { CoordStateMachine, type Command, type CommandEnvelope, type CommandResult } from '../src/index.js';
+import {
+  CoordStateMachine,
+  type Command,
+  type CommandEnvelope,
+  type CommandResult,
+} from '../src/index.js';
 import { REF_WINDOW_MS, RefModel } from './fixtures/reference-model.js';
 
 const SEED = Number(process.env['COORD_STATE_SEED'] ?? 424242);
@@ -14,7 +19,17 @@ const HOLDERS = ['A', 'B', 'C'];
 const CANDS = ['p', 'q', 'r'];
 
 /** A command with symbolic references (token/waiter picks) resolved against the model at run time. */
-type Spec = { op: number; n: number; h: number; ttl: number; wait: number; ld: number; mh: number; pick: number; v: number };
+type Spec = {
+  op: number;
+  n: number;
+  h: number;
+  ttl: number;
+  wait: number;
+  ld: number;
+  mh: number;
+  pick: number;
+  v: number;
+};
 type Step = { dt: number; spec: Spec; key: number; snapAfter: boolean };
 
 const specArb: fc.Arbitrary<Spec> = fc.record({
@@ -41,14 +56,25 @@ function resolve(spec: Spec, ref: RefModel): Command | null {
   const cand = CANDS[spec.h]!;
   const current = ref.leases.get(name)?.grant;
   const tokens = ref.knownTokens();
-  const token = spec.pick % 3 !== 2 && current ? current.token : (tokens[spec.pick % Math.max(1, tokens.length)] ?? 1);
+  const token =
+    spec.pick % 3 !== 2 && current
+      ? current.token
+      : (tokens[spec.pick % Math.max(1, tokens.length)] ?? 1);
   const holderOf = spec.pick % 3 !== 2 && current ? current.holder : holder;
   const leaderToken = ref.groups.get('g')?.leaderToken ?? 0;
   switch (spec.op) {
     case 0:
     case 1:
     case 2:
-      return { type: 'lease.acquire', name, holder, ttlMs: spec.ttl, waitMs: spec.wait, lockDelayMs: spec.ld, maxHoldMs: spec.mh < 0 ? null : spec.mh };
+      return {
+        type: 'lease.acquire',
+        name,
+        holder,
+        ttlMs: spec.ttl,
+        waitMs: spec.wait,
+        lockDelayMs: spec.ld,
+        maxHoldMs: spec.mh < 0 ? null : spec.mh,
+      };
     case 3:
     case 4:
       return { type: 'lease.renew', name, holder: holderOf, fencingToken: token };
@@ -57,25 +83,61 @@ function resolve(spec: Spec, ref: RefModel): Command | null {
       return { type: 'lease.release', name, holder: holderOf, fencingToken: token };
     case 7: {
       const ids = ref.waiterIds();
-      return { type: 'lease.cancelWait', name, holder, waiterId: ids[spec.pick % Math.max(1, ids.length)] ?? 1 };
+      return {
+        type: 'lease.cancelWait',
+        name,
+        holder,
+        waiterId: ids[spec.pick % Math.max(1, ids.length)] ?? 1,
+      };
     }
     case 8:
     case 9:
-      return { type: 'election.campaign', group: 'g', candidate: cand, ttlMs: spec.ttl, value: spec.v === 0 ? null : spec.v };
+      return {
+        type: 'election.campaign',
+        group: 'g',
+        candidate: cand,
+        ttlMs: spec.ttl,
+        value: spec.v === 0 ? null : spec.v,
+      };
     case 10: {
       const cands = ref.groups.get('g')?.cands ?? [];
-      return { type: 'election.renew', group: 'g', candidate: spec.pick % 3 !== 2 ? (cands[spec.pick % Math.max(1, cands.length)]?.c ?? cand) : cand };
+      return {
+        type: 'election.renew',
+        group: 'g',
+        candidate:
+          spec.pick % 3 !== 2 ? (cands[spec.pick % Math.max(1, cands.length)]?.c ?? cand) : cand,
+      };
     }
     case 11: {
       const cands = ref.groups.get('g')?.cands ?? [];
-      return { type: 'election.resign', group: 'g', candidate: spec.pick % 3 !== 2 ? (cands[spec.pick % Math.max(1, cands.length)]?.c ?? cand) : cand };
+      return {
+        type: 'election.resign',
+        group: 'g',
+        candidate:
+          spec.pick % 3 !== 2 ? (cands[spec.pick % Math.max(1, cands.length)]?.c ?? cand) : cand,
+      };
     }
     case 12:
-      return { type: 'election.proclaim', group: 'g', candidate: spec.pick % 2 === 0 ? (ref.groups.get('g')?.cands[0]?.c ?? cand) : cand, fencingToken: spec.pick % 4 === 3 ? leaderToken + 1 : leaderToken, value: spec.v };
+      return {
+        type: 'election.proclaim',
+        group: 'g',
+        candidate: spec.pick % 2 === 0 ? (ref.groups.get('g')?.cands[0]?.c ?? cand) : cand,
+        fencingToken: spec.pick % 4 === 3 ? leaderToken + 1 : leaderToken,
+        value: spec.v,
+      };
     case 15:
       return { type: 'election.campaign', group: 'g', candidate: cand, ttlMs: 1000, value: null };
     case 13:
-      return { type: 'kv.put', key: 'k', value: spec.v, fence: spec.pick % 2 === 0 ? { lease: name, fencingToken: token } : { election: 'g', fencingToken: leaderToken }, ifRevision: spec.v === 3 ? 0 : null };
+      return {
+        type: 'kv.put',
+        key: 'k',
+        value: spec.v,
+        fence:
+          spec.pick % 2 === 0
+            ? { lease: name, fencingToken: token }
+            : { election: 'g', fencingToken: leaderToken },
+        ifRevision: spec.v === 3 ? 0 : null,
+      };
     case 14:
       return { type: 'kv.delete', key: 'k', fence: null, ifRevision: spec.v === 3 ? 0 : null };
     default:
@@ -86,10 +148,16 @@ function resolve(spec: Spec, ref: RefModel): Command | null {
 
 function project(r: CommandResult): unknown {
   const replayed = r.replayed === true ? { replayed: true } : {};
-  return r.ok ? { ok: true, value: r.value, ...replayed } : { ok: false, code: r.error.code, ...replayed };
+  return r.ok
+    ? { ok: true, value: r.value, ...replayed }
+    : { ok: false, code: r.error.code, ...replayed };
 }
 
-interface Seen { token: number; holder: string; expiresAtMs: number }
+interface Seen {
+  token: number;
+  holder: string;
+  expiresAtMs: number;
+}
 
 /** Outcome tallies over all runs, printed so a reader can see what the runs exercised. */
 const tally = new Map<string, number>();
@@ -109,13 +177,32 @@ function runScenario(steps: Step[]): void {
     now += step.dt;
     index++;
     const cmd = resolve(step.spec, ref);
-    const env: CommandEnvelope | null = cmd === null ? null : { v: 1, command: cmd, idempotency: step.key < 0 ? null : { key: `i${step.key}`, fingerprint: JSON.stringify(cmd) } };
+    const env: CommandEnvelope | null =
+      cmd === null
+        ? null
+        : {
+            v: 1,
+            command: cmd,
+            idempotency:
+              step.key < 0 ? null : { key: `i${step.key}`, fingerprint: JSON.stringify(cmd) },
+          };
     const out = sm.apply(index, now, env);
     const refRes = ref.apply(index, now, env);
     sm.checkInvariants();
-    count(`${cmd?.type ?? 'null'} ${out.result.ok ? ((out.result.value as { kind?: string } | null)?.kind ?? 'ok') : out.result.error.code}${out.result.replayed ? ' replayed' : ''}`);
-    if (out.changed.some((c) => c.startsWith('lease:')) && cmd?.type !== 'lease.acquire' && sm.counts().waiters < ref.waiterIds().length + 1) count('lease change by expiry/settle');
-    assert.deepStrictEqual(project(out.result), refRes, `result of ${JSON.stringify(env)} at ${now}`);
+    count(
+      `${cmd?.type ?? 'null'} ${out.result.ok ? ((out.result.value as { kind?: string } | null)?.kind ?? 'ok') : out.result.error.code}${out.result.replayed ? ' replayed' : ''}`,
+    );
+    if (
+      out.changed.some((c) => c.startsWith('lease:')) &&
+      cmd?.type !== 'lease.acquire' &&
+      sm.counts().waiters < ref.waiterIds().length + 1
+    )
+      count('lease change by expiry/settle');
+    assert.deepStrictEqual(
+      project(out.result),
+      refRes,
+      `result of ${JSON.stringify(env)} at ${now}`,
+    );
     if (twin !== null) {
       const outTwin = twin.apply(index, now, env);
       assert.deepStrictEqual(outTwin, out, 'restored twin diverged');
@@ -131,62 +218,137 @@ function runScenario(steps: Step[]): void {
         maxToken.set(name, view.fencingToken);
       }
       if (prev !== undefined && (view === null || view.fencingToken !== prev.token)) {
-        const released = cmd?.type === 'lease.release' && out.result.ok && cmd.fencingToken === prev.token;
-        assert(released || now >= prev.expiresAtMs, `lease ${name} token ${prev.token} ended at ${now} before ${prev.expiresAtMs}`);
+        const released =
+          cmd?.type === 'lease.release' && out.result.ok && cmd.fencingToken === prev.token;
+        assert(
+          released || now >= prev.expiresAtMs,
+          `lease ${name} token ${prev.token} ended at ${now} before ${prev.expiresAtMs}`,
+        );
       }
       if (view === null) lastSeen.delete(name);
-      else lastSeen.set(name, { token: view.fencingToken, holder: view.holder, expiresAtMs: now + view.remainingMs });
+      else
+        lastSeen.set(name, {
+          token: view.fencingToken,
+          holder: view.holder,
+          expiresAtMs: now + view.remainingMs,
+        });
     }
     const ev = sm.getElection('g');
     assert.deepStrictEqual(ev, ref.electionView('g'), `election at ${now}`);
     if (ev.leader !== null && ev.leader.fencingToken !== (maxToken.get('election:g') ?? 0)) {
-      assert(ev.leader.fencingToken > (maxToken.get('election:g') ?? 0), 'election token did not increase');
+      assert(
+        ev.leader.fencingToken > (maxToken.get('election:g') ?? 0),
+        'election token did not increase',
+      );
       maxToken.set('election:g', ev.leader.fencingToken);
     }
     assert.deepStrictEqual(sm.getKv('k')?.revision ?? null, ref.kv.get('k')?.revision ?? null);
     assert.equal(sm.nextDueMs(), ref.nextDueMs(), 'nextDueMs');
     assert.equal(sm.counts().waiters, ref.waiterIds().length);
-    for (const id of ref.waiterIds()) assert.equal(sm.waiterOutcome(ref.waiterIds().length ? [...ref.leases].find(([, l]) => l.waiters.some((w) => w.id === id))![0] : '', id).kind, 'pending');
+    for (const id of ref.waiterIds())
+      assert.equal(
+        sm.waiterOutcome(
+          ref.waiterIds().length
+            ? [...ref.leases].find(([, l]) => l.waiters.some((w) => w.id === id))![0]
+            : '',
+          id,
+        ).kind,
+        'pending',
+      );
     if (step.snapAfter && twin === null) {
       const bytes = sm.snapshot();
       twin = new CoordStateMachine(LIMITS);
       twin.restore(bytes);
-      assert.deepStrictEqual(Buffer.from(twin.snapshot()), Buffer.from(bytes), 'snapshot bytes after restore');
+      assert.deepStrictEqual(
+        Buffer.from(twin.snapshot()),
+        Buffer.from(bytes),
+        'snapshot bytes after restore',
+      );
     }
   }
-  if (twin !== null) assert.deepStrictEqual(Buffer.from(twin.snapshot()), Buffer.from(sm.snapshot()), 'final snapshot of twin');
+  if (twin !== null)
+    assert.deepStrictEqual(
+      Buffer.from(twin.snapshot()),
+      Buffer.from(sm.snapshot()),
+      'final snapshot of twin',
+    );
 }
 
-t.test(`random command sequences match the reference model and keep the safety properties (seed ${SEED}, ${RUNS} runs)`, async (t) => {
-  const r = fc.check(fc.property(fc.array(stepArb, { minLength: 1, maxLength: 120, size: 'max' }), (steps) => runScenario(steps)), { seed: SEED, numRuns: RUNS });
-  if (r.failed) t.fail(`${fc.defaultReportMessage(r)}\nreplay with COORD_STATE_SEED=${SEED}\n${String(r.errorInstance)}`);
-  else t.pass(`seed ${SEED}`);
-  t.comment([...tally].sort().map(([k, v]) => `${k}: ${v}`).join('\n'));
-});
+t.test(
+  `random command sequences match the reference model and keep the safety properties (seed ${SEED}, ${RUNS} runs)`,
+  async (t) => {
+    const r = fc.check(
+      fc.property(fc.array(stepArb, { minLength: 1, maxLength: 120, size: 'max' }), (steps) =>
+        runScenario(steps),
+      ),
+      { seed: SEED, numRuns: RUNS },
+    );
+    if (r.failed)
+      t.fail(
+        `${fc.defaultReportMessage(r)}\nreplay with COORD_STATE_SEED=${SEED}\n${String(r.errorInstance)}`,
+      );
+    else t.pass(`seed ${SEED}`);
+    t.comment(
+      [...tally]
+        .sort()
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('\n'),
+    );
+  },
+);
 
 t.test('FIFO: waiters on one name are granted in queue order', async (t) => {
   fc.assert(
-    fc.property(fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 30 }), fc.array(fc.constantFrom(0, 100, 400), { maxLength: 60 }), (order, jumps) => {
-      const sm = new CoordStateMachine();
-      let i = 0;
-      let now = 0;
-      sm.apply(++i, now, { v: 1, command: { type: 'lease.acquire', name: 'L', holder: 'H', ttlMs: 100, waitMs: 0, lockDelayMs: 0, maxHoldMs: null }, idempotency: null });
-      const queued: string[] = [];
-      order.forEach((h, n) => {
-        const holder = `W${n}-${h}`;
-        const out = sm.apply(++i, now, { v: 1, command: { type: 'lease.acquire', name: 'L', holder, ttlMs: 100, waitMs: 60_000, lockDelayMs: 0, maxHoldMs: null }, idempotency: null });
-        if (out.result.ok && (out.result.value as { kind: string }).kind === 'queued') queued.push(holder);
-      });
-      const granted: string[] = [];
-      for (const dt of [...jumps, ...queued.map(() => 100)]) {
-        now += dt;
-        sm.apply(++i, now, null);
-        const h = sm.getLease('L', now)?.holder;
-        if (h !== undefined && h !== 'H' && granted.at(-1) !== h) granted.push(h);
-      }
-      assert.deepStrictEqual(granted, queued.slice(0, granted.length));
-      assert.equal(granted.length, queued.length);
-    }),
+    fc.property(
+      fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 30 }),
+      fc.array(fc.constantFrom(0, 100, 400), { maxLength: 60 }),
+      (order, jumps) => {
+        const sm = new CoordStateMachine();
+        let i = 0;
+        let now = 0;
+        sm.apply(++i, now, {
+          v: 1,
+          command: {
+            type: 'lease.acquire',
+            name: 'L',
+            holder: 'H',
+            ttlMs: 100,
+            waitMs: 0,
+            lockDelayMs: 0,
+            maxHoldMs: null,
+          },
+          idempotency: null,
+        });
+        const queued: string[] = [];
+        order.forEach((h, n) => {
+          const holder = `W${n}-${h}`;
+          const out = sm.apply(++i, now, {
+            v: 1,
+            command: {
+              type: 'lease.acquire',
+              name: 'L',
+              holder,
+              ttlMs: 100,
+              waitMs: 60_000,
+              lockDelayMs: 0,
+              maxHoldMs: null,
+            },
+            idempotency: null,
+          });
+          if (out.result.ok && (out.result.value as { kind: string }).kind === 'queued')
+            queued.push(holder);
+        });
+        const granted: string[] = [];
+        for (const dt of [...jumps, ...queued.map(() => 100)]) {
+          now += dt;
+          sm.apply(++i, now, null);
+          const h = sm.getLease('L', now)?.holder;
+          if (h !== undefined && h !== 'H' && granted.at(-1) !== h) granted.push(h);
+        }
+        assert.deepStrictEqual(granted, queued.slice(0, granted.length));
+        assert.equal(granted.length, queued.length);
+      },
+    ),
     { seed: SEED, numRuns: 100 },
   );
   t.pass(`seed ${SEED}`);

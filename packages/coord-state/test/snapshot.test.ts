@@ -5,13 +5,21 @@ import { Driver, okValue } from './fixtures/driver.js';
 
 function busy(): Driver {
   const d = new Driver({ idempotencyWindowMs: 10_000 });
-  const a = okValue<{ fencingToken: number }>(d.acquire('L', 'A', { ttlMs: 1000, lockDelayMs: 500, maxHoldMs: 5000, key: 'k1' }));
+  const a = okValue<{ fencingToken: number }>(
+    d.acquire('L', 'A', { ttlMs: 1000, lockDelayMs: 500, maxHoldMs: 5000, key: 'k1' }),
+  );
   d.acquire('L', 'B', { waitMs: 4000, key: 'k2' });
   d.acquire('M', 'A', { ttlMs: 200, lockDelayMs: 2000 });
   d.at(300); // M expires into lock-delay (sweep queue)
   d.campaign('g', 'p', { value: { x: 1 } });
   d.campaign('g', 'q', { ttlMs: 3000 });
-  d.run({ type: 'kv.put', key: 'k', value: [1, 2], fence: { lease: 'L', fencingToken: a.fencingToken }, ifRevision: null });
+  d.run({
+    type: 'kv.put',
+    key: 'k',
+    value: [1, 2],
+    fence: { lease: 'L', fencingToken: a.fencingToken },
+    ifRevision: null,
+  });
   d.release('L', 'A', a.fencingToken, { atMs: 400 });
   return d;
 }
@@ -25,24 +33,27 @@ t.test('same state gives the same bytes; snapshot of a restore equals the origin
   t.same(Buffer.from(r.snapshot()), Buffer.from(s1));
 });
 
-t.test('restore(snapshot()) then continuing gives the same outputs as continuing without it', async (t) => {
-  const a = busy();
-  const b = busy();
-  b.sm.restore(b.sm.snapshot());
-  for (const d of [a, b]) {
-    d.acquire('M', 'C', { waitMs: 5000, atMs: 500 });
-  }
-  const steps = [1000, 1400, 2300, 2500, 3300, 9000, 20_000];
-  for (const at of steps) {
-    const oa = a.at(at);
-    const ob = b.at(at);
-    t.same(ob, oa, `at ${at}`);
-    t.same(b.sm.getLease('L', at), a.sm.getLease('L', at));
-    t.same(b.sm.getElection('g'), a.sm.getElection('g'));
-    t.same(b.sm.nextDueMs(), a.sm.nextDueMs());
-  }
-  t.same(Buffer.from(b.sm.snapshot()), Buffer.from(a.sm.snapshot()));
-});
+t.test(
+  'restore(snapshot()) then continuing gives the same outputs as continuing without it',
+  async (t) => {
+    const a = busy();
+    const b = busy();
+    b.sm.restore(b.sm.snapshot());
+    for (const d of [a, b]) {
+      d.acquire('M', 'C', { waitMs: 5000, atMs: 500 });
+    }
+    const steps = [1000, 1400, 2300, 2500, 3300, 9000, 20_000];
+    for (const at of steps) {
+      const oa = a.at(at);
+      const ob = b.at(at);
+      t.same(ob, oa, `at ${at}`);
+      t.same(b.sm.getLease('L', at), a.sm.getLease('L', at));
+      t.same(b.sm.getElection('g'), a.sm.getElection('g'));
+      t.same(b.sm.nextDueMs(), a.sm.nextDueMs());
+    }
+    t.same(Buffer.from(b.sm.snapshot()), Buffer.from(a.sm.snapshot()));
+  },
+);
 
 t.test('restore rejects bytes that are not a snapshot', async (t) => {
   const sm = new CoordStateMachine();

@@ -7,7 +7,12 @@ import type { NodeId } from './core/types.js';
 
 /** Stable codes of every error this package throws on purpose. */
 export type RaftErrorCode =
-  'not_leader' | 'timeout' | 'stopped' | 'storage_identity' | 'resource_exhausted' | 'invalid_argument';
+  | 'not_leader'
+  | 'timeout'
+  | 'stopped'
+  | 'storage_identity'
+  | 'resource_exhausted'
+  | 'invalid_argument';
 
 /** Base class: `code` is stable, `message` is for humans. */
 export abstract class RaftError extends Error {

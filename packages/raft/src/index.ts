@@ -26,9 +26,20 @@ export { LevelRaftStorage, type LevelStorageOptions } from './storage/level-stor
 
 export type { Transport } from './transport/transport.js';
 export { MemoryNetwork, MemoryTransport } from './transport/memory-transport.js';
-export { TcpTransport, type TcpTransportOptions, type TcpTransportStats } from './transport/tcp-transport.js';
+export {
+  TcpTransport,
+  type TcpTransportOptions,
+  type TcpTransportStats,
+} from './transport/tcp-transport.js';
 
 export { SeededRandom } from './random.js';
 export * from './core/types.js';
 export type { StateMachine, AppliedEntry } from './state-machine.js';
-export type { RaftNodeApi, RaftStatus, MemberStatus, PeerInfo, RequestOptions, Applied } from './api.js';
+export type {
+  RaftNodeApi,
+  RaftStatus,
+  MemberStatus,
+  PeerInfo,
+  RequestOptions,
+  Applied,
+} from './api.js';

@@ -111,18 +111,27 @@ export function resolveOptions<R>(o: RaftNodeOptions<R>): ResolvedOptions {
   const tickMs = positiveInt('tickMs', o.tickMs ?? 10);
   const heartbeatMs = positiveInt('heartbeatMs', o.heartbeatMs ?? 100);
   const electionTimeoutMs = positiveInt('electionTimeoutMs', o.electionTimeoutMs ?? 1000);
-  if (heartbeatMs < tickMs) throw new InvalidArgumentError('heartbeatMs', `must be ≥ tickMs (${tickMs})`);
+  if (heartbeatMs < tickMs)
+    throw new InvalidArgumentError('heartbeatMs', `must be ≥ tickMs (${tickMs})`);
   if (heartbeatMs >= electionTimeoutMs)
-    throw new InvalidArgumentError('heartbeatMs', `must be < electionTimeoutMs (${electionTimeoutMs})`);
+    throw new InvalidArgumentError(
+      'heartbeatMs',
+      `must be < electionTimeoutMs (${electionTimeoutMs})`,
+    );
   const heartbeatTicks = Math.max(1, Math.round(heartbeatMs / tickMs));
   const electionTimeoutTicks = Math.round(electionTimeoutMs / tickMs);
   if (electionTimeoutTicks <= heartbeatTicks)
-    throw new InvalidArgumentError('electionTimeoutMs', 'must exceed heartbeatMs by at least one tick');
+    throw new InvalidArgumentError(
+      'electionTimeoutMs',
+      'must exceed heartbeatMs by at least one tick',
+    );
   if (o.clusterId.length === 0) throw new InvalidArgumentError('clusterId', 'must not be empty');
   const voters = o.peers.map((p) => p.id);
-  if (new Set(voters).size !== voters.length) throw new InvalidArgumentError('peers', 'duplicate node id');
+  if (new Set(voters).size !== voters.length)
+    throw new InvalidArgumentError('peers', 'duplicate node id');
   const self = o.peers.find((p) => p.id === o.id);
-  if (self === undefined) throw new InvalidArgumentError('peers', `must include this node "${o.id}"`);
+  if (self === undefined)
+    throw new InvalidArgumentError('peers', `must include this node "${o.id}"`);
   if (o.storage === undefined && o.dataDir === undefined)
     throw new InvalidArgumentError('dataDir', 'required unless storage is given');
   return {
@@ -140,7 +149,10 @@ export function resolveOptions<R>(o: RaftNodeOptions<R>): ResolvedOptions {
       positiveInt('readsPendingMax', o.readsPendingMax ?? 65536),
       readRequestsPendingMax,
     ),
-    requestTimeoutMsDefault: positiveInt('requestTimeoutMsDefault', o.requestTimeoutMsDefault ?? 30_000),
+    requestTimeoutMsDefault: positiveInt(
+      'requestTimeoutMsDefault',
+      o.requestTimeoutMsDefault ?? 30_000,
+    ),
     snapshotEntries: positiveInt('snapshotEntries', o.snapshotEntries ?? 10_000),
     snapshotKeepEntries: nonNegativeInt('snapshotKeepEntries', o.snapshotKeepEntries ?? 1_000),
     listen: o.listen ?? self.raftAddress,

@@ -331,13 +331,18 @@ export class RaftNode<R> implements RaftNodeApi<R> {
    */
   #restoreSnapshot(snapshot: Snapshot): void {
     const meta = snapshot.meta;
-    assert.ok(meta.index > this.#appliedIndex, 'installed snapshot must be ahead of the state machine');
+    assert.ok(
+      meta.index > this.#appliedIndex,
+      'installed snapshot must be ahead of the state machine',
+    );
     this.#sm.restore(snapshot.data);
     this.#appliedIndex = meta.index;
     this.#snapshotIndex = meta.index;
     for (const [index, proposal] of this.#proposals) {
       if (index > meta.index) continue;
-      proposal.pending.reject(new TimeoutError('entry was compacted into a snapshot; outcome unknown'));
+      proposal.pending.reject(
+        new TimeoutError('entry was compacted into a snapshot; outcome unknown'),
+      );
       this.#proposals.delete(index);
     }
     this.#log.info(
@@ -379,7 +384,11 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   #onSoftState(next: SoftState): void {
     const previous = this.#softState;
     this.#softState = next;
-    if (next.role === previous.role && next.leaderId === previous.leaderId && next.term === previous.term)
+    if (
+      next.role === previous.role &&
+      next.leaderId === previous.leaderId &&
+      next.term === previous.term
+    )
       return;
     if (next.role === 'leader' && previous.role !== 'leader')
       this.#log.info({ term: next.term }, 'became leader');
@@ -415,7 +424,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     for (const transfer of this.#transfers) {
       if (leaderHint !== null && leaderHint !== transfer.target) {
         transfer.pending.reject(
-          new NotLeaderError(leaderHint, `leadership went to ${leaderHint}, not ${transfer.target}`),
+          new NotLeaderError(
+            leaderHint,
+            `leadership went to ${leaderHint}, not ${transfer.target}`,
+          ),
         );
         this.#transfers.delete(transfer);
       }
@@ -440,7 +452,9 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#stopped) return Promise.reject(new StoppedError());
     if (this.#proposals.size >= this.#o.proposalsPendingMax) {
       return Promise.reject(
-        new ResourceExhaustedError(`${this.#proposals.size} proposals pending (proposalsPendingMax)`),
+        new ResourceExhaustedError(
+          `${this.#proposals.size} proposals pending (proposalsPendingMax)`,
+        ),
       );
     }
     const result = this.#core.propose(data);
@@ -580,9 +594,15 @@ export class RaftNode<R> implements RaftNodeApi<R> {
 
   /** Throws (assertion) if a runtime invariant is broken (tests call it); also checks the core's. */
   checkInvariants(): void {
-    assert.ok(this.#appliedIndex <= this.#core.hardState().commitIndex, 'appliedIndex ≤ commitIndex');
+    assert.ok(
+      this.#appliedIndex <= this.#core.hardState().commitIndex,
+      'appliedIndex ≤ commitIndex',
+    );
     assert.ok(this.#snapshotIndex <= this.#appliedIndex, 'snapshotIndex ≤ appliedIndex');
-    assert.ok(this.#proposals.size <= this.#o.proposalsPendingMax, 'proposals within proposalsPendingMax');
+    assert.ok(
+      this.#proposals.size <= this.#o.proposalsPendingMax,
+      'proposals within proposalsPendingMax',
+    );
     assert.ok(this.#reads.size <= this.#o.readsPendingMax, 'reads within readsPendingMax');
     for (const index of this.#proposals.keys())
       assert.ok(index > this.#appliedIndex, 'no pending proposal at an applied index');

@@ -20,7 +20,8 @@ export const DECODED_ENTRIES_MAX = 100_000;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+const isCount = (v: unknown): v is number =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const isId = (v: unknown): v is NodeId => typeof v === 'string' && v.length > 0 && v.length <= 200;
 const term = (v: unknown): Term | null => (isCount(v) ? asTerm(v) : null);
 const index = (v: unknown): LogIndex | null => (isCount(v) ? asIndex(v) : null);
@@ -34,7 +35,13 @@ export function parseEntry(v: unknown): Entry | null {
   if (v.type !== 'command' && v.type !== 'noop') return null;
   if (typeof v.clusterTimeMs !== 'number' || !Number.isFinite(v.clusterTimeMs)) return null;
   if (!(v.data instanceof Uint8Array)) return null;
-  return { term: t, index: i, type: v.type, clusterTimeMs: v.clusterTimeMs, data: new Uint8Array(v.data) };
+  return {
+    term: t,
+    index: i,
+    type: v.type,
+    clusterTimeMs: v.clusterTimeMs,
+    data: new Uint8Array(v.data),
+  };
 }
 
 /** Validates a hard state record. Null when malformed. */
@@ -87,13 +94,21 @@ function parseEntries(v: unknown): Entry[] | null {
   return entries;
 }
 
-function parseAppendEntries(v: Obj, base: { from: NodeId; to: NodeId; term: Term }): AppendEntriesMsg | null {
+function parseAppendEntries(
+  v: Obj,
+  base: { from: NodeId; to: NodeId; term: Term },
+): AppendEntriesMsg | null {
   const prevLogIndex = index(v.prevLogIndex);
   const prevLogTerm = term(v.prevLogTerm);
   const leaderCommit = index(v.leaderCommit);
   const entries = parseEntries(v.entries);
-  if (prevLogIndex === null || prevLogTerm === null || leaderCommit === null || entries === null) return null;
-  if (typeof v.clusterTimeMs !== 'number' || !Number.isFinite(v.clusterTimeMs) || !isCount(v.heartbeatSeq))
+  if (prevLogIndex === null || prevLogTerm === null || leaderCommit === null || entries === null)
+    return null;
+  if (
+    typeof v.clusterTimeMs !== 'number' ||
+    !Number.isFinite(v.clusterTimeMs) ||
+    !isCount(v.heartbeatSeq)
+  )
     return null;
   if (entries[0] !== undefined && entries[0].index !== prevLogIndex + 1) return null;
   return {
@@ -137,7 +152,8 @@ export function parseMessage(v: unknown): Message | null {
       const matchIndex = index(v.matchIndex);
       const conflictIndex = index(v.conflictIndex);
       const conflictTerm = term(v.conflictTerm);
-      if (typeof v.success !== 'boolean' || matchIndex === null || conflictIndex === null) return null;
+      if (typeof v.success !== 'boolean' || matchIndex === null || conflictIndex === null)
+        return null;
       if (conflictTerm === null || !isCount(v.heartbeatSeq)) return null;
       return {
         ...base,

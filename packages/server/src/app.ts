@@ -5,7 +5,12 @@
  * `{"error": {"code", "message", ...details}}`; every response carries `Tenure-Leader` when known.
  */
 import { AssertionError } from 'node:assert';
-import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+} from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { ServerDeps } from './deps.js';
@@ -24,41 +29,128 @@ import { describeValidation } from './validation-message.js';
 const PARAM_LENGTH_MAX = 2048;
 
 /** Map any thrown value to (status, body, headers). Never a 500 for bad input. */
-function toErrorReply(err: unknown): { status: number; body: { error: Record<string, unknown> }; headers: Record<string, string>; bug: boolean } {
-  if (err instanceof HttpError) return { status: err.statusCode, body: errorBody(err.code, err.message, err.details), headers: { ...err.headers }, bug: false };
+function toErrorReply(err: unknown): {
+  status: number;
+  body: { error: Record<string, unknown> };
+  headers: Record<string, string>;
+  bug: boolean;
+} {
+  if (err instanceof HttpError)
+    return {
+      status: err.statusCode,
+      body: errorBody(err.code, err.message, err.details),
+      headers: { ...err.headers },
+      bug: false,
+    };
   const fe = err as Partial<FastifyError> & { validation?: unknown[]; validationContext?: string };
   if (Array.isArray(fe.validation)) {
-    const { field, message } = describeValidation(fe.validationContext ?? 'body', fe.validation as never[]);
-    return { status: 400, body: errorBody('invalid_argument', message, { field }), headers: {}, bug: false };
+    const { field, message } = describeValidation(
+      fe.validationContext ?? 'body',
+      fe.validation as never[],
+    );
+    return {
+      status: 400,
+      body: errorBody('invalid_argument', message, { field }),
+      headers: {},
+      bug: false,
+    };
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return { status: 415, body: errorBody('unsupported_media_type', 'the request body must be application/json'), headers: {}, bug: false };
+      return {
+        status: 415,
+        body: errorBody('unsupported_media_type', 'the request body must be application/json'),
+        headers: {},
+        bug: false,
+      };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { status: 413, body: errorBody('payload_too_large', 'the request body is over the size limit'), headers: {}, bug: false };
+      return {
+        status: 413,
+        body: errorBody('payload_too_large', 'the request body is over the size limit'),
+        headers: {},
+        bug: false,
+      };
     case 'FST_ERR_BAD_URL':
-      return { status: 400, body: errorBody('invalid_argument', `url ${fe.message ?? 'is malformed'}`, { field: 'url' }), headers: {}, bug: false };
+      return {
+        status: 400,
+        body: errorBody('invalid_argument', `url ${fe.message ?? 'is malformed'}`, {
+          field: 'url',
+        }),
+        headers: {},
+        bug: false,
+      };
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { status: 400, body: errorBody('invalid_argument', 'body is empty but content-type is application/json', { field: 'body' }), headers: {}, bug: false };
+      return {
+        status: 400,
+        body: errorBody('invalid_argument', 'body is empty but content-type is application/json', {
+          field: 'body',
+        }),
+        headers: {},
+        bug: false,
+      };
   }
   switch (raftErrorCode(err)) {
     case 'not_leader':
     case 'stopped':
-      return { status: 503, body: errorBody('no_leader', (err as Error).message), headers: { 'retry-after': '1' }, bug: false };
+      return {
+        status: 503,
+        body: errorBody('no_leader', (err as Error).message),
+        headers: { 'retry-after': '1' },
+        bug: false,
+      };
     case 'timeout':
-      return { status: 504, body: errorBody('timeout', 'not known to be committed within the deadline; outcome unknown, retry with the same Idempotency-Key'), headers: {}, bug: false };
+      return {
+        status: 504,
+        body: errorBody(
+          'timeout',
+          'not known to be committed within the deadline; outcome unknown, retry with the same Idempotency-Key',
+        ),
+        headers: {},
+        bug: false,
+      };
     case 'resource_exhausted':
-      return { status: 429, body: errorBody('resource_exhausted', (err as Error).message), headers: { 'retry-after': '1' }, bug: false };
+      return {
+        status: 429,
+        body: errorBody('resource_exhausted', (err as Error).message),
+        headers: { 'retry-after': '1' },
+        bug: false,
+      };
     default:
       break;
   }
   const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
-  if (status === 413) return { status, body: errorBody('payload_too_large', fe.message ?? 'payload too large'), headers: {}, bug: false };
-  if (status === 415) return { status, body: errorBody('unsupported_media_type', fe.message ?? 'unsupported media type'), headers: {}, bug: false };
-  if (status === 404) return { status, body: errorBody('not_found', fe.message ?? 'not found'), headers: {}, bug: false };
+  if (status === 413)
+    return {
+      status,
+      body: errorBody('payload_too_large', fe.message ?? 'payload too large'),
+      headers: {},
+      bug: false,
+    };
+  if (status === 415)
+    return {
+      status,
+      body: errorBody('unsupported_media_type', fe.message ?? 'unsupported media type'),
+      headers: {},
+      bug: false,
+    };
+  if (status === 404)
+    return {
+      status,
+      body: errorBody('not_found', fe.message ?? 'not found'),
+      headers: {},
+      bug: false,
+    };
   if (status >= 400 && status < 500) {
-    const message = fe.name === 'SyntaxError' || /JSON/i.test(fe.message ?? '') ? `body is not valid JSON: ${fe.message ?? ''}` : (fe.message ?? 'bad request');
-    return { status: 400, body: errorBody('invalid_argument', message, { field: 'body' }), headers: {}, bug: false };
+    const message =
+      fe.name === 'SyntaxError' || /JSON/i.test(fe.message ?? '')
+        ? `body is not valid JSON: ${fe.message ?? ''}`
+        : (fe.message ?? 'bad request');
+    return {
+      status: 400,
+      body: errorBody('invalid_argument', message, { field: 'body' }),
+      headers: {},
+      bug: false,
+    };
   }
   return { status: 500, body: errorBody('internal', 'internal error'), headers: {}, bug: true };
 }
@@ -90,7 +182,15 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
     // `constructor.prototype` key inside a value is ordinary data and is stored as is.
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, verbose: true } },
+    ajv: {
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        useDefaults: false,
+        allErrors: false,
+        verbose: true,
+      },
+    },
   });
   // Only application/json bodies (SPEC §3: other content types get 415).
   app.removeContentTypeParser('text/plain');
@@ -107,8 +207,14 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', (request, reply, done) => {
     try {
       const route = request.routeOptions.url;
-      if (route !== undefined && !route.startsWith('/docs')) checkQueryString(request.query, request.routeOptions.schema?.querystring !== undefined);
-      request.tenure = buildRequestContext(request, reply, config.requestTimeoutMsDefault, config.requestTimeoutMsMax);
+      if (route !== undefined && !route.startsWith('/docs'))
+        checkQueryString(request.query, request.routeOptions.schema?.querystring !== undefined);
+      request.tenure = buildRequestContext(
+        request,
+        reply,
+        config.requestTimeoutMsDefault,
+        config.requestTimeoutMsMax,
+      );
     } catch (err) {
       done(err as Error);
       return;
@@ -121,7 +227,11 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   });
   app.addHook('onResponse', (request, reply, done) => {
     deps.metrics.httpSeconds.observe(
-      { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unknown',
+        status: String(reply.statusCode),
+      },
       reply.elapsedTime / 1000,
     );
     done();
@@ -135,12 +245,27 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
     }
     return reply.code(r.status).headers(r.headers).send(r.body);
   });
-  app.setNotFoundHandler(async (request, reply) => reply.code(404).send(errorBody('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
+  app.setNotFoundHandler(async (request, reply) =>
+    reply
+      .code(404)
+      .send(errorBody('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)),
+  );
 
   await app.register(swagger, {
     openapi: {
-      info: { title: 'Tenure', version: '1', description: 'Leases, elections and fencing tokens over Raft (SPEC §3).' },
-      tags: [{ name: 'leases' }, { name: 'elections' }, { name: 'fencing' }, { name: 'kv' }, { name: 'cluster' }, { name: 'operations' }],
+      info: {
+        title: 'Tenure',
+        version: '1',
+        description: 'Leases, elections and fencing tokens over Raft (SPEC §3).',
+      },
+      tags: [
+        { name: 'leases' },
+        { name: 'elections' },
+        { name: 'fencing' },
+        { name: 'kv' },
+        { name: 'cluster' },
+        { name: 'operations' },
+      ],
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

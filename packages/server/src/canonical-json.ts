@@ -16,7 +16,12 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** 32 hex chars of sha256 over method, route pattern, params and canonical body. */
-export function requestFingerprint(method: string, route: string, params: unknown, body: unknown): string {
+export function requestFingerprint(
+  method: string,
+  route: string,
+  params: unknown,
+  body: unknown,
+): string {
   const h = createHash('sha256');
   h.update(`${method} ${route} ${canonicalJson(params ?? {})} ${canonicalJson(body ?? {})}`);
   return h.digest('hex').slice(0, 32);

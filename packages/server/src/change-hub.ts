@@ -54,7 +54,13 @@ export class ChangeHub {
  * Resolves with the value, or with null when `deadlineMs` (performance.now() ms) passes or
  * `signal` aborts. Subscribes before the first check, so no change can slip between them.
  */
-export function waitForChange<T>(hub: ChangeHub, key: string, check: () => T | null, deadlineMs: number, signal?: AbortSignal): Promise<T | null> {
+export function waitForChange<T>(
+  hub: ChangeHub,
+  key: string,
+  check: () => T | null,
+  deadlineMs: number,
+  signal?: AbortSignal,
+): Promise<T | null> {
   return new Promise((resolve) => {
     let done = false;
     let timer: NodeJS.Timeout | undefined = undefined;

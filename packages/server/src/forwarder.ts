@@ -27,7 +27,12 @@ export interface ForwardResponse {
 
 /** Sends a request to a peer's HTTP address. Rejects on network errors, abort or `timeoutMs`. */
 export interface Forwarder {
-  forward(httpAddress: string, req: ForwardRequest, timeoutMs: number, signal: AbortSignal): Promise<ForwardResponse>;
+  forward(
+    httpAddress: string,
+    req: ForwardRequest,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<ForwardResponse>;
   close(): void;
 }
 
@@ -36,9 +41,19 @@ const PASS_HEADERS = ['content-type', 'retry-after', 'tenure-leader', 'tenure-st
 
 /** The production forwarder: node:http with keep-alive, bounded sockets per leader. */
 export class HttpForwarder implements Forwarder {
-  readonly #agent = new Agent({ keepAlive: true, maxSockets: 512, maxFreeSockets: 64, keepAliveMsecs: 1000 });
+  readonly #agent = new Agent({
+    keepAlive: true,
+    maxSockets: 512,
+    maxFreeSockets: 64,
+    keepAliveMsecs: 1000,
+  });
 
-  forward(httpAddress: string, req: ForwardRequest, timeoutMs: number, signal: AbortSignal): Promise<ForwardResponse> {
+  forward(
+    httpAddress: string,
+    req: ForwardRequest,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<ForwardResponse> {
     const colon = httpAddress.lastIndexOf(':');
     const host = httpAddress.slice(0, colon).replace(/^\[|\]$/g, '');
     const port = Number(httpAddress.slice(colon + 1));
@@ -52,19 +67,35 @@ export class HttpForwarder implements Forwarder {
     }
     if (req.idempotencyKey !== null) headers['idempotency-key'] = req.idempotencyKey;
     return new Promise((resolve, reject) => {
-      const r = httpRequest({ host, port, method: req.method, path: req.url, headers, agent: this.#agent, signal, timeout: timeoutMs }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const out: Record<string, string> = {};
-          for (const h of PASS_HEADERS) {
-            const v = res.headers[h];
-            if (typeof v === 'string') out[h] = v;
-          }
-          resolve({ statusCode: res.statusCode ?? 502, headers: out, body: Buffer.concat(chunks).toString('utf8') });
-        });
-        res.on('error', reject);
-      });
+      const r = httpRequest(
+        {
+          host,
+          port,
+          method: req.method,
+          path: req.url,
+          headers,
+          agent: this.#agent,
+          signal,
+          timeout: timeoutMs,
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const out: Record<string, string> = {};
+            for (const h of PASS_HEADERS) {
+              const v = res.headers[h];
+              if (typeof v === 'string') out[h] = v;
+            }
+            resolve({
+              statusCode: res.statusCode ?? 502,
+              headers: out,
+              body: Buffer.concat(chunks).toString('utf8'),
+            });
+          });
+          res.on('error', reject);
+        },
+      );
       r.on('timeout', () => r.destroy(new Error(`forward to ${httpAddress} timed out`)));
       r.on('error', reject);
       r.end(req.body);

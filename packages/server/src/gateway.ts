@@ -4,7 +4,12 @@
  * with the request's deadline; state-machine errors become HttpErrors with the catalog status.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { checkEnvelopeShape, type Command, type CommandEnvelope, type CommandResult } from '@tenure/coord-state';
+import {
+  checkEnvelopeShape,
+  type Command,
+  type CommandEnvelope,
+  type CommandResult,
+} from '@tenure/coord-state';
 import { requestFingerprint } from './canonical-json.js';
 import type { ServerDeps } from './deps.js';
 import { HttpError, noLeader, timeoutError } from './http-error.js';
@@ -39,7 +44,12 @@ export class Gateway {
    * applied) forward the request to the leader. `extraMs` is the waiting time the request may
    * take on top of its base deadline (waitMs / timeoutMs), used for the forwarding timeout.
    */
-  async onLeader<T>(request: FastifyRequest, reply: FastifyReply, extraMs: number, fn: () => Promise<T>): Promise<T | FastifyReply> {
+  async onLeader<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    extraMs: number,
+    fn: () => Promise<T>,
+  ): Promise<T | FastifyReply> {
     const status = this.#d.raft.status();
     if (status.role === 'leader') {
       try {
@@ -47,7 +57,13 @@ export class Gateway {
       } catch (err) {
         const nl = notLeaderHint(err);
         if (!nl) throw err;
-        return this.#forward(request, reply, nl.leaderHint ?? this.#d.raft.status().leaderId, extraMs, fn);
+        return this.#forward(
+          request,
+          reply,
+          nl.leaderHint ?? this.#d.raft.status().leaderId,
+          extraMs,
+          fn,
+        );
       }
     }
     return this.#forward(request, reply, status.leaderId, extraMs, fn);
@@ -57,7 +73,12 @@ export class Gateway {
    * A linearizable read (ReadIndex on the leader, §6.4), or a local stale read when the query says
    * `consistency=stale` (header Tenure-Stale: true). `fn` gets the cluster time to judge expiry by.
    */
-  async read<T>(request: FastifyRequest, reply: FastifyReply, extraMs: number, fn: (nowMs: number) => T | Promise<T>): Promise<T | FastifyReply> {
+  async read<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    extraMs: number,
+    fn: (nowMs: number) => T | Promise<T>,
+  ): Promise<T | FastifyReply> {
     const q = request.query as { consistency?: string } | undefined;
     if (q?.consistency === 'stale') {
       void reply.header('tenure-stale', 'true');
@@ -93,17 +114,35 @@ export class Gateway {
       idempotency:
         ctx.idempotencyKey === null
           ? null
-          : { key: ctx.idempotencyKey, fingerprint: requestFingerprint(request.method, request.routeOptions.url ?? request.url, request.params, request.body) },
+          : {
+              key: ctx.idempotencyKey,
+              fingerprint: requestFingerprint(
+                request.method,
+                request.routeOptions.url ?? request.url,
+                request.params,
+                request.body,
+              ),
+            },
     };
     // Validate once at the gateway: an envelope the replicas would refuse never reaches the log.
     const shapeError = checkEnvelopeShape(envelope);
-    if (shapeError) throw new HttpError(shapeError.code, shapeError.message, { ...(shapeError.details ?? {}) });
+    if (shapeError)
+      throw new HttpError(shapeError.code, shapeError.message, { ...(shapeError.details ?? {}) });
     const left = remainingMs(ctx);
     if (left <= 0) throw timeoutError();
     const t0 = performance.now();
-    const applied = await this.#d.raft.propose(this.#d.encodeEnvelope(envelope), { timeoutMs: left });
-    this.#d.metrics.proposalSeconds.observe({ type: command.type }, (performance.now() - t0) / 1000);
-    return { result: applied.result.result, index: applied.index, clusterTimeMs: applied.clusterTimeMs };
+    const applied = await this.#d.raft.propose(this.#d.encodeEnvelope(envelope), {
+      timeoutMs: left,
+    });
+    this.#d.metrics.proposalSeconds.observe(
+      { type: command.type },
+      (performance.now() - t0) / 1000,
+    );
+    return {
+      result: applied.result.result,
+      index: applied.index,
+      clusterTimeMs: applied.clusterTimeMs,
+    };
   }
 
   /** Propose and unwrap: the success value, or HttpError with the catalog status and details. */
@@ -112,14 +151,26 @@ export class Gateway {
     return { value: unwrap<V>(c.result), index: c.index };
   }
 
-  async #forward<T>(request: FastifyRequest, reply: FastifyReply, leaderId: string | null, extraMs: number, fn: () => Promise<T>): Promise<T | FastifyReply> {
+  async #forward<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    leaderId: string | null,
+    extraMs: number,
+    fn: () => Promise<T>,
+  ): Promise<T | FastifyReply> {
     const ctx = request.tenure;
     const self = this.#d.config.nodeId;
-    if (ctx.forwarded) throw noLeader(`this node (${self}) is not the leader; forwarded requests are not forwarded again`);
+    if (ctx.forwarded)
+      throw noLeader(
+        `this node (${self}) is not the leader; forwarded requests are not forwarded again`,
+      );
     let target = leaderId;
     if (target === null || target === self) {
       // During an election, wait (bounded) for a leader rather than failing at once.
-      target = await this.#awaitLeader(Math.min(remainingMs(ctx), this.#d.config.electionTimeoutMs * 2), ctx.signal);
+      target = await this.#awaitLeader(
+        Math.min(remainingMs(ctx), this.#d.config.electionTimeoutMs * 2),
+        ctx.signal,
+      );
       if (target === null) throw noLeader();
       if (target === self && this.#d.raft.status().role === 'leader') return fn();
     }
@@ -136,7 +187,14 @@ export class Gateway {
     try {
       res = await this.#d.forwarder.forward(
         peer.httpAddress,
-        { method: request.method, url: request.url, ...(body === undefined ? {} : { body }), idempotencyKey: ctx.idempotencyKey, requestTimeoutMs: leaderBudgetMs, fromNodeId: self },
+        {
+          method: request.method,
+          url: request.url,
+          ...(body === undefined ? {} : { body }),
+          idempotencyKey: ctx.idempotencyKey,
+          requestTimeoutMs: leaderBudgetMs,
+          fromNodeId: self,
+        },
         Math.max(1, remainingMs(ctx, extraMs)),
         ctx.signal,
       );
@@ -144,7 +202,8 @@ export class Gateway {
       if (ctx.signal.aborted) throw timeoutError('client went away');
       this.#d.logger.debug({ err, leader: target }, 'forward failed');
       // The leader may have processed it: for writes the outcome is unknown.
-      if (request.method !== 'GET' && (err as { code?: string }).code !== 'ECONNREFUSED') throw timeoutError(`leader ${target} did not answer; outcome unknown`);
+      if (request.method !== 'GET' && (err as { code?: string }).code !== 'ECONNREFUSED')
+        throw timeoutError(`leader ${target} did not answer; outcome unknown`);
       throw noLeader(`leader ${target} is unreachable`);
     }
     this.#d.metrics.forwarded.inc();

@@ -12,7 +12,12 @@ export class HttpError extends Error {
   readonly details: Readonly<Record<string, unknown>>;
   /** Extra response headers, e.g. `Retry-After` for `no_leader`. */
   readonly headers: Readonly<Record<string, string>>;
-  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) {
     super(message);
     this.name = 'HttpError';
     this.code = code;
@@ -33,12 +38,18 @@ export function noLeader(message = 'no leader is known; retry shortly'): HttpErr
 }
 
 /** 504 timeout: the outcome is unknown (SPEC §3 Deadlines). */
-export function timeoutError(message = 'not known to be committed within the deadline; outcome unknown, retry with the same Idempotency-Key'): HttpError {
+export function timeoutError(
+  message = 'not known to be committed within the deadline; outcome unknown, retry with the same Idempotency-Key',
+): HttpError {
   return new HttpError('timeout', message);
 }
 
 /** The JSON error body of SPEC §3. */
-export function errorBody(code: string, message: string, details: Readonly<Record<string, unknown>> = {}): { error: Record<string, unknown> } {
+export function errorBody(
+  code: string,
+  message: string,
+  details: Readonly<Record<string, unknown>> = {},
+): { error: Record<string, unknown> } {
   const rest: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(details)) if (k !== 'code' && k !== 'message') rest[k] = v;
   return { error: { code, message, ...rest } };

@@ -6,12 +6,27 @@
 export { buildApp } from './app.js';
 export { startNode, type RunningNode, type StartNodeOptions, type StopOptions } from './node.js';
 export { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
-export { loadConfig, parsePeers, settingsTable, ConfigError, DEFAULT_LIMITS_CONFIG, SETTINGS, type ServerConfig, type PeerConfig, type LimitsConfig } from './config.js';
+export {
+  loadConfig,
+  parsePeers,
+  settingsTable,
+  ConfigError,
+  DEFAULT_LIMITS_CONFIG,
+  SETTINGS,
+  type ServerConfig,
+  type PeerConfig,
+  type LimitsConfig,
+} from './config.js';
 export type { ServerDeps } from './deps.js';
 export { ChangeHub, waitForChange } from './change-hub.js';
 export { CoordStateAdapter } from './state-adapter.js';
 export { TimeAdvancer } from './time-advancer.js';
-export { HttpForwarder, type Forwarder, type ForwardRequest, type ForwardResponse } from './forwarder.js';
+export {
+  HttpForwarder,
+  type Forwarder,
+  type ForwardRequest,
+  type ForwardResponse,
+} from './forwarder.js';
 export { createMetrics, type ServerMetrics } from './metrics.js';
 export { createLogger, createLoggers, type NodeLoggers } from './logger.js';
 export { HttpError } from './http-error.js';

@@ -23,19 +23,26 @@ interface ValueProblem {
 /** Path of a child: `a.b` for identifier-like keys, `a["x y"]` otherwise, `a[3]` for array items. */
 function childPath(path: string, key: string | number): string {
   if (typeof key === 'number') return `${path}[${key}]`;
-  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+  return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key)
+    ? `${path}.${key}`
+    : `${path}[${JSON.stringify(key)}]`;
 }
 
 /**
  * The first problem of `value` (depth over `depthMax`, a lone surrogate in a string or key, a
  * `__proto__` key), or null. Iterative; `field` is the path prefix (e.g. `body.value`).
  */
-export function findValueProblem(value: unknown, depthMax: number, field: string): ValueProblem | null {
+export function findValueProblem(
+  value: unknown,
+  depthMax: number,
+  field: string,
+): ValueProblem | null {
   const stack: [unknown, number, string][] = [[value, 0, field]];
   while (stack.length > 0) {
     const [v, depth, path] = stack.pop()!;
     if (typeof v === 'string') {
-      if (LONE_SURROGATE_RE.test(v)) return { path, problem: 'contains a lone UTF-16 surrogate (not well-formed Unicode)' };
+      if (LONE_SURROGATE_RE.test(v))
+        return { path, problem: 'contains a lone UTF-16 surrogate (not well-formed Unicode)' };
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
@@ -45,8 +52,13 @@ export function findValueProblem(value: unknown, depthMax: number, field: string
       continue;
     }
     for (const [k, c] of Object.entries(v as Record<string, unknown>)) {
-      if (k === '__proto__') return { path: childPath(path, k), problem: 'keys named __proto__ are not allowed' };
-      if (LONE_SURROGATE_RE.test(k)) return { path, problem: `has a key with a lone UTF-16 surrogate (not well-formed Unicode): ${JSON.stringify(k)}` };
+      if (k === '__proto__')
+        return { path: childPath(path, k), problem: 'keys named __proto__ are not allowed' };
+      if (LONE_SURROGATE_RE.test(k))
+        return {
+          path,
+          problem: `has a key with a lone UTF-16 surrogate (not well-formed Unicode): ${JSON.stringify(k)}`,
+        };
       stack.push([c, depth + 1, childPath(path, k)]);
     }
   }
@@ -74,5 +86,10 @@ export function checkJsonValue(value: unknown, valueBytesMax: number, field: str
   const bad = findValueProblem(value, JSON_DEPTH_MAX, field);
   if (bad !== null) throw invalidArgument(bad.path, bad.problem);
   const bytes = Buffer.byteLength(JSON.stringify(value ?? null));
-  if (bytes > valueBytesMax) throw new HttpError('payload_too_large', `${field} is ${bytes} bytes; the limit is ${valueBytesMax}`, { field, sizeBytes: bytes, sizeBytesMax: valueBytesMax });
+  if (bytes > valueBytesMax)
+    throw new HttpError(
+      'payload_too_large',
+      `${field} is ${bytes} bytes; the limit is ${valueBytesMax}`,
+      { field, sizeBytes: bytes, sizeBytesMax: valueBytesMax },
+    );
 }

@@ -18,7 +18,12 @@ export interface NodeLoggers {
  * @param term read at each log call (current Raft term), or null before Raft is open
  * @param destination where lines go (tests); default stdout, pretty-printed when it is a TTY
  */
-export function createLoggers(nodeId: string, level: string, term: () => number | null, destination?: DestinationStream): NodeLoggers {
+export function createLoggers(
+  nodeId: string,
+  level: string,
+  term: () => number | null,
+  destination?: DestinationStream,
+): NodeLoggers {
   const pretty = destination === undefined && process.stdout.isTTY === true;
   const options = {
     level,
@@ -28,7 +33,14 @@ export function createLoggers(nodeId: string, level: string, term: () => number 
       return t === null ? {} : { term: t };
     },
     redact: ['req.headers.authorization'],
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
+    ...(pretty
+      ? {
+          transport: {
+            target: 'pino-pretty',
+            options: { colorize: true, translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' },
+          },
+        }
+      : {}),
   };
   const root = destination === undefined ? pino(options) : pino(options, destination);
   return { logger: root.child({ nodeId }), raftLogger: root };

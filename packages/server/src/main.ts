@@ -25,7 +25,9 @@ async function main(): Promise<void> {
   try {
     node = await startNode(config);
   } catch (err) {
-    process.stderr.write(`tenure-server: node ${config.nodeId} failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `tenure-server: node ${config.nodeId} failed to start: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     process.exit(1);
   }
   let signals = 0;
@@ -36,7 +38,10 @@ async function main(): Promise<void> {
       process.exit(1);
     }
     const wholeCluster = signal === CLUSTER_STOP_SIGNAL;
-    node.logger.info({ signal }, wholeCluster ? 'cluster shutdown signal received' : 'signal received');
+    node.logger.info(
+      { signal },
+      wholeCluster ? 'cluster shutdown signal received' : 'signal received',
+    );
     node.stop({ transferLeadership: !wholeCluster }).then(
       () => process.exit(0),
       (err: unknown) => {

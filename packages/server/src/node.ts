@@ -6,7 +6,12 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { CoordStateMachine, decodeEnvelope, encodeEnvelope, type ApplyOutput } from '@tenure/coord-state';
+import {
+  CoordStateMachine,
+  decodeEnvelope,
+  encodeEnvelope,
+  type ApplyOutput,
+} from '@tenure/coord-state';
 import { RaftNode, type RaftNodeApi } from '@tenure/raft';
 import { buildApp } from './app.js';
 import { ChangeHub } from './change-hub.js';
@@ -43,7 +48,10 @@ export interface StartNodeOptions {
 }
 
 /** Open storage and Raft, serve HTTP on `config.httpAddress`. Rejects if either fails to start. */
-export async function startNode(config: ServerConfig, opts: StartNodeOptions = {}): Promise<RunningNode> {
+export async function startNode(
+  config: ServerConfig,
+  opts: StartNodeOptions = {},
+): Promise<RunningNode> {
   let raftRef: RaftNodeApi<ApplyOutput> | null = null;
   const loggers = opts.logger
     ? { logger: opts.logger, raftLogger: opts.logger }
@@ -75,18 +83,32 @@ export async function startNode(config: ServerConfig, opts: StartNodeOptions = {
     onFatalError: onFatal,
   });
   raftRef = raft;
-  const metrics = createMetrics(() => raftRef, () => coord);
+  const metrics = createMetrics(
+    () => raftRef,
+    () => coord,
+  );
   raft.onLeaderChange((leaderId, term) => {
     metrics.leaderChanges.inc();
     logger.info({ leaderId, term }, 'leader changed');
   });
   const forwarder = new HttpForwarder();
-  const app = await buildApp({ config, raft, coord, hub, encodeEnvelope, forwarder, logger, metrics, onFatal });
+  const app = await buildApp({
+    config,
+    raft,
+    coord,
+    hub,
+    encodeEnvelope,
+    forwarder,
+    logger,
+    metrics,
+    onFatal,
+  });
   const advancer = new TimeAdvancer({
     raft,
     coord,
     hub,
-    encodeTimeAdvance: () => encodeEnvelope({ v: 1, command: { type: 'time.advance' }, idempotency: null }),
+    encodeTimeAdvance: () =>
+      encodeEnvelope({ v: 1, command: { type: 'time.advance' }, idempotency: null }),
     logger: logger.child({ component: 'time-advancer' }),
     proposeTimeoutMs: config.electionTimeoutMs * 2,
     retryMs: config.heartbeatMs,
@@ -99,7 +121,10 @@ export async function startNode(config: ServerConfig, opts: StartNodeOptions = {
     await raft.stop();
     throw err;
   }
-  logger.info({ httpAddress: config.httpAddress, raftAddress: config.raftAddress, dataDir: config.dataDir }, 'node started');
+  logger.info(
+    { httpAddress: config.httpAddress, raftAddress: config.raftAddress, dataDir: config.dataDir },
+    'node started',
+  );
 
   let stopping: Promise<void> | null = null;
   const stop = (stopOpts: StopOptions = {}): Promise<void> => {

@@ -5,15 +5,27 @@
 import { invalidArgument } from './http-error.js';
 
 /** Parse an optional digit string; `def` when absent. Throws 400 outside [min, max]. */
-export function queryInt(raw: string | undefined, field: string, def: number, min: number, max: number): number {
+export function queryInt(
+  raw: string | undefined,
+  field: string,
+  def: number,
+  min: number,
+  max: number,
+): number {
   if (raw === undefined) return def;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw invalidArgument(field, `must be an integer between ${min} and ${max}`);
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    throw invalidArgument(field, `must be an integer between ${min} and ${max}`);
   return n;
 }
 
 /** Parse an optional digit string into a number or undefined. */
-export function queryOptInt(raw: string | undefined, field: string, min: number, max: number): number | undefined {
+export function queryOptInt(
+  raw: string | undefined,
+  field: string,
+  min: number,
+  max: number,
+): number | undefined {
   return raw === undefined ? undefined : queryInt(raw, field, 0, min, max);
 }
 
@@ -28,6 +40,10 @@ export function checkQueryString(query: unknown, hasQuerySchema: boolean): void 
   if (query === null || typeof query !== 'object') return;
   for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
     if (Array.isArray(value)) throw invalidArgument(`query.${name}`, 'must be given once');
-    if (!hasQuerySchema) throw invalidArgument(`query.${name}`, 'is not allowed (unknown field; this route takes no query parameters)');
+    if (!hasQuerySchema)
+      throw invalidArgument(
+        `query.${name}`,
+        'is not allowed (unknown field; this route takes no query parameters)',
+      );
   }
 }

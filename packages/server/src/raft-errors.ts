@@ -5,7 +5,11 @@
 
 /** `not_leader`: nothing was applied; `leaderHint` names the believed leader or null. */
 export function notLeaderHint(err: unknown): { leaderHint: string | null } | null {
-  if (typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'not_leader') {
+  if (
+    typeof err === 'object' &&
+    err !== null &&
+    (err as { code?: unknown }).code === 'not_leader'
+  ) {
     const hint = (err as { leaderHint?: unknown }).leaderHint;
     return { leaderHint: typeof hint === 'string' ? hint : null };
   }
@@ -13,7 +17,9 @@ export function notLeaderHint(err: unknown): { leaderHint: string | null } | nul
 }
 
 /** The error's stable code when it is a Raft operating error, else null. */
-export function raftErrorCode(err: unknown): 'not_leader' | 'timeout' | 'stopped' | 'resource_exhausted' | 'storage_identity' | null {
+export function raftErrorCode(
+  err: unknown,
+): 'not_leader' | 'timeout' | 'stopped' | 'resource_exhausted' | 'storage_identity' | null {
   if (typeof err !== 'object' || err === null) return null;
   const code = (err as { code?: unknown }).code;
   switch (code) {

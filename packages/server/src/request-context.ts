@@ -31,23 +31,40 @@ declare module 'fastify' {
  * @param timeoutMsDefault used when `Request-Timeout-Ms` is absent
  * @param timeoutMsMax largest accepted header value
  */
-export function buildRequestContext(request: FastifyRequest, reply: FastifyReply, timeoutMsDefault: number, timeoutMsMax: number): RequestContext {
+export function buildRequestContext(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  timeoutMsDefault: number,
+  timeoutMsMax: number,
+): RequestContext {
   const rawTimeout = request.headers['request-timeout-ms'];
   let timeoutMs = timeoutMsDefault;
   if (rawTimeout !== undefined) {
     const text = Array.isArray(rawTimeout) ? rawTimeout.join(',') : rawTimeout;
-    if (!/^[0-9]{1,9}$/.test(text)) throw invalidArgument('header Request-Timeout-Ms', 'must be a positive integer of milliseconds');
+    if (!/^[0-9]{1,9}$/.test(text))
+      throw invalidArgument(
+        'header Request-Timeout-Ms',
+        'must be a positive integer of milliseconds',
+      );
     timeoutMs = Number(text);
-    if (timeoutMs < 1 || timeoutMs > timeoutMsMax) throw invalidArgument('header Request-Timeout-Ms', `must be between 1 and ${timeoutMsMax}`);
+    if (timeoutMs < 1 || timeoutMs > timeoutMsMax)
+      throw invalidArgument('header Request-Timeout-Ms', `must be between 1 and ${timeoutMsMax}`);
   }
   const rawKey = request.headers['idempotency-key'];
   let idempotencyKey: string | null = null;
   if (rawKey !== undefined) {
     const key = Array.isArray(rawKey) ? rawKey.join(',') : rawKey;
-    if (key.length === 0 || key.length > 128) throw invalidArgument('header Idempotency-Key', 'must be 1-128 characters');
+    if (key.length === 0 || key.length > 128)
+      throw invalidArgument('header Idempotency-Key', 'must be 1-128 characters');
     idempotencyKey = key;
   }
-  return new LazyContext(performance.now(), timeoutMs, idempotencyKey, request.headers[FORWARDED_HEADER] !== undefined, reply);
+  return new LazyContext(
+    performance.now(),
+    timeoutMs,
+    idempotencyKey,
+    request.headers[FORWARDED_HEADER] !== undefined,
+    reply,
+  );
 }
 
 /**
@@ -65,7 +82,13 @@ class LazyContext implements RequestContext {
   readonly #reply: FastifyReply;
   #controller: AbortController | null = null;
 
-  constructor(startMs: number, timeoutMs: number, idempotencyKey: string | null, forwarded: boolean, reply: FastifyReply) {
+  constructor(
+    startMs: number,
+    timeoutMs: number,
+    idempotencyKey: string | null,
+    forwarded: boolean,
+    reply: FastifyReply,
+  ) {
     this.startMs = startMs;
     this.timeoutMs = timeoutMs;
     this.idempotencyKey = idempotencyKey;

@@ -16,22 +16,35 @@ export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$';
 export const PRINTABLE_PATTERN = '^[^\\p{Cc}\\p{Cs}]{1,200}$';
 const DIGITS = '^[0-9]{1,15}$';
 
-const name = (description: string) => Type.String({ pattern: NAME_PATTERN, maxLength: 200, description });
-const printable = (description: string) => Type.String({ pattern: PRINTABLE_PATTERN, minLength: 1, maxLength: 200, description });
-const token = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'fencing token' });
+const name = (description: string) =>
+  Type.String({ pattern: NAME_PATTERN, maxLength: 200, description });
+const printable = (description: string) =>
+  Type.String({ pattern: PRINTABLE_PATTERN, minLength: 1, maxLength: 200, description });
+const token = Type.Integer({
+  minimum: 0,
+  maximum: Number.MAX_SAFE_INTEGER,
+  description: 'fencing token',
+});
 const strict = { additionalProperties: false } as const;
 
 export const nameParams = Type.Object({ name: name('lease name') }, strict);
 export const groupParams = Type.Object({ group: name('election group') }, strict);
 export const keyParams = Type.Object({ key: name('KV key') }, strict);
 
-const consistency = Type.Optional(Type.Union([Type.Literal('linearizable'), Type.Literal('stale')], { description: '`stale` answers locally (header Tenure-Stale: true)' }));
-const digits = (description: string) => Type.Optional(Type.String({ pattern: DIGITS, description }));
+const consistency = Type.Optional(
+  Type.Union([Type.Literal('linearizable'), Type.Literal('stale')], {
+    description: '`stale` answers locally (header Tenure-Stale: true)',
+  }),
+);
+const digits = (description: string) =>
+  Type.Optional(Type.String({ pattern: DIGITS, description }));
 
 export const readQuery = Type.Object({ consistency }, strict);
 export const listQuery = Type.Object(
   {
-    prefix: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._:-]{0,200}$', description: 'name prefix' })),
+    prefix: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z0-9._:-]{0,200}$', description: 'name prefix' }),
+    ),
     limit: digits('max leases returned (1..1000, default 100)'),
     consistency,
   },
@@ -39,7 +52,9 @@ export const listQuery = Type.Object(
 );
 export const watchQuery = Type.Object(
   {
-    afterToken: digits('answer when the grant differs from this token (0 = no grant); default: the grant at arrival'),
+    afterToken: digits(
+      'answer when the grant differs from this token (0 = no grant); default: the grant at arrival',
+    ),
     timeoutMs: digits('long-poll timeout (≤ 60000, default 30000)'),
     consistency,
   },
@@ -66,26 +81,56 @@ const fenceRef = Type.Object(
 
 /** Body schemas built from the configured limits. */
 export function bodySchemas(limits: LimitsConfig) {
-  const ttlMs = Type.Integer({ minimum: limits.ttlMsMin, maximum: limits.ttlMsMax, description: 'time to live, ms' });
-  const waitMs = Type.Optional(Type.Integer({ minimum: 0, maximum: limits.waitMsMax, description: 'how long to wait, ms' }));
+  const ttlMs = Type.Integer({
+    minimum: limits.ttlMsMin,
+    maximum: limits.ttlMsMax,
+    description: 'time to live, ms',
+  });
+  const waitMs = Type.Optional(
+    Type.Integer({ minimum: 0, maximum: limits.waitMsMax, description: 'how long to wait, ms' }),
+  );
   return {
     acquire: Type.Object(
       {
         holder: printable('holder id (unique per process incarnation)'),
         ttlMs,
         waitMs,
-        lockDelayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: limits.ttlMsMax, description: 'lock-delay after expiry, ms' })),
-        maxHoldMs: Type.Optional(Type.Integer({ minimum: limits.ttlMsMin, maximum: 31_536_000_000, description: 'cap on total hold time, ms' })),
+        lockDelayMs: Type.Optional(
+          Type.Integer({
+            minimum: 0,
+            maximum: limits.ttlMsMax,
+            description: 'lock-delay after expiry, ms',
+          }),
+        ),
+        maxHoldMs: Type.Optional(
+          Type.Integer({
+            minimum: limits.ttlMsMin,
+            maximum: 31_536_000_000,
+            description: 'cap on total hold time, ms',
+          }),
+        ),
       },
       strict,
     ),
     leaseGrant: Type.Object({ holder: printable('holder id'), fencingToken: token }, strict),
     campaign: Type.Object(
-      { candidate: printable('candidate id'), ttlMs, value: Type.Optional(Type.Unknown({ description: 'JSON value' })), waitMs },
+      {
+        candidate: printable('candidate id'),
+        ttlMs,
+        value: Type.Optional(Type.Unknown({ description: 'JSON value' })),
+        waitMs,
+      },
       strict,
     ),
     candidate: Type.Object({ candidate: printable('candidate id') }, strict),
-    proclaim: Type.Object({ candidate: printable('candidate id'), fencingToken: token, value: Type.Unknown({ description: 'JSON value' }) }, strict),
+    proclaim: Type.Object(
+      {
+        candidate: printable('candidate id'),
+        fencingToken: token,
+        value: Type.Unknown({ description: 'JSON value' }),
+      },
+      strict,
+    ),
     fenceCheck: fenceRef,
     kvPut: Type.Object(
       {
@@ -96,15 +141,32 @@ export function bodySchemas(limits: LimitsConfig) {
       strict,
     ),
     kvDelete: Type.Object(
-      { fence: Type.Optional(fenceRef), ifRevision: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })) },
+      {
+        fence: Type.Optional(fenceRef),
+        ifRevision: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+      },
       strict,
     ),
-    transfer: Type.Object({ to: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$', description: 'target node id' })) }, strict),
+    transfer: Type.Object(
+      {
+        to: Type.Optional(
+          Type.String({
+            pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$',
+            description: 'target node id',
+          }),
+        ),
+      },
+      strict,
+    ),
   };
 }
 
 /** Request header schema shared by every route (documented; validated by the request-context hook). */
 export const commonHeaders = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ maxLength: 128, description: 'at-most-once key (≤ 128 chars)' })),
-  'request-timeout-ms': Type.Optional(Type.String({ pattern: DIGITS, description: 'server-side deadline, ms (default 5000)' })),
+  'idempotency-key': Type.Optional(
+    Type.String({ maxLength: 128, description: 'at-most-once key (≤ 128 chars)' }),
+  ),
+  'request-timeout-ms': Type.Optional(
+    Type.String({ pattern: DIGITS, description: 'server-side deadline, ms (default 5000)' }),
+  ),
 });

@@ -37,7 +37,13 @@ export class CoordStateAdapter implements StateMachine<ApplyOutput> {
     const out = this.#coord.apply(entry.index, Math.floor(entry.clusterTimeMs), envelope);
     if (out.changed.length > 0 || !undecodable) this.#hub.publish(out.changed, entry.index);
     if (undecodable) {
-      return { result: { ok: false, error: { code: 'invalid_argument', message: 'undecodable command entry' } }, changed: out.changed };
+      return {
+        result: {
+          ok: false,
+          error: { code: 'invalid_argument', message: 'undecodable command entry' },
+        },
+        changed: out.changed,
+      };
     }
     return out;
   }

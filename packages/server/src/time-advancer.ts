@@ -73,19 +73,17 @@ export class TimeAdvancer {
     if (status.role !== 'leader' || dueMs === null) return;
     if (dueMs > status.clusterTimeMs) return this.#rearm();
     this.#inFlight = true;
-    this.#o.raft
-      .propose(this.#o.encodeTimeAdvance(), { timeoutMs: this.#o.proposeTimeoutMs })
-      .then(
-        () => {
-          this.#inFlight = false;
-          this.#rearm();
-        },
-        (err: unknown) => {
-          this.#inFlight = false;
-          this.#o.logger.debug({ err }, 'time.advance proposal failed');
-          if (this.#stopped) return;
-          this.#timer = setTimeout(() => this.#rearm(), this.#o.retryMs);
-        },
-      );
+    this.#o.raft.propose(this.#o.encodeTimeAdvance(), { timeoutMs: this.#o.proposeTimeoutMs }).then(
+      () => {
+        this.#inFlight = false;
+        this.#rearm();
+      },
+      (err: unknown) => {
+        this.#inFlight = false;
+        this.#o.logger.debug({ err }, 'time.advance proposal failed');
+        if (this.#stopped) return;
+        this.#timer = setTimeout(() => this.#rearm(), this.#o.retryMs);
+      },
+    );
   }
 }

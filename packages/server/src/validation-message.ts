@@ -16,13 +16,18 @@ interface AjvErrorLike {
 function fieldOf(context: string, e: AjvErrorLike): string {
   const path = (e.instancePath ?? '').split('/').filter((s) => s.length > 0);
   const p = e.params ?? {};
-  if (e.keyword === 'required' && typeof p.missingProperty === 'string') path.push(p.missingProperty);
-  if (e.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string') path.push(p.additionalProperty);
+  if (e.keyword === 'required' && typeof p.missingProperty === 'string')
+    path.push(p.missingProperty);
+  if (e.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string')
+    path.push(p.additionalProperty);
   return [context === 'querystring' ? 'query' : context, ...path].join('.');
 }
 
 /** The field and human message for the first validation error. */
-export function describeValidation(context: string, errors: readonly AjvErrorLike[]): { field: string; message: string } {
+export function describeValidation(
+  context: string,
+  errors: readonly AjvErrorLike[],
+): { field: string; message: string } {
   const e = errors[0] ?? {};
   const field = fieldOf(context, e);
   const p = e.params ?? {};
@@ -46,8 +51,11 @@ export function describeValidation(context: string, errors: readonly AjvErrorLik
           : `must be ${e.keyword === 'minimum' ? '≥' : '≤'} ${String(p.limit)}`;
       break;
     case 'pattern':
-      if (String(p.pattern) === PRINTABLE_PATTERN) problem = 'must be 1-200 printable characters (no control characters or lone UTF-16 surrogates)';
-      else if (context === 'params') problem = 'must be 1-200 characters of [A-Za-z0-9._:-], starting with a letter or digit';
+      if (String(p.pattern) === PRINTABLE_PATTERN)
+        problem =
+          'must be 1-200 printable characters (no control characters or lone UTF-16 surrogates)';
+      else if (context === 'params')
+        problem = 'must be 1-200 characters of [A-Za-z0-9._:-], starting with a letter or digit';
       else if (String(p.pattern).startsWith('^[0-9]')) problem = 'must be a non-negative integer';
       else problem = `has an invalid format (must match ${String(p.pattern)})`;
       break;

@@ -18,7 +18,12 @@ t.test('defaults and addresses from --peers', async (t) => {
 });
 
 t.test('env and flags; flags win', async (t) => {
-  const c = loadConfig(['--heartbeat-ms=50'], { TENURE_ID: 'n2', TENURE_PEERS: PEERS, TENURE_HEARTBEAT_MS: '80', TENURE_TTL_MS_MAX: '9000' });
+  const c = loadConfig(['--heartbeat-ms=50'], {
+    TENURE_ID: 'n2',
+    TENURE_PEERS: PEERS,
+    TENURE_HEARTBEAT_MS: '80',
+    TENURE_TTL_MS_MAX: '9000',
+  });
   t.equal(c.nodeId, 'n2');
   t.equal(c.heartbeatMs, 50);
   t.equal(c.limits.ttlMsMax, 9000);
@@ -33,7 +38,10 @@ t.test('every bad setting names the setting', async (t) => {
     [['--id', 'n1', '--peers', `${PEERS},n1=1.1.1.1:1@1.1.1.1:2`], 'peers'],
     [['--id', 'n1', '--peers', PEERS, '--heartbeat-ms', 'abc'], 'heartbeat-ms'],
     [['--id', 'n1', '--peers', PEERS, '--heartbeat-ms', '400'], 'election-timeout-ms'],
-    [['--id', 'n1', '--peers', PEERS, '--ttl-ms-min', '5000', '--ttl-ms-max', '1000'], 'ttl-ms-min'],
+    [
+      ['--id', 'n1', '--peers', PEERS, '--ttl-ms-min', '5000', '--ttl-ms-max', '1000'],
+      'ttl-ms-min',
+    ],
     [['--id', 'n1', '--peers', PEERS, '--log-level', 'loud'], 'log-level'],
     [['--id', 'n1', '--peers', PEERS, '--http', 'localhost'], 'http'],
     [['--id', 'n1', '--peers', PEERS, '--bogus', '1'], 'bogus'],

@@ -13,32 +13,58 @@ t.test('forwards never outlive the request deadline (SPEC §3 Deadlines)', async
   await h.app.inject({ method: 'GET', url: '/v1/leases/L/watch?timeoutMs=500', headers: hdr });
   await send(h.app, 'POST', '/v1/leases/L/acquire', { holder: 'A', ttlMs: 1000, waitMs: 300 }, hdr);
   const [put, read, watch, wait] = h.forwarder.calls;
-  for (const [what, c, extraMs] of [['write', put, 0], ['read', read, 0], ['watch', watch, 500], ['wait', wait, 300]] as const) {
+  for (const [what, c, extraMs] of [
+    ['write', put, 0],
+    ['read', read, 0],
+    ['watch', watch, 500],
+    ['wait', wait, 300],
+  ] as const) {
     t.ok(c !== undefined, `${what} forwarded`);
-    t.ok(c!.req.requestTimeoutMs <= 800 - FORWARD_HOP_MARGIN_MS && c!.req.requestTimeoutMs > 600, `${what}: leader budget ${c!.req.requestTimeoutMs} ms keeps the hop margin`);
-    t.ok(c!.timeoutMs <= 800 + extraMs && c!.timeoutMs > 700 + extraMs, `${what}: waits for the leader at most until its deadline (${c!.timeoutMs} ms ≤ ${800 + extraMs})`);
+    t.ok(
+      c!.req.requestTimeoutMs <= 800 - FORWARD_HOP_MARGIN_MS && c!.req.requestTimeoutMs > 600,
+      `${what}: leader budget ${c!.req.requestTimeoutMs} ms keeps the hop margin`,
+    );
+    t.ok(
+      c!.timeoutMs <= 800 + extraMs && c!.timeoutMs > 700 + extraMs,
+      `${what}: waits for the leader at most until its deadline (${c!.timeoutMs} ms ≤ ${800 + extraMs})`,
+    );
   }
 });
 
-t.test('an unanswering leader: the follower answers 504 / 503 itself at its deadline', async (t) => {
-  const h = await harness();
-  t.teardown(h.close);
-  h.raft.setRole('follower', 'n2');
-  // A forwarder that, like the real one, gives up after its timeout.
-  h.forwarder.respond = (_req, timeoutMs) =>
-    new Promise((_resolve, reject) => setTimeout(() => reject(new Error(`forward timed out after ${timeoutMs} ms`)), timeoutMs));
-  const w = await send(h.app, 'PUT', '/v1/kv/k', { value: 1 }, { 'request-timeout-ms': '200' });
-  t.equal(w.statusCode, 504);
-  t.equal(w.json().error.code, 'timeout');
-  const r = await h.app.inject({ method: 'GET', url: '/v1/leases/L', headers: { 'request-timeout-ms': '200' } });
-  t.equal(r.statusCode, 503);
-  t.equal(r.json().error.code, 'no_leader');
-  t.equal(r.headers['retry-after'], '1');
-  // A deadline too short to leave the leader any budget after the hop margin: 504 at once.
-  const tiny = await send(h.app, 'PUT', '/v1/kv/k', { value: 1 }, { 'request-timeout-ms': String(FORWARD_HOP_MARGIN_MS) });
-  t.equal(tiny.statusCode, 504);
-  t.equal(h.forwarder.calls.length, 2, 'the tiny request was not forwarded');
-});
+t.test(
+  'an unanswering leader: the follower answers 504 / 503 itself at its deadline',
+  async (t) => {
+    const h = await harness();
+    t.teardown(h.close);
+    h.raft.setRole('follower', 'n2');
+    // A forwarder that, like the real one, gives up after its timeout.
+    h.forwarder.respond = (_req, timeoutMs) =>
+      new Promise((_resolve, reject) =>
+        setTimeout(() => reject(new Error(`forward timed out after ${timeoutMs} ms`)), timeoutMs),
+      );
+    const w = await send(h.app, 'PUT', '/v1/kv/k', { value: 1 }, { 'request-timeout-ms': '200' });
+    t.equal(w.statusCode, 504);
+    t.equal(w.json().error.code, 'timeout');
+    const r = await h.app.inject({
+      method: 'GET',
+      url: '/v1/leases/L',
+      headers: { 'request-timeout-ms': '200' },
+    });
+    t.equal(r.statusCode, 503);
+    t.equal(r.json().error.code, 'no_leader');
+    t.equal(r.headers['retry-after'], '1');
+    // A deadline too short to leave the leader any budget after the hop margin: 504 at once.
+    const tiny = await send(
+      h.app,
+      'PUT',
+      '/v1/kv/k',
+      { value: 1 },
+      { 'request-timeout-ms': String(FORWARD_HOP_MARGIN_MS) },
+    );
+    t.equal(tiny.statusCode, 504);
+    t.equal(h.forwarder.calls.length, 2, 'the tiny request was not forwarded');
+  },
+);
 
 t.test('stale reads on a leaderless node see frozen leases (SPEC §1.5)', async (t) => {
   const h = await harness();

@@ -7,7 +7,13 @@ t.test('a follower forwards writes with body, key and deadline to the leader', a
   const h = await harness();
   t.teardown(h.close);
   h.raft.setRole('follower', 'n2');
-  const res = await send(h.app, 'POST', '/v1/leases/L/acquire', { holder: 'A', ttlMs: 1000 }, { 'idempotency-key': 'abc', 'request-timeout-ms': '3000' });
+  const res = await send(
+    h.app,
+    'POST',
+    '/v1/leases/L/acquire',
+    { holder: 'A', ttlMs: 1000 },
+    { 'idempotency-key': 'abc', 'request-timeout-ms': '3000' },
+  );
   t.equal(res.statusCode, 200);
   t.same(res.json(), { forwarded: true });
   t.equal(res.headers['tenure-leader'], 'n2');
@@ -18,8 +24,14 @@ t.test('a follower forwards writes with body, key and deadline to the leader', a
   t.equal(call.req.url, '/v1/leases/L/acquire');
   t.same(JSON.parse(call.req.body!), { holder: 'A', ttlMs: 1000 });
   t.equal(call.req.idempotencyKey, 'abc');
-  t.ok(call.req.requestTimeoutMs > 2850 && call.req.requestTimeoutMs <= 3000 - FORWARD_HOP_MARGIN_MS, `leader budget ${call.req.requestTimeoutMs} leaves the hop margin`);
-  t.ok(call.timeoutMs > 2900 && call.timeoutMs <= 3000, `the forward waits at most until our own deadline (${call.timeoutMs} ms)`);
+  t.ok(
+    call.req.requestTimeoutMs > 2850 && call.req.requestTimeoutMs <= 3000 - FORWARD_HOP_MARGIN_MS,
+    `leader budget ${call.req.requestTimeoutMs} leaves the hop margin`,
+  );
+  t.ok(
+    call.timeoutMs > 2900 && call.timeoutMs <= 3000,
+    `the forward waits at most until our own deadline (${call.timeoutMs} ms)`,
+  );
   t.equal(h.raft.proposals, 0, 'nothing proposed locally');
 });
 
@@ -42,28 +54,47 @@ t.test('the leader error answer passes through unchanged', async (t) => {
   const h = await harness();
   t.teardown(h.close);
   h.raft.setRole('follower', 'n2');
-  h.forwarder.respond = () => ({ statusCode: 409, headers: { 'content-type': 'application/json' }, body: '{"error":{"code":"held","message":"m","holder":"B"}}' });
+  h.forwarder.respond = () => ({
+    statusCode: 409,
+    headers: { 'content-type': 'application/json' },
+    body: '{"error":{"code":"held","message":"m","holder":"B"}}',
+  });
   const res = await send(h.app, 'POST', '/v1/leases/L/acquire', { holder: 'A', ttlMs: 1000 });
   t.equal(res.statusCode, 409);
   t.same(res.json(), { error: { code: 'held', message: 'm', holder: 'B' } });
 });
 
-t.test('a forwarded request reaching a non-leader gets 503 no_leader with Retry-After', async (t) => {
-  const h = await harness();
-  t.teardown(h.close);
-  h.raft.setRole('follower', 'n2');
-  const res = await send(h.app, 'POST', '/v1/leases/L/acquire', { holder: 'A', ttlMs: 1000 }, { 'tenure-forwarded': 'n3' });
-  t.equal(res.statusCode, 503);
-  t.equal(res.json().error.code, 'no_leader');
-  t.equal(res.headers['retry-after'], '1');
-  t.equal(h.forwarder.calls.length, 0);
-});
+t.test(
+  'a forwarded request reaching a non-leader gets 503 no_leader with Retry-After',
+  async (t) => {
+    const h = await harness();
+    t.teardown(h.close);
+    h.raft.setRole('follower', 'n2');
+    const res = await send(
+      h.app,
+      'POST',
+      '/v1/leases/L/acquire',
+      { holder: 'A', ttlMs: 1000 },
+      { 'tenure-forwarded': 'n3' },
+    );
+    t.equal(res.statusCode, 503);
+    t.equal(res.json().error.code, 'no_leader');
+    t.equal(res.headers['retry-after'], '1');
+    t.equal(h.forwarder.calls.length, 0);
+  },
+);
 
 t.test('without a known leader a write ends with 503 no_leader by its deadline', async (t) => {
   const h = await harness();
   t.teardown(h.close);
   h.raft.setRole('follower', null);
-  const res = await send(h.app, 'POST', '/v1/leases/L/acquire', { holder: 'A', ttlMs: 1000 }, { 'request-timeout-ms': '100' });
+  const res = await send(
+    h.app,
+    'POST',
+    '/v1/leases/L/acquire',
+    { holder: 'A', ttlMs: 1000 },
+    { 'request-timeout-ms': '100' },
+  );
   t.equal(res.statusCode, 503);
   t.equal(res.json().error.code, 'no_leader');
   t.notOk(res.headers['tenure-leader']);

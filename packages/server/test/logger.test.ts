@@ -7,7 +7,12 @@ t.test('nodeId appears once per line, server and raft loggers alike', async (t) 
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      lines.push(...chunk.toString('utf8').split('\n').filter((l) => l.length > 0));
+      lines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.length > 0),
+      );
       cb();
     },
   });

@@ -62,7 +62,12 @@ class BenchClient {
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Answer['body'] }));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as Answer['body'],
+            }),
+          );
           res.on('error', reject);
         },
       );
@@ -105,9 +110,20 @@ interface Result {
 /** One client's loop body: performs one op, returns false on an unexpected answer. */
 type OpFactory = (client: number) => Promise<() => Promise<boolean>>;
 
-async function runWorkload(cluster: LocalCluster, http: BenchClient, name: string, clients: number, seconds: number, make: OpFactory): Promise<Result> {
+async function runWorkload(
+  cluster: LocalCluster,
+  http: BenchClient,
+  name: string,
+  clients: number,
+  seconds: number,
+  make: OpFactory,
+): Promise<Result> {
   const ops = await Promise.all(Array.from({ length: clients }, (_, i) => make(i)));
-  const hist = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
+  const hist = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 60_000_000,
+    numberOfSignificantValueDigits: 3,
+  });
   let count = 0;
   let errors = 0;
   const pids = new Map(cluster.nodes.map((n) => [n.id, cluster.pid(n.id)!]));
@@ -219,8 +235,11 @@ function parseOptions(argv: readonly string[]): BenchOptions {
   };
   const seconds = Number(v.seconds ?? process.env.BENCH_SECONDS ?? 3);
   if (!(seconds > 0)) fail('--seconds must be a positive number');
-  const levels = (v.concurrency ?? process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
-  if (levels.some((n) => !Number.isInteger(n) || n < 1)) fail('--concurrency must be a comma list of positive integers');
+  const levels = (v.concurrency ?? process.env.BENCH_CONCURRENCY ?? '1,16,64')
+    .split(',')
+    .map(Number);
+  if (levels.some((n) => !Number.isInteger(n) || n < 1))
+    fail('--concurrency must be a comma list of positive integers');
   const workloads = (v.workloads ?? WORKLOADS.join(',')).split(',') as Workload[];
   for (const w of workloads) if (!WORKLOADS.includes(w)) fail(`unknown workload "${w}"`);
   const target = v.target ?? 'leader';
@@ -247,14 +266,21 @@ async function main(): Promise<void> {
   // `--cpu-prof` is refused in NODE_OPTIONS: a preload starts the profiler instead.
   const preload = new URL('./cpu-profile-preload.js', import.meta.url).href;
   const statsPreload = new URL('./raft-stats-preload.js', import.meta.url).href;
-  const nodeOptions = [o.nodeArgs, o.profileDir === null ? '' : `--import=${preload}`, o.raftStatsDir === null ? '' : `--import=${statsPreload}`].join(' ').trim();
+  const nodeOptions = [
+    o.nodeArgs,
+    o.profileDir === null ? '' : `--import=${preload}`,
+    o.raftStatsDir === null ? '' : `--import=${statsPreload}`,
+  ]
+    .join(' ')
+    .trim();
   if (o.profileDir !== null) process.env.TENURE_CPU_PROF_DIR = o.profileDir;
   if (o.raftStatsDir !== null) {
     process.env.TENURE_RAFT_STATS_DIR = o.raftStatsDir;
     mkdirSync(o.raftStatsDir, { recursive: true });
   }
   const savedNodeOptions = process.env.NODE_OPTIONS;
-  if (nodeOptions.length > 0) process.env.NODE_OPTIONS = `${savedNodeOptions ?? ''} ${nodeOptions}`.trim();
+  if (nodeOptions.length > 0)
+    process.env.NODE_OPTIONS = `${savedNodeOptions ?? ''} ${nodeOptions}`.trim();
   if (o.profileDir !== null) mkdirSync(o.profileDir, { recursive: true });
   const cluster = await LocalCluster.start({ logLevel: o.logLevel, extraArgs: o.serverArgs });
   if (savedNodeOptions === undefined) delete process.env.NODE_OPTIONS;
@@ -272,9 +298,17 @@ async function main(): Promise<void> {
   }
   try {
     const leader = await cluster.waitForLeader();
-    if (o.profileDir !== null) console.log(`profiling pids: ${cluster.nodes.map((n) => `${n.id}=${cluster.pid(n.id)}`).join(' ')} leader=${leader}`);
-    const targetId = o.target === 'leader' ? leader : cluster.nodes.find((n) => n.id !== leader)!.id;
-    const http = new BenchClient(cluster.node(targetId).httpAddress, Math.max(...levels) * 2, o.idempotencyKeys);
+    if (o.profileDir !== null)
+      console.log(
+        `profiling pids: ${cluster.nodes.map((n) => `${n.id}=${cluster.pid(n.id)}`).join(' ')} leader=${leader}`,
+      );
+    const targetId =
+      o.target === 'leader' ? leader : cluster.nodes.find((n) => n.id !== leader)!.id;
+    const http = new BenchClient(
+      cluster.node(targetId).httpAddress,
+      Math.max(...levels) * 2,
+      o.idempotencyKeys,
+    );
     const results: Result[] = [];
     let run = 0;
     for (const clients of levels) {
@@ -282,58 +316,101 @@ async function main(): Promise<void> {
       const tag = `r${run}c${clients}`;
       if (o.workloads.has('pair'))
         results.push(
-        await runWorkload(cluster, http, 'acquire+release pair', clients, seconds, async (i) => {
-          const path = `/v1/leases/pair-${tag}-${i}`;
-          return async () => {
-            const a = await http.call('POST', `${path}/acquire`, { holder: `h${i}`, ttlMs: 10000 });
-            if (a.status !== 200) return false;
-            const r = await http.call('POST', `${path}/release`, { holder: `h${i}`, fencingToken: a.body.fencingToken });
-            return r.status === 200;
-          };
-        }),
-      );
+          await runWorkload(cluster, http, 'acquire+release pair', clients, seconds, async (i) => {
+            const path = `/v1/leases/pair-${tag}-${i}`;
+            return async () => {
+              const a = await http.call('POST', `${path}/acquire`, {
+                holder: `h${i}`,
+                ttlMs: 10000,
+              });
+              if (a.status !== 200) return false;
+              const r = await http.call('POST', `${path}/release`, {
+                holder: `h${i}`,
+                fencingToken: a.body.fencingToken,
+              });
+              return r.status === 200;
+            };
+          }),
+        );
       if (o.workloads.has('acquire'))
         results.push(
-        await runWorkload(cluster, http, 'acquire (single request)', clients, seconds, async (i) => {
-          let n = 0;
-          return async () => {
-            const a = await http.call('POST', `/v1/leases/acq-${tag}-${i}-${n++}/acquire`, { holder: `h${i}`, ttlMs: 2000 });
-            return a.status === 200;
-          };
-        }),
-      );
+          await runWorkload(
+            cluster,
+            http,
+            'acquire (single request)',
+            clients,
+            seconds,
+            async (i) => {
+              let n = 0;
+              return async () => {
+                const a = await http.call('POST', `/v1/leases/acq-${tag}-${i}-${n++}/acquire`, {
+                  holder: `h${i}`,
+                  ttlMs: 2000,
+                });
+                return a.status === 200;
+              };
+            },
+          ),
+        );
       if (o.workloads.has('renew'))
         results.push(
-        await runWorkload(cluster, http, 'renew', clients, seconds, async (i) => {
-          const path = `/v1/leases/renew-${tag}-${i}`;
-          const a = await http.call('POST', `${path}/acquire`, { holder: `h${i}`, ttlMs: 60000 });
-          return async () => (await http.call('POST', `${path}/renew`, { holder: `h${i}`, fencingToken: a.body.fencingToken })).status === 200;
-        }),
-      );
+          await runWorkload(cluster, http, 'renew', clients, seconds, async (i) => {
+            const path = `/v1/leases/renew-${tag}-${i}`;
+            const a = await http.call('POST', `${path}/acquire`, { holder: `h${i}`, ttlMs: 60000 });
+            return async () =>
+              (
+                await http.call('POST', `${path}/renew`, {
+                  holder: `h${i}`,
+                  fencingToken: a.body.fencingToken,
+                })
+              ).status === 200;
+          }),
+        );
       if (o.workloads.has('handoff'))
         results.push(
-        await runWorkload(cluster, http, 'contended hand-off', clients, seconds, async (i) => {
-          const path = `/v1/leases/hot-${tag}`;
-          let n = 0;
-          return async () => {
-            const holder = `h${i}-${n++}`;
-            const a = await http.call('POST', `${path}/acquire`, { holder, ttlMs: 10000, waitMs: 60000 });
-            if (a.status !== 200) return false;
-            return (await http.call('POST', `${path}/release`, { holder, fencingToken: a.body.fencingToken })).status === 200;
-          };
-        }),
-      );
+          await runWorkload(cluster, http, 'contended hand-off', clients, seconds, async (i) => {
+            const path = `/v1/leases/hot-${tag}`;
+            let n = 0;
+            return async () => {
+              const holder = `h${i}-${n++}`;
+              const a = await http.call('POST', `${path}/acquire`, {
+                holder,
+                ttlMs: 10000,
+                waitMs: 60000,
+              });
+              if (a.status !== 200) return false;
+              return (
+                (
+                  await http.call('POST', `${path}/release`, {
+                    holder,
+                    fencingToken: a.body.fencingToken,
+                  })
+                ).status === 200
+              );
+            };
+          }),
+        );
       if (o.workloads.has('read'))
         results.push(
-        await runWorkload(cluster, http, 'linearizable read', clients, seconds, async (i) => {
-          const path = `/v1/leases/read-${tag}-${i}`;
-          await http.call('POST', `${path}/acquire`, { holder: `h${i}`, ttlMs: 600000 });
-          return async () => (await http.call('GET', path)).status === 200;
-        }),
-      );
+          await runWorkload(cluster, http, 'linearizable read', clients, seconds, async (i) => {
+            const path = `/v1/leases/read-${tag}-${i}`;
+            await http.call('POST', `${path}/acquire`, { holder: `h${i}`, ttlMs: 600000 });
+            return async () => (await http.call('GET', path)).status === 200;
+          }),
+        );
     }
     http.close();
-    const header = ['workload', 'clients', 'ops/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'cpu % n1/n2/n3/bench', 'cpu µs/op n1/n2/n3/bench'];
+    const header = [
+      'workload',
+      'clients',
+      'ops/s',
+      'p50 ms',
+      'p99 ms',
+      'max ms',
+      'errors',
+      'cpu % n1/n2/n3/bench',
+      'cpu µs/op n1/n2/n3/bench',
+    ];
     const ids = ['n1', 'n2', 'n3', 'bench'];
     const rows = results.map((r) => [
       r.workload,
@@ -347,7 +424,8 @@ async function main(): Promise<void> {
       ids.map((k) => r.cpuUsPerOp[k] ?? 0).join('/'),
     ]);
     const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
-    const line = (cells: string[]): string => cells.map((cell, c) => cell.padEnd(widths[c]!)).join('  ');
+    const line = (cells: string[]): string =>
+      cells.map((cell, c) => cell.padEnd(widths[c]!)).join('  ');
     const loadavg = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
     console.log(
       `\nTenure API bench: 3 nodes on loopback, leader ${leader}, clients talk to ${targetId} (${o.target}), ${o.idempotencyKeys ? 'with' : 'no'} idempotency keys, ${seconds} s per run, fsync on, ${cpus().length} CPUs, load average ${loadavg}\n`,
@@ -357,14 +435,35 @@ async function main(): Promise<void> {
     const dir = join(REPO_ROOT, 'bench-results');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `api-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, JSON.stringify({ leader, target: o.target, targetId, idempotencyKeys: o.idempotencyKeys, seconds, cpus: cpus().length, loadavg, serverArgs: o.serverArgs, nodeArgs: o.nodeArgs, results }, null, 2));
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          leader,
+          target: o.target,
+          targetId,
+          idempotencyKeys: o.idempotencyKeys,
+          seconds,
+          cpus: cpus().length,
+          loadavg,
+          serverArgs: o.serverArgs,
+          nodeArgs: o.nodeArgs,
+          results,
+        },
+        null,
+        2,
+      ),
+    );
     console.log(`\nwritten ${file}`);
     if (o.profileDir !== null || o.raftStatsDir !== null) {
       // Graceful stops, so every server writes its .cpuprofile on exit (SIGKILL would not).
       await Promise.all(cluster.nodes.map((n) => cluster.stop(n.id)));
       if (session !== null && o.profileDir !== null) {
         const { profile } = await session.post('Profiler.stop');
-        writeFileSync(join(o.profileDir, `bench-client-${process.pid}.cpuprofile`), JSON.stringify(profile));
+        writeFileSync(
+          join(o.profileDir, `bench-client-${process.pid}.cpuprofile`),
+          JSON.stringify(profile),
+        );
         console.log(`profiles in ${o.profileDir}`);
       }
       if (o.raftStatsDir !== null) console.log(`raft stats in ${o.raftStatsDir}`);

@@ -18,7 +18,14 @@ if (dir !== undefined && dir.length > 0) {
   process.on('exit', () => {
     // In-thread inspector sessions dispatch synchronously: the callback runs before post returns.
     session.post('Profiler.stop', (err, result) => {
-      if (err === null) writeFileSync(join(dir, `${process.argv.includes('--id') ? process.argv[process.argv.indexOf('--id') + 1] : 'node'}-${process.pid}.cpuprofile`), JSON.stringify(result.profile));
+      if (err === null)
+        writeFileSync(
+          join(
+            dir,
+            `${process.argv.includes('--id') ? process.argv[process.argv.indexOf('--id') + 1] : 'node'}-${process.pid}.cpuprofile`,
+          ),
+          JSON.stringify(result.profile),
+        );
     });
   });
 }

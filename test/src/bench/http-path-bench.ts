@@ -19,8 +19,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as hdr from 'hdr-histogram-js';
-import { CoordStateMachine, decodeEnvelope, encodeEnvelope, type ApplyOutput } from '@tenure/coord-state';
-import { MemoryNetwork, MemoryRaftStorage, RaftNode, type Applied, type RaftNodeApi, type RaftStatus, type StateMachine } from '@tenure/raft';
+import {
+  CoordStateMachine,
+  decodeEnvelope,
+  encodeEnvelope,
+  type ApplyOutput,
+} from '@tenure/coord-state';
+import {
+  MemoryNetwork,
+  MemoryRaftStorage,
+  RaftNode,
+  type Applied,
+  type RaftNodeApi,
+  type RaftStatus,
+  type StateMachine,
+} from '@tenure/raft';
 import * as serverModule from '@tenure/server';
 
 type LogIndex = RaftStatus['commitIndex'];
@@ -48,7 +61,17 @@ class ImmediateRaft implements RaftNodeApi<ApplyOutput> {
   async transferLeadership(): Promise<void> {}
   status(): RaftStatus {
     const i = this.#index as LogIndex;
-    return { id: 'n1', role: 'leader', term: 1 as Term, leaderId: 'n1', commitIndex: i, appliedIndex: i, lastLogIndex: i, clusterTimeMs: Math.floor(performance.now()), members: [{ id: 'n1', role: 'leader' }] };
+    return {
+      id: 'n1',
+      role: 'leader',
+      term: 1 as Term,
+      leaderId: 'n1',
+      commitIndex: i,
+      appliedIndex: i,
+      lastLogIndex: i,
+      clusterTimeMs: Math.floor(performance.now()),
+      members: [{ id: 'n1', role: 'leader' }],
+    };
   }
   onApplied(fn: (i: LogIndex) => void): () => void {
     this.#applied.add(fn);
@@ -65,9 +88,27 @@ async function serve(mode: string): Promise<void> {
   // BENCH_SERVER_MODULE: another build of the server's index.js (A/B runs against an older build).
   const override = process.env.BENCH_SERVER_MODULE;
   const m = (override === undefined ? serverModule : await import(override)) as typeof serverModule;
-  const { buildApp, ChangeHub, CoordStateAdapter, createLogger, createMetrics, HttpForwarder, loadConfig, TimeAdvancer } = m;
+  const {
+    buildApp,
+    ChangeHub,
+    CoordStateAdapter,
+    createLogger,
+    createMetrics,
+    HttpForwarder,
+    loadConfig,
+    TimeAdvancer,
+  } = m;
   const dir = mkdtempSync(join(tmpdir(), 'tenure-http-bench-'));
-  const config = loadConfig(['--id', 'n1', '--peers', 'n1=127.0.0.1:1@127.0.0.1:2', '--data-dir', dir, '--log-level', 'warn']);
+  const config = loadConfig([
+    '--id',
+    'n1',
+    '--peers',
+    'n1=127.0.0.1:1@127.0.0.1:2',
+    '--data-dir',
+    dir,
+    '--log-level',
+    'warn',
+  ]);
   const logger = createLogger('n1', 'warn', () => null);
   const hub = new ChangeHub();
   const coord = new CoordStateMachine({ ...config.limits });
@@ -87,9 +128,30 @@ async function serve(mode: string): Promise<void> {
           electionTimeoutMs: 1000,
           logger,
         });
-  const metrics = createMetrics(() => raft, () => coord);
-  const app = await buildApp({ config, raft, coord, hub, encodeEnvelope, forwarder: new HttpForwarder(), logger, metrics });
-  new TimeAdvancer({ raft, coord, hub, encodeTimeAdvance: () => encodeEnvelope({ v: 1, command: { type: 'time.advance' }, idempotency: null }), logger, proposeTimeoutMs: 2000, retryMs: 100 });
+  const metrics = createMetrics(
+    () => raft,
+    () => coord,
+  );
+  const app = await buildApp({
+    config,
+    raft,
+    coord,
+    hub,
+    encodeEnvelope,
+    forwarder: new HttpForwarder(),
+    logger,
+    metrics,
+  });
+  new TimeAdvancer({
+    raft,
+    coord,
+    hub,
+    encodeTimeAdvance: () =>
+      encodeEnvelope({ v: 1, command: { type: 'time.advance' }, idempotency: null }),
+    logger,
+    proposeTimeoutMs: 2000,
+    retryMs: 100,
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   while (raft.status().role !== 'leader') await new Promise((r) => setTimeout(r, 20));
   process.send!({ port: (app.server.address() as AddressInfo).port });
@@ -105,15 +167,36 @@ function cpuSeconds(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100;
 }
 
-function call(agent: Agent, port: number, method: string, path: string, body?: unknown): Promise<{ status: number; body: { fencingToken?: number } }> {
+function call(
+  agent: Agent,
+  port: number,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: { fencingToken?: number } }> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, method, path, agent, headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent,
+        headers:
+          payload === undefined
+            ? {}
+            : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as { fencingToken?: number } }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as { fencingToken?: number },
+          }),
+        );
         res.on('error', reject);
       },
     );
@@ -123,15 +206,28 @@ function call(agent: Agent, port: number, method: string, path: string, body?: u
 }
 
 async function drive(): Promise<void> {
-  const { values: v } = parseArgs({ options: { raft: { type: 'string' }, seconds: { type: 'string' }, concurrency: { type: 'string' }, workloads: { type: 'string' } } });
+  const { values: v } = parseArgs({
+    options: {
+      raft: { type: 'string' },
+      seconds: { type: 'string' },
+      concurrency: { type: 'string' },
+      workloads: { type: 'string' },
+    },
+  });
   const mode = v.raft ?? 'memory';
   const seconds = Number(v.seconds ?? 3);
   const levels = (v.concurrency ?? '1,64').split(',').map(Number);
   const workloads = (v.workloads ?? 'acquire,renew,read').split(',');
-  const child = fork(process.argv[1]!, ['--serve', mode], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
+  const child = fork(process.argv[1]!, ['--serve', mode], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const port = await new Promise<number>((resolve) =>
+    child.once('message', (m: { port: number }) => resolve(m.port)),
+  );
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  console.log(`HTTP-path bench: one node, raft=${mode}, ${seconds} s per run, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
+  console.log(
+    `HTTP-path bench: one node, raft=${mode}, ${seconds} s per run, load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+  );
   console.log('workload  clients  ops/s  p50 ms  p99 ms  server µs/op  client µs/op');
   let run = 0;
   for (const clients of levels) {
@@ -141,13 +237,34 @@ async function drive(): Promise<void> {
         Array.from({ length: clients }, async (_, i) => {
           const path = `/v1/leases/${w}-${run}-${i}`;
           let n = 0;
-          if (w === 'acquire') return async () => (await call(agent, port, 'POST', `${path}-${n++}/acquire`, { holder: `h${i}`, ttlMs: 2000 })).status === 200;
-          const a = await call(agent, port, 'POST', `${path}/acquire`, { holder: `h${i}`, ttlMs: 600_000 });
-          if (w === 'renew') return async () => (await call(agent, port, 'POST', `${path}/renew`, { holder: `h${i}`, fencingToken: a.body.fencingToken })).status === 200;
+          if (w === 'acquire')
+            return async () =>
+              (
+                await call(agent, port, 'POST', `${path}-${n++}/acquire`, {
+                  holder: `h${i}`,
+                  ttlMs: 2000,
+                })
+              ).status === 200;
+          const a = await call(agent, port, 'POST', `${path}/acquire`, {
+            holder: `h${i}`,
+            ttlMs: 600_000,
+          });
+          if (w === 'renew')
+            return async () =>
+              (
+                await call(agent, port, 'POST', `${path}/renew`, {
+                  holder: `h${i}`,
+                  fencingToken: a.body.fencingToken,
+                })
+              ).status === 200;
           return async () => (await call(agent, port, 'GET', path)).status === 200;
         }),
       );
-      const hist = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
+      const hist = hdr.build({
+        lowestDiscernibleValue: 1,
+        highestTrackableValue: 60_000_000,
+        numberOfSignificantValueDigits: 3,
+      });
       let count = 0;
       const s0 = cpuSeconds(child.pid!);
       const c0 = process.cpuUsage();
@@ -167,7 +284,15 @@ async function drive(): Promise<void> {
       const c = process.cpuUsage(c0);
       const client = (c.user + c.system) / count;
       console.log(
-        [w.padEnd(8), String(clients).padStart(7), String(Math.round(count / elapsed)).padStart(6), (hist.getValueAtPercentile(50) / 1000).toFixed(2).padStart(7), (hist.getValueAtPercentile(99) / 1000).toFixed(2).padStart(7), server.toFixed(0).padStart(13), client.toFixed(0).padStart(13)].join('  '),
+        [
+          w.padEnd(8),
+          String(clients).padStart(7),
+          String(Math.round(count / elapsed)).padStart(6),
+          (hist.getValueAtPercentile(50) / 1000).toFixed(2).padStart(7),
+          (hist.getValueAtPercentile(99) / 1000).toFixed(2).padStart(7),
+          server.toFixed(0).padStart(13),
+          client.toFixed(0).padStart(13),
+        ].join('  '),
       );
     }
   }

@@ -10,10 +10,22 @@ import { LevelRaftStorage, type PersistBatch } from '@tenure/raft';
 
 const dir = process.env.TENURE_RAFT_STATS_DIR;
 if (dir !== undefined && dir.length > 0) {
-  const stats = { persists: 0, withEntries: 0, entries: 0, entriesMax: 0, hardStateOnly: 0, persistMs: [] as number[], hardStateOnlyMs: [] as number[], entriesPerPersist: [] as number[] };
+  const stats = {
+    persists: 0,
+    withEntries: 0,
+    entries: 0,
+    entriesMax: 0,
+    hardStateOnly: 0,
+    persistMs: [] as number[],
+    hardStateOnlyMs: [] as number[],
+    entriesPerPersist: [] as number[],
+  };
   const samplesMax = 200_000;
   const original = LevelRaftStorage.prototype.persist;
-  LevelRaftStorage.prototype.persist = function persist(this: LevelRaftStorage, batch: PersistBatch): Promise<void> {
+  LevelRaftStorage.prototype.persist = function persist(
+    this: LevelRaftStorage,
+    batch: PersistBatch,
+  ): Promise<void> {
     const t0 = performance.now();
     stats.persists++;
     const n = batch.entries.length;
@@ -26,13 +38,18 @@ if (dir !== undefined && dir.length > 0) {
     const p = original.call(this, batch);
     // Batches with entries are fsynced; hard-state-only ones mostly carry commitIndex (not fsynced).
     const into = n > 0 ? stats.persistMs : stats.hardStateOnlyMs;
-    void p.then(() => {
-      if (into.length < samplesMax) into.push(performance.now() - t0);
-    }, () => undefined);
+    void p.then(
+      () => {
+        if (into.length < samplesMax) into.push(performance.now() - t0);
+      },
+      () => undefined,
+    );
     return p;
   };
   process.on('exit', () => {
-    const id = process.argv.includes('--id') ? process.argv[process.argv.indexOf('--id') + 1] : 'node';
+    const id = process.argv.includes('--id')
+      ? process.argv[process.argv.indexOf('--id') + 1]
+      : 'node';
     const pct = (xs: number[], q: number): number => {
       const s = [...xs].sort((a, b) => a - b);
       return s.length === 0 ? 0 : s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
@@ -52,6 +69,9 @@ if (dir !== undefined && dir.length > 0) {
       hardStateOnlyPersistMsP50: pct(stats.hardStateOnlyMs, 0.5),
       hardStateOnlyPersistMsP99: pct(stats.hardStateOnlyMs, 0.99),
     };
-    writeFileSync(join(dir, `${id}-${process.pid}.raft-stats.json`), JSON.stringify(summary, null, 2));
+    writeFileSync(
+      join(dir, `${id}-${process.pid}.raft-stats.json`),
+      JSON.stringify(summary, null, 2),
+    );
   });
 }

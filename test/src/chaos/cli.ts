@@ -66,7 +66,9 @@ const helpText = `npm run chaos -- [options]
                               (the linearizability checker must flag the run)`;
 
 function usage(message: string): never {
-  console.error(`chaos: ${message}\n(see test/src/chaos/README.md; e.g. npm run chaos -- --minutes 3 --seed 42)`);
+  console.error(
+    `chaos: ${message}\n(see test/src/chaos/README.md; e.g. npm run chaos -- --minutes 3 --seed 42)`,
+  );
   process.exit(2);
 }
 
@@ -116,7 +118,8 @@ function parseArgs(argv: readonly string[]): CliArgs {
       }
       case '--backend': {
         const b = value(i++, flag);
-        if (b !== 'netns' && b !== 'compose') usage(`--backend must be netns or compose, got "${b}"`);
+        if (b !== 'netns' && b !== 'compose')
+          usage(`--backend must be netns or compose, got "${b}"`);
         args.backend = b;
         break;
       }
@@ -159,7 +162,10 @@ function parseArgs(argv: readonly string[]): CliArgs {
 }
 
 function printResult(result: SessionResult): void {
-  for (const v of result.verdicts) console.log(`  ${v.ok ? 'PASS' : 'FAIL'} ${v.checker}${v.ok ? '' : `: ${v.error ?? v.violations[0]?.message ?? ''}`}`);
+  for (const v of result.verdicts)
+    console.log(
+      `  ${v.ok ? 'PASS' : 'FAIL'} ${v.checker}${v.ok ? '' : `: ${v.error ?? v.violations[0]?.message ?? ''}`}`,
+    );
   console.log(`  run folder: ${result.runDir} (summary.md, timeline.html)`);
 }
 
@@ -171,7 +177,9 @@ async function main(): Promise<number> {
   }
   if (args.cleanup) {
     const report = cleanupLeftovers({ unowned: args.all });
-    console.log(`removed ${report.prefixes.length} run(s): ${report.prefixes.join(' ') || '-'}; namespaces ${report.namespaces.length}, links ${report.links.length}`);
+    console.log(
+      `removed ${report.prefixes.length} run(s): ${report.prefixes.join(' ') || '-'}; namespaces ${report.namespaces.length}, links ${report.links.length}`,
+    );
     for (const k of report.kept) console.log(`kept ${k.prefix}: ${k.reason}`);
     return 0;
   }
@@ -183,7 +191,14 @@ async function main(): Promise<number> {
   const log = (line: string): void => console.log(line);
   // Read by the workload's defaultWorkloadOptions (tenure-workload.ts).
   if (args.unsafeStaleReads) process.env['TENURE_CHAOS_STALE_READS'] = '1';
-  const common = { backend: args.backend, seed: args.seed, outRoot: args.out, repoRoot, log, keepData: args.keepData };
+  const common = {
+    backend: args.backend,
+    seed: args.seed,
+    outRoot: args.out,
+    repoRoot,
+    log,
+    keepData: args.keepData,
+  };
   let ok = true;
   if (args.scenario !== null) {
     for (const name of args.scenario.split(',').map((s) => s.trim().toUpperCase())) {
@@ -200,7 +215,9 @@ async function main(): Promise<number> {
         return usage((error as Error).message);
       }
     })();
-    console.log(`== mixed run: ${Math.round(args.durationMs / 1000)} s, faults ${faults.join(',')}, seed ${args.seed}, backend ${args.backend}`);
+    console.log(
+      `== mixed run: ${Math.round(args.durationMs / 1000)} s, faults ${faults.join(',')}, seed ${args.seed}, backend ${args.backend}`,
+    );
     const result = await runMixed({ ...common, durationMs: args.durationMs, faults });
     printResult(result);
     ok = result.ok;

@@ -152,7 +152,12 @@ export type OpKind =
  */
 export type OpOutcome =
   | { readonly status: 'ok'; readonly httpStatus: number; readonly value: Json }
-  | { readonly status: 'fail'; readonly httpStatus: number; readonly code: string; readonly value?: Json }
+  | {
+      readonly status: 'fail';
+      readonly httpStatus: number;
+      readonly code: string;
+      readonly value?: Json;
+    }
   | { readonly status: 'unknown'; readonly reason: string };
 
 /** The request side of an operation. `opId` is unique in the run. */
@@ -248,7 +253,8 @@ export type WorkloadFactory = (options: WorkloadOptions) => Workload;
 // Faults
 
 /** Fault families the runner can schedule (`--faults` names). */
-export type FaultKind = 'crash' | 'pause' | 'partition' | 'netem' | 'clock' | 'restart-all' | 'rolling-restart';
+export type FaultKind =
+  'crash' | 'pause' | 'partition' | 'netem' | 'clock' | 'restart-all' | 'rolling-restart';
 
 /** One line of faults.jsonl: a fault being injected or healed. */
 export interface FaultEvent {

@@ -15,13 +15,18 @@ interface Run {
 /** Runs the CLI with `args`; resolves with its exit code and output (never rejects on a non-zero exit). */
 function tenure(args: readonly string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [CLI, ...args], { timeout: 30_000, env: { ...process.env, TENURE_ENDPOINTS: '' } }, (error, stdout, stderr) => {
-      if (error && typeof error.code !== 'number') {
-        reject(error);
-        return;
-      }
-      resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { timeout: 30_000, env: { ...process.env, TENURE_ENDPOINTS: '' } },
+      (error, stdout, stderr) => {
+        if (error && typeof error.code !== 'number') {
+          reject(error);
+          return;
+        }
+        resolve({ code: error ? (error.code as number) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -30,11 +35,28 @@ t.test('tenure CLI against a real cluster', async (t) => {
   const cluster = await LocalCluster.start();
   t.teardown(() => cluster.teardown());
   // host:port form for one endpoint, URLs for the others (both accepted).
-  const endpoints = ['--endpoints', cluster.nodes.map((n, i) => (i === 0 ? n.httpAddress : n.url)).join(',')];
+  const endpoints = [
+    '--endpoints',
+    cluster.nodes.map((n, i) => (i === 0 ? n.httpAddress : n.url)).join(','),
+  ];
 
-  const acquired = await tenure([...endpoints, '--json', 'lease', 'acquire', 'cli-lock', '--ttl', '10s']);
+  const acquired = await tenure([
+    ...endpoints,
+    '--json',
+    'lease',
+    'acquire',
+    'cli-lock',
+    '--ttl',
+    '10s',
+  ]);
   t.equal(acquired.code, 0, `acquire exits 0 (stderr: ${acquired.stderr})`);
-  const grant = JSON.parse(acquired.stdout.trim().split('\n')[0]!) as { event: string; name: string; holder: string; fencingToken: number; ttlMs: number };
+  const grant = JSON.parse(acquired.stdout.trim().split('\n')[0]!) as {
+    event: string;
+    name: string;
+    holder: string;
+    fencingToken: number;
+    ttlMs: number;
+  };
   t.equal(grant.event, 'acquired');
   t.equal(grant.name, 'cli-lock');
   t.equal(grant.ttlMs, 10_000);
@@ -43,14 +65,31 @@ t.test('tenure CLI against a real cluster', async (t) => {
   const got = await tenure([...endpoints, '--json', 'lease', 'get', 'cli-lock']);
   t.equal(got.code, 0, 'get exits 0');
   const view = JSON.parse(got.stdout.trim()) as { holder: string; fencingToken: number };
-  t.equal(view.holder, grant.holder, 'get shows the CLI\'s holder');
+  t.equal(view.holder, grant.holder, "get shows the CLI's holder");
   t.equal(view.fencingToken, grant.fencingToken);
 
-  const conflict = await tenure([...endpoints, '--json', 'lease', 'acquire', 'cli-lock', '--ttl', '5s']);
+  const conflict = await tenure([
+    ...endpoints,
+    '--json',
+    'lease',
+    'acquire',
+    'cli-lock',
+    '--ttl',
+    '5s',
+  ]);
   t.equal(conflict.code, 1, 'a second acquire by another holder exits 1 (conflict)');
   t.match(conflict.stderr, /held/, 'the error names the conflict');
 
-  const badRelease = await tenure([...endpoints, 'lease', 'release', 'cli-lock', '--holder', grant.holder, '--token', String(grant.fencingToken + 1)]);
+  const badRelease = await tenure([
+    ...endpoints,
+    'lease',
+    'release',
+    'cli-lock',
+    '--holder',
+    grant.holder,
+    '--token',
+    String(grant.fencingToken + 1),
+  ]);
   t.equal(badRelease.code, 1, 'release with the wrong token exits 1');
 
   for (const args of [
@@ -64,14 +103,35 @@ t.test('tenure CLI against a real cluster', async (t) => {
     t.equal(r.code, 2, `bad usage exits 2: tenure ${args.join(' ')}`);
   }
 
-  const released = await tenure([...endpoints, '--json', 'lease', 'release', 'cli-lock', '--holder', grant.holder, '--token', String(grant.fencingToken)]);
+  const released = await tenure([
+    ...endpoints,
+    '--json',
+    'lease',
+    'release',
+    'cli-lock',
+    '--holder',
+    grant.holder,
+    '--token',
+    String(grant.fencingToken),
+  ]);
   t.equal(released.code, 0, `release exits 0 (stderr: ${released.stderr})`);
   t.same(JSON.parse(released.stdout.trim()), { name: 'cli-lock', released: true });
 
   const free = await tenure([...endpoints, 'lease', 'get', 'cli-lock']);
   t.equal(free.code, 4, 'get of a free lease exits 4');
 
-  const again = await tenure([...endpoints, '--json', 'lease', 'acquire', 'cli-lock', '--ttl', '1s']);
+  const again = await tenure([
+    ...endpoints,
+    '--json',
+    'lease',
+    'acquire',
+    'cli-lock',
+    '--ttl',
+    '1s',
+  ]);
   t.equal(again.code, 0, 'the lease can be acquired again');
-  t.ok((JSON.parse(again.stdout.trim()) as { fencingToken: number }).fencingToken > grant.fencingToken, 'with a higher token');
+  t.ok(
+    (JSON.parse(again.stdout.trim()) as { fencingToken: number }).fencingToken > grant.fencingToken,
+    'with a higher token',
+  );
 });

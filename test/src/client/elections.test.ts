@@ -39,15 +39,22 @@ t.test('elections through the client', async (t) => {
     const e2 = qLead.fencingToken;
 
     t.ok(e2 > e1, `Q's epoch ${e2} > P's ${e1}`);
-    t.not(pAbortedAt, null, 'P\'s leadership signal fired');
-    t.ok(pAbortedAt! < qElectedAt, `P's signal fired ${(qElectedAt - pAbortedAt!).toFixed(0)} ms before Q learned it was elected`);
+    t.not(pAbortedAt, null, "P's leadership signal fired");
+    t.ok(
+      pAbortedAt! < qElectedAt,
+      `P's signal fired ${(qElectedAt - pAbortedAt!).toFixed(0)} ms before Q learned it was elected`,
+    );
     t.equal(pLead.isHeld(), false, 'P no longer reports leadership');
     t.throws(() => pLead.assertHeld(), 'assertHeld throws for P');
 
     t.equal(store.check(GROUP, e2), true, 'Q writes to the store with e2');
     await q.kv.put(KEY, 'from Q', { fence: { election: GROUP, fencingToken: e2 } });
     // P keeps trying to write with e1: rejected everywhere.
-    t.throws(() => store.check(GROUP, e1), StaleTokenError, 'the store rejects P\'s e1 after Q\'s e2');
+    t.throws(
+      () => store.check(GROUP, e1),
+      StaleTokenError,
+      "the store rejects P's e1 after Q's e2",
+    );
     t.equal(store.tryCheck(GROUP, e1), false);
     t.equal(store.highest(GROUP), e2);
     const stale = await cluster.request(cluster.running()[0]!, 'PUT', `/v1/kv/${KEY}`, {
@@ -58,7 +65,7 @@ t.test('elections through the client', async (t) => {
     t.equal(stale.body?.error?.code, 'stale_token');
     const check = await q.fenceCheck({ election: GROUP, fencingToken: e1 });
     t.same(check, { valid: false, current: e2 }, 'fence check: e1 invalid, e2 current');
-    t.equal((await q.kv.get(KEY))?.value, 'from Q', 'only Q\'s write is there');
+    t.equal((await q.kv.get(KEY))?.value, 'from Q', "only Q's write is there");
 
     // Heal: P observes Q as leader, and can only lead again under a newer epoch.
     pNet.heal();
@@ -67,14 +74,20 @@ t.test('elections through the client', async (t) => {
       seen.push(view);
       break;
     }
-    t.equal(seen[0]?.leader?.candidate, qLead.candidate, 'P\'s observe shows Q');
+    t.equal(seen[0]?.leader?.candidate, qLead.candidate, "P's observe shows Q");
     t.equal(seen[0]?.leader?.fencingToken, e2);
     t.equal(seen[0]?.leader?.value, 'Q');
     const pAgain = p.campaign(GROUP, { ttlMs: 2000, value: 'P again' });
-    await pollUntil('P queued behind Q', async () => (await q.getElection(GROUP)).candidates.length === 2);
+    await pollUntil(
+      'P queued behind Q',
+      async () => (await q.getElection(GROUP)).candidates.length === 2,
+    );
     t.equal(await qLead.resign(), true, 'Q resigns');
     const pLead2 = await pAgain;
-    t.ok(pLead2.fencingToken > e2, `P leads again only under a newer epoch (${pLead2.fencingToken} > ${e2})`);
+    t.ok(
+      pLead2.fencingToken > e2,
+      `P leads again only under a newer epoch (${pLead2.fencingToken} > ${e2})`,
+    );
     await pLead2.resign();
   });
 
@@ -110,12 +123,15 @@ t.test('elections through the client', async (t) => {
         () => null,
         (e: unknown) => e,
       );
-    t.ok(bCampaign instanceof TenureError && bCampaign.code === 'aborted', 'B\'s client campaign never wins; it ends aborted');
+    t.ok(
+      bCampaign instanceof TenureError && bCampaign.code === 'aborted',
+      "B's client campaign never wins; it ends aborted",
+    );
 
     const view = await a.getElection(GROUP);
     t.equal(view.leader?.candidate, aLead.candidate, 'A still leads');
     t.equal(view.leader?.fencingToken, epoch, 'epoch unchanged');
-    t.equal(aLead.isHeld(), true, 'A\'s handle still holds');
+    t.equal(aLead.isHeld(), true, "A's handle still holds");
     t.equal(lost, false, 'A never signalled a loss');
     t.equal(await aLead.resign(), true);
   });

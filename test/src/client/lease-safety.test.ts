@@ -2,13 +2,25 @@
 import t from 'tap';
 import { TenureError, type Lease } from '@tenure/client';
 import { LocalCluster } from '../support/cluster.js';
-import { clientFor, nextRenewal, pollUntil, seededRandom, serverLease, SwitchableFetch, testSeed } from './support.js';
+import {
+  clientFor,
+  nextRenewal,
+  pollUntil,
+  seededRandom,
+  serverLease,
+  SwitchableFetch,
+  testSeed,
+} from './support.js';
 
 const SEED = testSeed(0x5eed01);
 
 /** Resolves once `elapsedMs` have passed since `start` on the monotonic clock (pacing, not synchronisation). */
 function pollUntilElapsed(start: number, elapsedMs: number): Promise<true> {
-  return pollUntil(`${elapsedMs} ms to pass`, () => performance.now() - start >= elapsedMs || undefined, elapsedMs + 5000);
+  return pollUntil(
+    `${elapsedMs} ms to pass`,
+    () => performance.now() - start >= elapsedMs || undefined,
+    elapsedMs + 5000,
+  );
 }
 
 t.test('lease client e2e', async (t) => {
@@ -31,7 +43,11 @@ t.test('lease client e2e', async (t) => {
       // The instant B's process first sees the granting answer (response headers in), same monotonic clock as A's.
       let bGrantSeenAt: number | null = null;
       bNet.afterResponse = (url, _init, response) => {
-        if (url.endsWith(`/v1/leases/${name}/acquire`) && response.status === 200 && bGrantSeenAt === null)
+        if (
+          url.endsWith(`/v1/leases/${name}/acquire`) &&
+          response.status === 200 &&
+          bGrantSeenAt === null
+        )
           bGrantSeenAt = performance.now();
       };
 
@@ -56,8 +72,14 @@ t.test('lease client e2e', async (t) => {
       t.equal(lease.isHeld(), false, `rep ${i}: A no longer reports held`);
       t.equal(lease.endReason, 'expired', `rep ${i}: A ended by its safe deadline`);
       const reason: unknown = lease.signal.reason;
-      t.ok(reason instanceof TenureError && reason.code === 'lease_lost', `rep ${i}: abort reason is lease_lost`);
-      t.ok(bLease.fencingToken > lease.fencingToken, `rep ${i}: B's token ${bLease.fencingToken} > A's ${lease.fencingToken}`);
+      t.ok(
+        reason instanceof TenureError && reason.code === 'lease_lost',
+        `rep ${i}: abort reason is lease_lost`,
+      );
+      t.ok(
+        bLease.fencingToken > lease.fencingToken,
+        `rep ${i}: B's token ${bLease.fencingToken} > A's ${lease.fencingToken}`,
+      );
       t.ok(aNet.blocked > 0, `rep ${i}: A's renewals were really cut off`);
       lease.checkInvariants();
       aNet.heal();
@@ -66,11 +88,19 @@ t.test('lease client e2e', async (t) => {
         () => null,
         (e: unknown) => e,
       );
-      t.ok(again instanceof TenureError && again.code === 'held' && again.details['holder'] === bLease.holder, `rep ${i}: A's re-acquire is refused (held by B)`);
+      t.ok(
+        again instanceof TenureError &&
+          again.code === 'held' &&
+          again.details['holder'] === bLease.holder,
+        `rep ${i}: A's re-acquire is refused (held by B)`,
+      );
       t.equal(bLease.isHeld(), true, `rep ${i}: B still holds`);
       t.equal(await bLease.release(), true, `rep ${i}: B releases`);
       const later = await a.acquire(name, { ttlMs, autoRenew: false });
-      t.ok(later.fencingToken > bLease.fencingToken, `rep ${i}: A's later grant has a token above B's`);
+      t.ok(
+        later.fencingToken > bLease.fencingToken,
+        `rep ${i}: A's later grant has a token above B's`,
+      );
       await later.release();
     }
   });
@@ -101,7 +131,7 @@ t.test('lease client e2e', async (t) => {
     },
   );
 
-  t.test('BC-12: a replayed release does not touch the same holder\'s newer grant', async (t) => {
+  t.test("BC-12: a replayed release does not touch the same holder's newer grant", async (t) => {
     const name = 'bc12';
     const net = new SwitchableFetch();
     const a = clientFor(cluster, random, { fetch: net.fetch });
@@ -121,10 +151,16 @@ t.test('lease client e2e', async (t) => {
       if (releaseKey === null) {
         releaseKey = key;
         releaseBody = String(init?.body);
-      } else t.equal(key, releaseKey, 'the client retried the release with the same Idempotency-Key');
-      if (dropped++ === 0) throw Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
+      } else
+        t.equal(key, releaseKey, 'the client retried the release with the same Idempotency-Key');
+      if (dropped++ === 0)
+        throw Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
     };
-    t.equal(await first.release(), true, 'release resolves true after its reply was lost once and retried');
+    t.equal(
+      await first.release(),
+      true,
+      'release resolves true after its reply was lost once and retried',
+    );
     t.equal(dropped, 2, 'the release was sent twice (lost reply, then retry)');
     net.afterResponse = null;
     t.equal(await serverLease(cluster, name), null, 'the lease is free after the release');
@@ -136,29 +172,45 @@ t.test('lease client e2e', async (t) => {
 
     // The old release is replayed verbatim through every node (a proxy's duplicate / a client retry).
     for (const node of cluster.nodes) {
-      const replay = await cluster.request(node.id, 'POST', `/v1/leases/${name}/release`, JSON.parse(releaseBody!), {
-        'idempotency-key': releaseKey!,
-      });
+      const replay = await cluster.request(
+        node.id,
+        'POST',
+        `/v1/leases/${name}/release`,
+        JSON.parse(releaseBody!),
+        {
+          'idempotency-key': releaseKey!,
+        },
+      );
       t.equal(replay.status, 200, `replay via ${node.id} returns the first outcome`);
       t.same(replay.body, { name, released: true });
     }
     // Replayed through the client library with the same key too.
-    t.same(await a.releaseLease(name, holder, t1, { idempotencyKey: releaseKey! }), { name, released: true });
+    t.same(await a.releaseLease(name, holder, t1, { idempotencyKey: releaseKey! }), {
+      name,
+      released: true,
+    });
     // A fresh release of the old grant (new key) is refused: the grant is identified by its token.
     const fresh = await a.releaseLease(name, holder, t1).then(
       () => null,
       (e: unknown) => e,
     );
-    t.ok(fresh instanceof TenureError && ['not_holder', 'lease_expired'].includes(fresh.code), 'a release of t1 with a new key is refused');
+    t.ok(
+      fresh instanceof TenureError && ['not_holder', 'lease_expired'].includes(fresh.code),
+      'a release of t1 with a new key is refused',
+    );
 
-    t.same(await serverLease(cluster, name), { holder, fencingToken: t2 }, 'L is still held by A with t2');
+    t.same(
+      await serverLease(cluster, name),
+      { holder, fencingToken: t2 },
+      'L is still held by A with t2',
+    );
     const bTry = await b.acquire(name, { ttlMs: 5000 }).then(
       () => null,
       (e: unknown) => e,
     );
     t.ok(bTry instanceof TenureError && bTry.code === 'held', 'B is refused with held');
     t.equal((bTry as TenureError).details['holder'], holder, 'the refusal names A');
-    t.equal(second.isHeld(), true, 'A\'s handle still reports held');
+    t.equal(second.isHeld(), true, "A's handle still reports held");
     t.equal(await second.release(), true, 'A releases t2');
   });
 });

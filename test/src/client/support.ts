@@ -46,7 +46,9 @@ export async function pollUntil<T>(
     }
     await pause(intervalMs);
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`,
+  );
 }
 
 /** How a cut-off fetch fails: `refuse` rejects at once like a refused connection; `blackhole` hangs until aborted. */
@@ -67,7 +69,8 @@ export class SwitchableFetch {
    * Called with each request that goes through, after its answer arrived; may throw to turn the answer
    * into a lost reply (the request did reach the server).
    */
-  afterResponse: ((url: string, init: RequestInit | undefined, response: Response) => void) | null = null;
+  afterResponse: ((url: string, init: RequestInit | undefined, response: Response) => void) | null =
+    null;
 
   readonly fetch: typeof fetch = async (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
@@ -139,16 +142,33 @@ export async function serverLease(
   name: string,
   timeoutMs = 15_000,
 ): Promise<{ holder: string; fencingToken: number } | null> {
-  return pollUntil(`a linearizable read of lease ${name}`, async () => {
-    for (const id of cluster.running()) {
-      try {
-        const r = await cluster.request(id, 'GET', `/v1/leases/${encodeURIComponent(name)}`, undefined, {}, 3000);
-        if (r.status === 200) return { value: { holder: r.body.holder as string, fencingToken: r.body.fencingToken as number } };
-        if (r.status === 404) return { value: null };
-      } catch {
-        // node down or paused: try the next one
+  return pollUntil(
+    `a linearizable read of lease ${name}`,
+    async () => {
+      for (const id of cluster.running()) {
+        try {
+          const r = await cluster.request(
+            id,
+            'GET',
+            `/v1/leases/${encodeURIComponent(name)}`,
+            undefined,
+            {},
+            3000,
+          );
+          if (r.status === 200)
+            return {
+              value: {
+                holder: r.body.holder as string,
+                fencingToken: r.body.fencingToken as number,
+              },
+            };
+          if (r.status === 404) return { value: null };
+        } catch {
+          // node down or paused: try the next one
+        }
       }
-    }
-    return undefined;
-  }, timeoutMs).then((x) => x.value);
+      return undefined;
+    },
+    timeoutMs,
+  ).then((x) => x.value);
 }

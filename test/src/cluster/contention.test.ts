@@ -15,7 +15,13 @@ t.test('32 clients contend for one lease', async (t) => {
     let got = 0;
     for (let r = 0; r < rounds; r++) {
       const h = `client-${i}-r${r}`;
-      const a = await retrying(c, 'POST', '/v1/leases/hot/acquire', { holder: h, ttlMs: 10000, waitMs: 60000 }, { startNode: i, totalMs: 90_000, attemptMs: 75_000 });
+      const a = await retrying(
+        c,
+        'POST',
+        '/v1/leases/hot/acquire',
+        { holder: h, ttlMs: 10000, waitMs: 60000 },
+        { startNode: i, totalMs: 90_000, attemptMs: 75_000 },
+      );
       if (a.status !== 200) {
         t.fail(`client ${i} got ${a.status} ${JSON.stringify(a.body)}`);
         continue;
@@ -26,7 +32,13 @@ t.test('32 clients contend for one lease', async (t) => {
       got++;
       await new Promise((r) => setTimeout(r, 2));
       holder = null;
-      const rel = await retrying(c, 'POST', '/v1/leases/hot/release', { holder: h, fencingToken: a.body.fencingToken }, { startNode: i + 1 });
+      const rel = await retrying(
+        c,
+        'POST',
+        '/v1/leases/hot/release',
+        { holder: h, fencingToken: a.body.fencingToken },
+        { startNode: i + 1 },
+      );
       t.equal(rel.status, 200, `release by ${h}`);
     }
     return got;
@@ -37,7 +49,8 @@ t.test('32 clients contend for one lease', async (t) => {
   t.equal(overlaps, 0, 'at most one holder at a time');
   t.same(got, Array(clients).fill(rounds), 'every client got the lease every round');
   for (let i = 1; i < grants.length; i++) {
-    if (!(grants[i]!.token > grants[i - 1]!.token)) t.fail(`token ${grants[i]!.token} after ${grants[i - 1]!.token}`);
+    if (!(grants[i]!.token > grants[i - 1]!.token))
+      t.fail(`token ${grants[i]!.token} after ${grants[i - 1]!.token}`);
   }
   t.equal(grants.length, clients * rounds);
 });

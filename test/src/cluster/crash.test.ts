@@ -18,7 +18,13 @@ t.test('SIGKILL of the leader during a workload', async (t) => {
     let n = 0;
     while (!stop) {
       const holder = `w${i}-${n++}`;
-      const a = await retrying(c, 'POST', `/v1/leases/job-${i}/acquire`, { holder, ttlMs: 60000 }, { startNode: i, totalMs: 30_000, attemptMs: 5000 });
+      const a = await retrying(
+        c,
+        'POST',
+        `/v1/leases/job-${i}/acquire`,
+        { holder, ttlMs: 60000 },
+        { startNode: i, totalMs: 30_000, attemptMs: 5000 },
+      );
       if (a.status !== 200) {
         violations++;
         t.fail(`worker ${i} acquire ${a.status} ${JSON.stringify(a.body)}`);
@@ -30,7 +36,13 @@ t.test('SIGKILL of the leader during a workload', async (t) => {
       held.set(i, { holder, token: tok });
       if (killed) opsAfterKill++;
       if (stop) break;
-      const r = await retrying(c, 'POST', `/v1/leases/job-${i}/release`, { holder, fencingToken: tok }, { startNode: i + 1, totalMs: 30_000, attemptMs: 5000 });
+      const r = await retrying(
+        c,
+        'POST',
+        `/v1/leases/job-${i}/release`,
+        { holder, fencingToken: tok },
+        { startNode: i + 1, totalMs: 30_000, attemptMs: 5000 },
+      );
       if (r.status !== 200) {
         violations++;
         t.fail(`worker ${i} release ${r.status} ${JSON.stringify(r.body)}`);
@@ -55,7 +67,9 @@ t.test('SIGKILL of the leader during a workload', async (t) => {
   // Every acknowledged grant still held is visible with its token on every node.
   for (const [i, g] of held) {
     for (const n of c.nodes) {
-      const v = await retrying(c, 'GET', `/v1/leases/job-${i}`, undefined, { startNode: c.nodes.indexOf(n) });
+      const v = await retrying(c, 'GET', `/v1/leases/job-${i}`, undefined, {
+        startNode: c.nodes.indexOf(n),
+      });
       t.equal(v.status, 200);
       t.equal(v.body.holder, g.holder, `job-${i} holder via ${n.id}`);
       t.equal(v.body.fencingToken, g.token, `job-${i} token via ${n.id}`);
@@ -68,11 +82,18 @@ t.test('restart of all three nodes recovers every live lease', async (t) => {
   t.teardown(() => c.teardown());
   const grants: { name: string; token: number }[] = [];
   for (let i = 0; i < 20; i++) {
-    const a = await c.request(c.nodes[i % 3]!.id, 'POST', `/v1/leases/keep-${i}/acquire`, { holder: `h${i}`, ttlMs: 120000 });
+    const a = await c.request(c.nodes[i % 3]!.id, 'POST', `/v1/leases/keep-${i}/acquire`, {
+      holder: `h${i}`,
+      ttlMs: 120000,
+    });
     t.equal(a.status, 200);
     grants.push({ name: `keep-${i}`, token: a.body.fencingToken });
   }
-  const camp = await c.request('n1', 'POST', '/v1/elections/E/campaign', { candidate: 'P', ttlMs: 120000, value: 'v' });
+  const camp = await c.request('n1', 'POST', '/v1/elections/E/campaign', {
+    candidate: 'P',
+    ttlMs: 120000,
+    value: 'v',
+  });
   await c.request('n2', 'PUT', '/v1/kv/K', { value: 42 });
   for (const n of c.nodes) await c.kill(n.id, 'SIGKILL');
   for (const n of c.nodes) await c.restart(n.id);
@@ -83,10 +104,27 @@ t.test('restart of all three nodes recovers every live lease', async (t) => {
     t.equal(v.body.fencingToken, g.token);
     t.ok(v.body.remainingMs > 0);
   }
-  t.match((await retrying(c, 'GET', '/v1/elections/E', undefined)).body, { leader: { candidate: 'P', fencingToken: camp.body.fencingToken } });
+  t.match((await retrying(c, 'GET', '/v1/elections/E', undefined)).body, {
+    leader: { candidate: 'P', fencingToken: camp.body.fencingToken },
+  });
   t.equal((await retrying(c, 'GET', '/v1/kv/K', undefined)).body.value, 42);
-  const next = await retrying(c, 'POST', '/v1/leases/keep-0/acquire', { holder: 'other', ttlMs: 1000 }, {});
+  const next = await retrying(
+    c,
+    'POST',
+    '/v1/leases/keep-0/acquire',
+    { holder: 'other', ttlMs: 1000 },
+    {},
+  );
   t.equal(next.status, 409, 'recovered leases still exclude others');
-  const fresh = await retrying(c, 'POST', '/v1/leases/new-after-restart/acquire', { holder: 'x', ttlMs: 1000 }, {});
-  t.ok(fresh.body.fencingToken > Math.max(...grants.map((g) => g.token)), 'tokens keep increasing across the restart');
+  const fresh = await retrying(
+    c,
+    'POST',
+    '/v1/leases/new-after-restart/acquire',
+    { holder: 'x', ttlMs: 1000 },
+    {},
+  );
+  t.ok(
+    fresh.body.fencingToken > Math.max(...grants.map((g) => g.token)),
+    'tokens keep increasing across the restart',
+  );
 });

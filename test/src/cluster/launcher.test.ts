@@ -9,7 +9,12 @@ import { allocatePorts, REPO_ROOT } from '../support/cluster.js';
 const LAUNCHER = join(REPO_ROOT, 'packages', 'server', 'dist', 'cluster', 'launcher.js');
 
 /** Resolves with the first output line matching `re`, rejects after `timeoutMs`. */
-function waitForLine(lines: string[], onLine: Set<() => void>, re: RegExp, timeoutMs: number): Promise<string> {
+function waitForLine(
+  lines: string[],
+  onLine: Set<() => void>,
+  re: RegExp,
+  timeoutMs: number,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const check = (): boolean => {
       const hit = lines.find((l) => re.test(l));
@@ -35,7 +40,18 @@ t.test('launcher lifecycle', async (t) => {
   const raftPort = 40000 + (b! % 20000);
   const dataDir = mkdtempSync(join(tmpdir(), 'tenure-launch-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const args = [LAUNCHER, '--http-port', String(httpPort), '--raft-port', String(raftPort), '--data-dir', dataDir, '--', '--log-level', 'warn'];
+  const args = [
+    LAUNCHER,
+    '--http-port',
+    String(httpPort),
+    '--raft-port',
+    String(raftPort),
+    '--data-dir',
+    dataDir,
+    '--',
+    '--log-level',
+    'warn',
+  ];
   const lines: string[] = [];
   const onLine = new Set<() => void>();
   const launcher = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -52,7 +68,12 @@ t.test('launcher lifecycle', async (t) => {
   await waitForLine(lines, onLine, /Tenure local cluster is up; leader n\d/, 30_000);
   const pids = lines.map((l) => /started (n\d) \(pid (\d+)\)/.exec(l)).filter((m) => m !== null);
   t.equal(pids.length, 3, 'three node processes');
-  await waitForLine(lines, onLine, new RegExp(`curl -s -X POST http://127\\.0\\.0\\.1:${httpPort}/v1/leases/demo/acquire`), 5000);
+  await waitForLine(
+    lines,
+    onLine,
+    new RegExp(`curl -s -X POST http://127\\.0\\.0\\.1:${httpPort}/v1/leases/demo/acquire`),
+    5000,
+  );
   t.pass('prints a first curl command');
   const acq = await fetch(`http://127.0.0.1:${httpPort}/v1/leases/demo/acquire`, {
     method: 'POST',
@@ -63,21 +84,47 @@ t.test('launcher lifecycle', async (t) => {
 
   const victim = pids.find((m) => m![1] === 'n3')!;
   process.kill(Number(victim[2]), 'SIGKILL');
-  const exitLine = await waitForLine(lines, onLine, /n3 exited \(SIGKILL\); the other nodes keep running\. Restart it with: npm run node -- n3/, 10_000);
+  const exitLine = await waitForLine(
+    lines,
+    onLine,
+    /n3 exited \(SIGKILL\); the other nodes keep running\. Restart it with: npm run node -- n3/,
+    10_000,
+  );
   t.ok(
-    exitLine.endsWith(`npm run node -- n3 --http-port ${httpPort} --raft-port ${raftPort} --data-dir ${dataDir} -- --log-level warn`),
+    exitLine.endsWith(
+      `npm run node -- n3 --http-port ${httpPort} --raft-port ${raftPort} --data-dir ${dataDir} -- --log-level warn`,
+    ),
     `the restart command keeps the launcher's flags: ${exitLine}`,
   );
   t.equal(launcher.exitCode, null, 'the launcher keeps running');
   // n3 may have been the leader: the other two elect a new one and keep serving.
   let still = 0;
   for (let i = 0; i < 100 && still !== 200; i++) {
-    still = (await fetch(`http://127.0.0.1:${httpPort + 1}/v1/leases/demo`).catch(() => ({ status: 0 }))).status;
+    still = (
+      await fetch(`http://127.0.0.1:${httpPort + 1}/v1/leases/demo`).catch(() => ({ status: 0 }))
+    ).status;
     if (still !== 200) await new Promise((r) => setTimeout(r, 100));
   }
   t.equal(still, 200, 'the other two nodes keep serving');
 
-  const only = spawn(process.execPath, [LAUNCHER, '--only', 'n3', '--http-port', String(httpPort), '--raft-port', String(raftPort), '--data-dir', dataDir, '--', '--log-level', 'warn'], { stdio: 'ignore' });
+  const only = spawn(
+    process.execPath,
+    [
+      LAUNCHER,
+      '--only',
+      'n3',
+      '--http-port',
+      String(httpPort),
+      '--raft-port',
+      String(raftPort),
+      '--data-dir',
+      dataDir,
+      '--',
+      '--log-level',
+      'warn',
+    ],
+    { stdio: 'ignore' },
+  );
   t.teardown(() => {
     if (only.exitCode === null) only.kill('SIGKILL');
   });

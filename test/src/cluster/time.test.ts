@@ -14,11 +14,18 @@ t.test('a lease expires after its ttl, not before', async (t) => {
     const sent = performance.now();
     const a = await c.request('n1', 'POST', `/v1/leases/t${ttlMs}/acquire`, { holder: 'A', ttlMs });
     t.equal(a.status, 200);
-    const w = await c.request('n2', 'GET', `/v1/leases/t${ttlMs}/watch?afterToken=${a.body.fencingToken}&timeoutMs=10000`);
+    const w = await c.request(
+      'n2',
+      'GET',
+      `/v1/leases/t${ttlMs}/watch?afterToken=${a.body.fencingToken}&timeoutMs=10000`,
+    );
     const elapsed = performance.now() - sent;
     t.match(w.body, { holder: null, changed: true }, `ttl ${ttlMs}: expired`);
     t.ok(elapsed >= ttlMs * 0.99, `ttl ${ttlMs}: not early (${elapsed.toFixed(0)} ms)`);
-    t.ok(elapsed <= ttlMs + DELTA_MAX_MS + 2000, `ttl ${ttlMs}: on time (${elapsed.toFixed(0)} ms; Δmax plus 2 s for a loaded test machine)`);
+    t.ok(
+      elapsed <= ttlMs + DELTA_MAX_MS + 2000,
+      `ttl ${ttlMs}: on time (${elapsed.toFixed(0)} ms; Δmax plus 2 s for a loaded test machine)`,
+    );
   }
 });
 
@@ -39,25 +46,45 @@ t.test('leases are frozen while no leader exists', async (t) => {
   await new Promise((r) => setTimeout(r, ttlMs + 1000));
   const view = await c.clusterView(survivor);
   t.equal(view?.leader ?? null, null, 'no leader while a majority is down');
-  const during = await c.request(survivor, 'POST', '/v1/leases/frozen/acquire', { holder: 'B', ttlMs }, { 'request-timeout-ms': '500' });
+  const during = await c.request(
+    survivor,
+    'POST',
+    '/v1/leases/frozen/acquire',
+    { holder: 'B', ttlMs },
+    { 'request-timeout-ms': '500' },
+  );
   t.ok([503, 504].includes(during.status), `writes fail fast without a leader (${during.status})`);
   t.ok(performance.now() - leaderlessFrom >= ttlMs, 'leaderless for longer than the ttl');
   // One restart restores a majority; time may only have run before the kill and after this point.
   const restartFrom = performance.now();
   await c.restart(others[0]!);
-  const v = await retrying(c, 'GET', '/v1/leases/frozen', undefined, { startNode: c.nodes.findIndex((n) => n.id === survivor) });
+  const v = await retrying(c, 'GET', '/v1/leases/frozen', undefined, {
+    startNode: c.nodes.findIndex((n) => n.id === survivor),
+  });
   const readAt = performance.now();
   const leaderedMs = leaderlessFrom - sent + (readAt - restartFrom);
   t.equal(v.status, 200, 'still held after the leaderless period');
   t.equal(v.body.holder, 'A');
   t.equal(v.body.fencingToken, a.body.fencingToken);
   t.ok(v.body.remainingMs > 0 && v.body.remainingMs <= ttlMs, `remaining ${v.body.remainingMs} ms`);
-  t.ok(v.body.remainingMs >= ttlMs - leaderedMs - 100, `the leaderless ${ttlMs + 1000} ms did not count (remaining ${v.body.remainingMs} ms, ≤ ${leaderedMs.toFixed(0)} ms with a leader)`);
+  t.ok(
+    v.body.remainingMs >= ttlMs - leaderedMs - 100,
+    `the leaderless ${ttlMs + 1000} ms did not count (remaining ${v.body.remainingMs} ms, ≤ ${leaderedMs.toFixed(0)} ms with a leader)`,
+  );
   await c.restart(leader);
   // ...and it then expires on time, not early (measured from the read that saw remainingMs).
-  const w = await retrying(c, 'GET', `/v1/leases/frozen/watch?afterToken=${a.body.fencingToken}&timeoutMs=15000`, undefined, { totalMs: 30_000, attemptMs: 20_000 });
+  const w = await retrying(
+    c,
+    'GET',
+    `/v1/leases/frozen/watch?afterToken=${a.body.fencingToken}&timeoutMs=15000`,
+    undefined,
+    { totalMs: 30_000, attemptMs: 20_000 },
+  );
   const waited = performance.now() - readAt;
   t.match(w.body, { holder: null, changed: true });
-  t.ok(waited >= v.body.remainingMs - 100, `expired no earlier than the remaining time (${waited.toFixed(0)} vs ${v.body.remainingMs})`);
+  t.ok(
+    waited >= v.body.remainingMs - 100,
+    `expired no earlier than the remaining time (${waited.toFixed(0)} vs ${v.body.remainingMs})`,
+  );
   t.ok(waited <= v.body.remainingMs + DELTA_MAX_MS + 2000, 'expired on time');
 });

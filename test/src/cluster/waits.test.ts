@@ -34,12 +34,21 @@ t.test('aborted waits are withdrawn', async (t) => {
       body: JSON.stringify({ holder: `B-${via}`, ttlMs: 30000, waitMs: 30000 }),
       signal: ac.signal,
     }).catch(() => 'aborted');
-    t.ok(await until(async () => (await waiters(c, leader)) === 1, 5000), `waiter queued via ${via}`);
+    t.ok(
+      await until(async () => (await waiters(c, leader)) === 1, 5000),
+      `waiter queued via ${via}`,
+    );
     ac.abort();
     t.equal(await p, 'aborted');
-    t.ok(await until(async () => (await waiters(c, leader)) === 0, 5000), `waiter withdrawn after abort via ${via}`);
+    t.ok(
+      await until(async () => (await waiters(c, leader)) === 0, 5000),
+      `waiter withdrawn after abort via ${via}`,
+    );
   }
-  await c.request(leader, 'POST', '/v1/leases/W/release', { holder: 'A', fencingToken: a.body.fencingToken });
+  await c.request(leader, 'POST', '/v1/leases/W/release', {
+    holder: 'A',
+    fencingToken: a.body.fencingToken,
+  });
   const g = await c.request(leader, 'GET', '/v1/leases/W');
   t.equal(g.status, 404, 'nobody was granted the lease after the aborted waits');
 });
@@ -49,7 +58,11 @@ t.test('a wait ends by waitMs with 409 held', async (t) => {
   t.teardown(() => c.teardown());
   await c.request('n1', 'POST', '/v1/leases/H/acquire', { holder: 'A', ttlMs: 30000 });
   const t0 = performance.now();
-  const b = await c.request('n2', 'POST', '/v1/leases/H/acquire', { holder: 'B', ttlMs: 30000, waitMs: 300 });
+  const b = await c.request('n2', 'POST', '/v1/leases/H/acquire', {
+    holder: 'B',
+    ttlMs: 30000,
+    waitMs: 300,
+  });
   t.equal(b.status, 409);
   t.match(b.body.error, { code: 'held', holder: 'A' });
   t.ok(performance.now() - t0 >= 290, 'waited about waitMs');
@@ -71,7 +84,10 @@ t.test('with the leader paused, requests end by their deadline (never hang)', as
       const t0 = performance.now();
       const r = await c.request(follower, method, path, body, { 'request-timeout-ms': '300' });
       const elapsed = performance.now() - t0;
-      t.ok([503, 504].includes(r.status), `${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+      t.ok(
+        [503, 504].includes(r.status),
+        `${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`,
+      );
       t.ok(['no_leader', 'timeout'].includes(r.body.error.code));
       t.ok(elapsed < 300 + 1500, `answered in ${elapsed.toFixed(0)} ms`);
     }

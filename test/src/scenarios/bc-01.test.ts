@@ -6,7 +6,20 @@
 // process holding the HTTP request, so the stop is a real client stop, not a simulation).
 import t from 'tap';
 import { LocalCluster } from '../support/cluster.js';
-import { acquire, ChildClient, childPrelude, deltaMaxMs, electionTimeoutMs, followerOf, getLease, heartbeatMs, metric, nowMs, pollUntil, sleep } from './fixtures/helpers.js';
+import {
+  acquire,
+  ChildClient,
+  childPrelude,
+  deltaMaxMs,
+  electionTimeoutMs,
+  followerOf,
+  getLease,
+  heartbeatMs,
+  metric,
+  nowMs,
+  pollUntil,
+  sleep,
+} from './fixtures/helpers.js';
 
 /** Child B: one blocking acquire from env, printing `sent` before and `answer` after. */
 const waiterScript = `${childPrelude}
@@ -22,7 +35,10 @@ if (r.status === 200) {
 `;
 
 /** Polls get(L) on every node until stopped; collects every holder it ever saw. */
-function watchHolders(c: LocalCluster, name: string): { seen: Set<string>; stop: () => Promise<void> } {
+function watchHolders(
+  c: LocalCluster,
+  name: string,
+): { seen: Set<string>; stop: () => Promise<void> } {
   const seen = new Set<string>();
   let running = true;
   const loop = (async () => {
@@ -55,23 +71,56 @@ t.test('BC-01: a waiter is never told it holds the lock after its wait ended', a
     const a = await acquire(c, leader, name, { holder: 'A', ttlMs: 30_000 });
     t.equal(a.status, 200);
     const t1 = a.body.fencingToken as number;
-    const b = new ChildClient(waiterScript, { URL_BASE: c.node(follower).url, NAME: name, HOLDER: 'B', TTL_MS: '3000', WAIT_MS: '1500' });
+    const b = new ChildClient(waiterScript, {
+      URL_BASE: c.node(follower).url,
+      NAME: name,
+      HOLDER: 'B',
+      TTL_MS: '3000',
+      WAIT_MS: '1500',
+    });
     t.teardown(() => b.destroy());
     await b.next('sent');
-    t.ok(await pollUntil(async () => ((await metric(c, leader, 'tenure_lease_waiters')) === 1 ? true : undefined), 5000), 'B is queued');
+    t.ok(
+      await pollUntil(
+        async () => ((await metric(c, leader, 'tenure_lease_waiters')) === 1 ? true : undefined),
+        5000,
+      ),
+      'B is queued',
+    );
     b.signal('SIGSTOP');
     const stoppedMs = nowMs();
     // B's wait (1.5 s) runs out while B is stopped; the queue entry must be gone with it.
-    t.ok(await pollUntil(async () => ((await metric(c, leader, 'tenure_lease_waiters')) === 0 ? true : undefined), 1500 + deltaMaxMs), 'B left the queue when its wait ran out');
-    t.equal((await getLease(c, leader, name)).body.holder, 'A', 'A still holds L (B left because its wait ran out, not by a grant)');
+    t.ok(
+      await pollUntil(
+        async () => ((await metric(c, leader, 'tenure_lease_waiters')) === 0 ? true : undefined),
+        1500 + deltaMaxMs,
+      ),
+      'B left the queue when its wait ran out',
+    );
+    t.equal(
+      (await getLease(c, leader, name)).body.holder,
+      'A',
+      'A still holds L (B left because its wait ran out, not by a grant)',
+    );
     await sleep(Math.max(0, 2000 - (nowMs() - stoppedMs)));
-    const rel = await c.request(leader, 'POST', `/v1/leases/${name}/release`, { holder: 'A', fencingToken: t1 });
+    const rel = await c.request(leader, 'POST', `/v1/leases/${name}/release`, {
+      holder: 'A',
+      fencingToken: t1,
+    });
     t.equal(rel.status, 200, 'A releases');
     const after = await getLease(c, leader, name);
-    t.equal(after.status, 404, 'after A released, L is free — not handed to the withdrawn waiter B');
+    t.equal(
+      after.status,
+      404,
+      'after A released, L is free — not handed to the withdrawn waiter B',
+    );
     b.signal('SIGCONT');
     const answer = (await b.next('answer')).msg;
-    t.equal(answer.status, 409, `B's acquire ended with 409, not a grant: ${JSON.stringify(answer)}`);
+    t.equal(
+      answer.status,
+      409,
+      `B's acquire ended with 409, not a grant: ${JSON.stringify(answer)}`,
+    );
     t.equal(answer.body?.error?.code, 'held', 'code held');
     const cAns = await acquire(c, follower, name, { holder: 'C', ttlMs: 3000 });
     t.equal(cAns.status, 200, 'C is granted');
@@ -80,70 +129,120 @@ t.test('BC-01: a waiter is never told it holds the lock after its wait ended', a
     t.notOk(holders.seen.has('B'), `get(L) never showed B (saw ${[...holders.seen].join(', ')})`);
   });
 
-  await t.test('B granted while SIGSTOPped: fresh TTL, expires unrenewed, C gets a higher token', async (t) => {
-    // O1: a grant to a stopped waiter is legitimate only with a live lease at its log position —
-    // Tenure starts B's TTL at the grant, so B holds it for ttlMs and loses it when it never renews.
-    const name = 'bc01-granted';
-    const a = await acquire(c, leader, name, { holder: 'A', ttlMs: 30_000 });
-    const t1 = a.body.fencingToken as number;
-    const b = new ChildClient(waiterScript, { URL_BASE: c.node(leader).url, NAME: name, HOLDER: 'B', TTL_MS: '1000', WAIT_MS: '20000' });
-    t.teardown(() => b.destroy());
-    await b.next('sent');
-    t.ok(await pollUntil(async () => ((await metric(c, leader, 'tenure_lease_waiters')) === 1 ? true : undefined), 5000), 'B is queued');
-    b.signal('SIGSTOP');
-    await c.request(leader, 'POST', `/v1/leases/${name}/release`, { holder: 'A', fencingToken: t1 });
-    const grantedMs = nowMs();
-    const g = await getLease(c, leader, name);
-    t.equal(g.body.holder, 'B', 'the live queue entry is granted at release');
-    const t2 = g.body.fencingToken as number;
-    t.ok(t2 > t1, 't2 > t1');
-    // B is stopped and never renews: its fresh 1 s TTL must run out; C then gets L.
-    let cAns = await acquire(c, follower, name, { holder: 'C', ttlMs: 3000 });
-    while (cAns.status !== 200 && nowMs() - grantedMs < 1000 + deltaMaxMs + 2000) {
-      await sleep(20);
-      cAns = await acquire(c, follower, name, { holder: 'C', ttlMs: 3000 });
-    }
-    t.equal(cAns.status, 200, 'C is granted once B’s unrenewed lease expired');
-    t.ok(nowMs() - grantedMs <= 1000 + deltaMaxMs + 500, 'within ttl + Δmax of the grant');
-    t.ok(cAns.body.fencingToken > t2, `t3 ${cAns.body.fencingToken} > t2 ${t2}`);
-    b.signal('SIGCONT');
-    const answer = (await b.next('answer')).msg;
-    t.equal(answer.status, 200, 'B learns of its (real, now expired) grant on resume');
-    t.equal(answer.body.fencingToken, t2, 'with the token it was granted');
-    b.send('renew');
-    const renew = (await b.next('renew')).msg;
-    t.equal(renew.status, 409, `B's renew after resuming is refused: ${JSON.stringify(renew.body)}`);
-    t.ok(['not_holder', 'lease_expired'].includes(renew.body?.error?.code), 'as not_holder / lease_expired');
-    t.equal((await getLease(c, leader, name)).body.holder, 'C', 'get(L) shows C');
-  });
-
-  await t.test("B's HTTP request aborted (client disconnect): waiter withdrawn, never granted", async (t) => {
-    const name = 'bc01-aborted';
-    const holders = watchHolders(c, name);
-    const a = await acquire(c, leader, name, { holder: 'A', ttlMs: 30_000 });
-    const t1 = a.body.fencingToken as number;
-    for (const via of [follower, leader]) {
-      const ac = new AbortController();
-      const p = fetch(`${c.node(via).url}/v1/leases/${name}/acquire`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ holder: 'B', ttlMs: 3000, waitMs: 20000 }),
-        signal: ac.signal,
-      }).then(
-        (r) => r.status,
-        () => 'aborted',
+  await t.test(
+    'B granted while SIGSTOPped: fresh TTL, expires unrenewed, C gets a higher token',
+    async (t) => {
+      // O1: a grant to a stopped waiter is legitimate only with a live lease at its log position —
+      // Tenure starts B's TTL at the grant, so B holds it for ttlMs and loses it when it never renews.
+      const name = 'bc01-granted';
+      const a = await acquire(c, leader, name, { holder: 'A', ttlMs: 30_000 });
+      const t1 = a.body.fencingToken as number;
+      const b = new ChildClient(waiterScript, {
+        URL_BASE: c.node(leader).url,
+        NAME: name,
+        HOLDER: 'B',
+        TTL_MS: '1000',
+        WAIT_MS: '20000',
+      });
+      t.teardown(() => b.destroy());
+      await b.next('sent');
+      t.ok(
+        await pollUntil(
+          async () => ((await metric(c, leader, 'tenure_lease_waiters')) === 1 ? true : undefined),
+          5000,
+        ),
+        'B is queued',
       );
-      t.ok(await pollUntil(async () => ((await metric(c, leader, 'tenure_lease_waiters')) === 1 ? true : undefined), 5000), `B queued via ${via}`);
-      ac.abort();
-      t.equal(await p, 'aborted');
-      t.ok(await pollUntil(async () => ((await metric(c, leader, 'tenure_lease_waiters')) === 0 ? true : undefined), deltaMaxMs), `B's wait withdrawn after the disconnect (via ${via === leader ? 'leader' : 'follower'})`);
-    }
-    t.equal((await c.request(leader, 'POST', `/v1/leases/${name}/release`, { holder: 'A', fencingToken: t1 })).status, 200);
-    t.equal((await getLease(c, leader, name)).status, 404, 'L is free after the release');
-    const cAns = await acquire(c, follower, name, { holder: 'C', ttlMs: 3000 });
-    t.equal(cAns.status, 200);
-    t.ok(cAns.body.fencingToken > t1, 't3 > t1');
-    await holders.stop();
-    t.notOk(holders.seen.has('B'), 'get(L) never showed B');
-  });
+      b.signal('SIGSTOP');
+      await c.request(leader, 'POST', `/v1/leases/${name}/release`, {
+        holder: 'A',
+        fencingToken: t1,
+      });
+      const grantedMs = nowMs();
+      const g = await getLease(c, leader, name);
+      t.equal(g.body.holder, 'B', 'the live queue entry is granted at release');
+      const t2 = g.body.fencingToken as number;
+      t.ok(t2 > t1, 't2 > t1');
+      // B is stopped and never renews: its fresh 1 s TTL must run out; C then gets L.
+      let cAns = await acquire(c, follower, name, { holder: 'C', ttlMs: 3000 });
+      while (cAns.status !== 200 && nowMs() - grantedMs < 1000 + deltaMaxMs + 2000) {
+        await sleep(20);
+        cAns = await acquire(c, follower, name, { holder: 'C', ttlMs: 3000 });
+      }
+      t.equal(cAns.status, 200, 'C is granted once B’s unrenewed lease expired');
+      t.ok(nowMs() - grantedMs <= 1000 + deltaMaxMs + 500, 'within ttl + Δmax of the grant');
+      t.ok(cAns.body.fencingToken > t2, `t3 ${cAns.body.fencingToken} > t2 ${t2}`);
+      b.signal('SIGCONT');
+      const answer = (await b.next('answer')).msg;
+      t.equal(answer.status, 200, 'B learns of its (real, now expired) grant on resume');
+      t.equal(answer.body.fencingToken, t2, 'with the token it was granted');
+      b.send('renew');
+      const renew = (await b.next('renew')).msg;
+      t.equal(
+        renew.status,
+        409,
+        `B's renew after resuming is refused: ${JSON.stringify(renew.body)}`,
+      );
+      t.ok(
+        ['not_holder', 'lease_expired'].includes(renew.body?.error?.code),
+        'as not_holder / lease_expired',
+      );
+      t.equal((await getLease(c, leader, name)).body.holder, 'C', 'get(L) shows C');
+    },
+  );
+
+  await t.test(
+    "B's HTTP request aborted (client disconnect): waiter withdrawn, never granted",
+    async (t) => {
+      const name = 'bc01-aborted';
+      const holders = watchHolders(c, name);
+      const a = await acquire(c, leader, name, { holder: 'A', ttlMs: 30_000 });
+      const t1 = a.body.fencingToken as number;
+      for (const via of [follower, leader]) {
+        const ac = new AbortController();
+        const p = fetch(`${c.node(via).url}/v1/leases/${name}/acquire`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ holder: 'B', ttlMs: 3000, waitMs: 20000 }),
+          signal: ac.signal,
+        }).then(
+          (r) => r.status,
+          () => 'aborted',
+        );
+        t.ok(
+          await pollUntil(
+            async () =>
+              (await metric(c, leader, 'tenure_lease_waiters')) === 1 ? true : undefined,
+            5000,
+          ),
+          `B queued via ${via}`,
+        );
+        ac.abort();
+        t.equal(await p, 'aborted');
+        t.ok(
+          await pollUntil(
+            async () =>
+              (await metric(c, leader, 'tenure_lease_waiters')) === 0 ? true : undefined,
+            deltaMaxMs,
+          ),
+          `B's wait withdrawn after the disconnect (via ${via === leader ? 'leader' : 'follower'})`,
+        );
+      }
+      t.equal(
+        (
+          await c.request(leader, 'POST', `/v1/leases/${name}/release`, {
+            holder: 'A',
+            fencingToken: t1,
+          })
+        ).status,
+        200,
+      );
+      t.equal((await getLease(c, leader, name)).status, 404, 'L is free after the release');
+      const cAns = await acquire(c, follower, name, { holder: 'C', ttlMs: 3000 });
+      t.equal(cAns.status, 200);
+      t.ok(cAns.body.fencingToken > t1, 't3 > t1');
+      await holders.stop();
+      t.notOk(holders.seen.has('B'), 'get(L) never showed B');
+    },
+  );
 });

@@ -5,7 +5,20 @@
 import t, { type Test } from 'tap';
 import { LocalCluster } from '../support/cluster.js';
 import { startFencedStore, type FencedStoreServer } from '../chaos/fenced-store/server.js';
-import { acquire, ChildClient, childPrelude, deltaMaxMs, electionTimeoutMs, followerOf, getLease, heartbeatMs, nowMs, scenarioSeed, seededRandom, sleep } from './fixtures/helpers.js';
+import {
+  acquire,
+  ChildClient,
+  childPrelude,
+  deltaMaxMs,
+  electionTimeoutMs,
+  followerOf,
+  getLease,
+  heartbeatMs,
+  nowMs,
+  scenarioSeed,
+  seededRandom,
+  sleep,
+} from './fixtures/helpers.js';
 
 const repetitions = Number(process.env['TENURE_BC02_REPETITIONS'] ?? 10);
 const seed = scenarioSeed(20_261_129);
@@ -42,15 +55,31 @@ process.exit(0);
 `;
 
 /** B's critical section: acquire (waiting), read FS, write read+1 with its token (and to the fenced KV). */
-async function bCriticalSection(c: LocalCluster, via: string, fs: FencedStoreServer, name: string, resource: string, waitMs: number): Promise<{ token: number; grantedMs: number; fsStatus: number; kvStatus: number } | { error: string }> {
+async function bCriticalSection(
+  c: LocalCluster,
+  via: string,
+  fs: FencedStoreServer,
+  name: string,
+  resource: string,
+  waitMs: number,
+): Promise<
+  { token: number; grantedMs: number; fsStatus: number; kvStatus: number } | { error: string }
+> {
   const g = await acquire(c, via, name, { holder: 'B', ttlMs: 5000, waitMs }, waitMs + 10_000);
   if (g.status !== 200) return { error: `B's acquire: ${g.status} ${JSON.stringify(g.body)}` };
   const grantedMs = nowMs();
   const token = g.body.fencingToken as number;
   const cur = fs.store.read(resource);
   const value = (typeof cur.value === 'number' ? cur.value : 0) + 1;
-  const w = await fetch(`${fs.url}/write`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resource, fencingToken: token, writer: 'B', payload: value }) });
-  const kv = await c.request(via, 'PUT', `/v1/kv/${name}`, { value, fence: { lease: name, fencingToken: token } });
+  const w = await fetch(`${fs.url}/write`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ resource, fencingToken: token, writer: 'B', payload: value }),
+  });
+  const kv = await c.request(via, 'PUT', `/v1/kv/${name}`, {
+    value,
+    fence: { lease: name, fencingToken: token },
+  });
   await c.request(via, 'POST', `/v1/leases/${name}/release`, { holder: 'B', fencingToken: token });
   return { token, grantedMs, fsStatus: w.status, kvStatus: kv.status };
 }
@@ -58,10 +87,16 @@ async function bCriticalSection(c: LocalCluster, via: string, fs: FencedStoreSer
 /** FS invariants of one resource: no accepted write below the highest token before it; value = accepted count. */
 function checkFs(t: Test, fs: FencedStoreServer, resource: string): void {
   const recs = fs.store.records().filter((r) => r.resource === resource);
-  const acceptedStale = recs.filter((r) => r.accepted && r.highestBefore !== null && r.fencingToken < r.highestBefore).length;
+  const acceptedStale = recs.filter(
+    (r) => r.accepted && r.highestBefore !== null && r.fencingToken < r.highestBefore,
+  ).length;
   t.equal(acceptedStale, 0, 'accepted-stale = 0');
   const state = fs.store.read(resource);
-  t.equal(state.value, state.acceptedCount, `no increment lost: value ${String(state.value)} = accepted writes ${state.acceptedCount}`);
+  t.equal(
+    state.value,
+    state.acceptedCount,
+    `no increment lost: value ${String(state.value)} = accepted writes ${state.acceptedCount}`,
+  );
 }
 
 t.test('BC-02: a paused holder cannot write after its lease expired', async (t) => {
@@ -83,7 +118,14 @@ t.test('BC-02: a paused holder cannot write after its lease expired', async (t) 
       const follower = followerOf(c, leader);
       const name = `bc02-${rep}`;
       const resource = `lease:${name}`;
-      const a = new ChildClient(holderScript, { URL_BASE: c.node(leader).url, FS_URL: fs.url, NAME: name, HOLDER: `A-${rep}`, TTL_MS: String(ttlMs), RESOURCE: resource });
+      const a = new ChildClient(holderScript, {
+        URL_BASE: c.node(leader).url,
+        FS_URL: fs.url,
+        NAME: name,
+        HOLDER: `A-${rep}`,
+        TTL_MS: String(ttlMs),
+        RESOURCE: resource,
+      });
       t.teardown(() => a.destroy());
       const ready = (await a.next('ready')).msg;
       const t1 = ready.token as number;
@@ -119,18 +161,25 @@ t.test('BC-02: a paused holder cannot write after its lease expired', async (t) 
         t.notOk(aRec.accepted, 'FS recorded it as rejected');
         t.equal(wrote.kv, 409, "A's stale fenced KV write is rejected");
         t.equal(wrote.kvCode, 'stale_token', 'as stale_token');
-      } else t.equal(wrote.fs, 200, 'A woke before B wrote: its write is accepted, and B builds on it');
+      } else
+        t.equal(wrote.fs, 200, 'A woke before B wrote: its write is accepted, and B builds on it');
       // A is never holder after B's grant: every renew A sent after learning of B's grant failed.
       await a.exited;
       const afterB = a.lines('renewed').filter((l) => l.msg.sentAfterB === true);
-      t.equal(afterB.filter((l) => l.msg.status === 200).length, 0, `no renew A sent after B's grant was acked (${afterB.length} sent)`);
+      t.equal(
+        afterB.filter((l) => l.msg.status === 200).length,
+        0,
+        `no renew A sent after B's grant was acked (${afterB.length} sent)`,
+      );
       if (bBeforeA) t.ok(afterB.length >= 1, 'A did try to renew after B was granted');
       checkFs(t, fs, resource);
       const kv = await c.request(leader, 'GET', `/v1/kv/${name}`);
       t.equal(kv.body.value, fs.store.read(resource).value, 'fenced KV agrees with FS');
     });
   }
-  t.comment(`${staleRejected} of ${repetitions} repetitions had B write before A woke (A's write rejected)`);
+  t.comment(
+    `${staleRejected} of ${repetitions} repetitions had B write before A woke (A's write rejected)`,
+  );
 
   await t.test('variant: the server leader is paused instead of A', async (t) => {
     const leader = await c.waitForLeader();
@@ -162,16 +211,39 @@ t.test('BC-02: a paused holder cannot write after its lease expired', async (t) 
     } finally {
       c.resume(leader);
     }
-    const w = await fetch(`${fs.url}/write`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resource, fencingToken: t1, writer: 'A', payload: (typeof v === 'number' ? v : 0) + 1 }) });
+    const w = await fetch(`${fs.url}/write`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        resource,
+        fencingToken: t1,
+        writer: 'A',
+        payload: (typeof v === 'number' ? v : 0) + 1,
+      }),
+    });
     t.equal(w.status, 409, "A's stale write is rejected by FS");
-    const renew = await c.request(leader, 'POST', `/v1/leases/${name}/renew`, { holder: 'A', fencingToken: t1 }, {}, 10_000);
-    t.not(renew.status, 200, `A's renew through the woken old leader is not acked: ${renew.status} ${JSON.stringify(renew.body)}`);
+    const renew = await c.request(
+      leader,
+      'POST',
+      `/v1/leases/${name}/renew`,
+      { holder: 'A', fencingToken: t1 },
+      {},
+      10_000,
+    );
+    t.not(
+      renew.status,
+      200,
+      `A's renew through the woken old leader is not acked: ${renew.status} ${JSON.stringify(renew.body)}`,
+    );
     for (let i = 0; i < 10; i++) {
       const g = await getLease(c, leader, name);
       if (g.status === 200) holders.push(String(g.body.holder));
       await sleep(50);
     }
-    t.notOk(holders.includes('A'), `no node reported A as holder after B's grant (saw ${holders.join(',')})`);
+    t.notOk(
+      holders.includes('A'),
+      `no node reported A as holder after B's grant (saw ${holders.join(',')})`,
+    );
     checkFs(t, fs, resource);
   });
 });

@@ -4,7 +4,14 @@
 // leadership and a restart 0.5 s later, so the folder fits its time budget.
 import t from 'tap';
 import { LocalCluster, type ClusterView } from '../support/cluster.js';
-import { deltaMaxMs, electionTimeoutMs, heartbeatMs, maxDriftRatio, nowMs, sleep } from './fixtures/helpers.js';
+import {
+  deltaMaxMs,
+  electionTimeoutMs,
+  heartbeatMs,
+  maxDriftRatio,
+  nowMs,
+  sleep,
+} from './fixtures/helpers.js';
 
 const ttlMs = 4000;
 /** Leadership time before each kill (ms). */
@@ -58,7 +65,12 @@ t.test('BC-05: leader kills do not keep an abandoned lease alive', async (t) => 
   t.equal(a.status, 200, 'A acquires and never renews');
   const presentAtAckMs = presence.presentMs;
 
-  let granted: { invokeMs: number; doneMs: number; presentAtInvokeMs: number; token: number } | null = null;
+  let granted: {
+    invokeMs: number;
+    doneMs: number;
+    presentAtInvokeMs: number;
+    token: number;
+  } | null = null;
   let kills = 0;
   const giveUpMs = ackMs + 60_000;
 
@@ -74,7 +86,12 @@ t.test('BC-05: leader kills do not keep an abandoned lease alive', async (t) => 
         continue;
       }
       const since = presence.presentMs;
-      while (granted === null && presence.leaderId === leader && presence.presentMs - since < killEveryMs) await sleep(25);
+      while (
+        granted === null &&
+        presence.leaderId === leader &&
+        presence.presentMs - since < killEveryMs
+      )
+        await sleep(25);
       if (granted !== null || presence.leaderId !== leader) continue;
       await restarting;
       await c.kill(leader);
@@ -91,8 +108,18 @@ t.test('BC-05: leader kills do not keep an abandoned lease alive', async (t) => 
     const via = running[attempt++ % running.length]!;
     const presentAtInvokeMs = presence.presentMs;
     const invokeMs = nowMs();
-    const r = await c.request(via, 'POST', '/v1/leases/bc05/acquire', { holder: 'B', ttlMs: 10_000 }, { 'request-timeout-ms': '1000' }, 3000).catch(() => null);
-    if (r?.status === 200) granted = { invokeMs, doneMs: nowMs(), presentAtInvokeMs, token: r.body.fencingToken };
+    const r = await c
+      .request(
+        via,
+        'POST',
+        '/v1/leases/bc05/acquire',
+        { holder: 'B', ttlMs: 10_000 },
+        { 'request-timeout-ms': '1000' },
+        3000,
+      )
+      .catch(() => null);
+    if (r?.status === 200)
+      granted = { invokeMs, doneMs: nowMs(), presentAtInvokeMs, token: r.body.fencingToken };
     else await sleep(50);
   }
   await killer;
@@ -101,15 +128,26 @@ t.test('BC-05: leader kills do not keep an abandoned lease alive', async (t) => 
   t.ok(granted, 'the abandoned lease expired');
   if (!granted) return;
   const leaderTimeMs = granted.presentAtInvokeMs - presentAtAckMs;
-  t.comment(`${kills} leader kills, terms seen ${[...presence.terms].sort((x, y) => x - y).join(',')}; freed ${(granted.doneMs - ackMs).toFixed(0)} ms after A's ack, of which ~${leaderTimeMs.toFixed(0)} ms with a leader`);
+  t.comment(
+    `${kills} leader kills, terms seen ${[...presence.terms].sort((x, y) => x - y).join(',')}; freed ${(granted.doneMs - ackMs).toFixed(0)} ms after A's ack, of which ~${leaderTimeMs.toFixed(0)} ms with a leader`,
+  );
   t.ok(kills >= 2, `the leader was killed during the lease's life (${kills} times)`);
   t.ok(presence.terms.size >= 3, 'leadership changed hands repeatedly');
-  t.ok(granted.doneMs - sendMs >= ttlMs * (1 - maxDriftRatio), `never freed before ttl: ${(granted.doneMs - sendMs).toFixed(0)} ms after A's send`);
+  t.ok(
+    granted.doneMs - sendMs >= ttlMs * (1 - maxDriftRatio),
+    `never freed before ttl: ${(granted.doneMs - sendMs).toFixed(0)} ms after A's send`,
+  );
   // Frozen while leaderless (SPEC §1.5): the lease used up about its whole TTL in leader-present time.
   // Tolerance 1 s: sampling error of the presence monitor at each leader change (a countdown while
   // leaderless would show here as ~1.5 s less per kill).
-  t.ok(leaderTimeMs >= ttlMs - 1000, `did not count down while leaderless (${leaderTimeMs.toFixed(0)} ms of leader time ≥ ttl − 1 s)`);
-  t.ok(leaderTimeMs <= ttlMs + deltaMaxMs, `freed within ttl + Δmax of leader-present time (${leaderTimeMs.toFixed(0)} ≤ ${ttlMs + deltaMaxMs})`);
+  t.ok(
+    leaderTimeMs >= ttlMs - 1000,
+    `did not count down while leaderless (${leaderTimeMs.toFixed(0)} ms of leader time ≥ ttl − 1 s)`,
+  );
+  t.ok(
+    leaderTimeMs <= ttlMs + deltaMaxMs,
+    `freed within ttl + Δmax of leader-present time (${leaderTimeMs.toFixed(0)} ≤ ${ttlMs + deltaMaxMs})`,
+  );
   t.ok(granted.token > a.body.fencingToken, 'B got a higher token');
   const leader = await c.waitForLeader();
   const g = await c.request(leader, 'GET', '/v1/leases/bc05');

@@ -36,33 +36,55 @@ t.test('SPEC §3 semantics', async (t) => {
 
   t.test('renew after expiry: lease_expired (or not_holder)', async (t) => {
     const L = uniq('exp');
-    const a = await raw(c, leader, `/v1/leases/${L}/acquire`, { json: { holder: 'A', ttlMs: 300 } });
-    const w = await raw(c, f1, `/v1/leases/${L}/watch?afterToken=${a.body.fencingToken}&timeoutMs=5000`);
-    t.same(w.body, { name: L, holder: null, fencingToken: null, changed: true }, 'watch answers on expiry');
+    const a = await raw(c, leader, `/v1/leases/${L}/acquire`, {
+      json: { holder: 'A', ttlMs: 300 },
+    });
+    const w = await raw(
+      c,
+      f1,
+      `/v1/leases/${L}/watch?afterToken=${a.body.fencingToken}&timeoutMs=5000`,
+    );
+    t.same(
+      w.body,
+      { name: L, holder: null, fencingToken: null, changed: true },
+      'watch answers on expiry',
+    );
     const r = await raw(c, f1, `/v1/leases/${L}/renew`, {
       json: { holder: 'A', fencingToken: a.body.fencingToken },
     });
     t.equal(r.status, 409);
     t.ok(isError(r.body, 'lease_expired') || isError(r.body, 'not_holder'), r.text);
-    const f = await raw(c, f2, '/v1/fence/check', { json: { lease: L, fencingToken: a.body.fencingToken } });
-    t.same(f.body, { valid: false, current: null }, 'fence check of an expired lease: current null');
+    const f = await raw(c, f2, '/v1/fence/check', {
+      json: { lease: L, fencingToken: a.body.fencingToken },
+    });
+    t.same(
+      f.body,
+      { valid: false, current: null },
+      'fence check of an expired lease: current null',
+    );
   });
 
   t.test('waits: a timed-out waiter gets 409 held and is never granted later; FIFO', async (t) => {
     const L = uniq('wait');
-    const a = await raw(c, leader, `/v1/leases/${L}/acquire`, { json: { holder: 'A', ttlMs: 30000 } });
+    const a = await raw(c, leader, `/v1/leases/${L}/acquire`, {
+      json: { holder: 'A', ttlMs: 30000 },
+    });
     const w = await raw(c, f1, `/v1/leases/${L}/acquire`, {
       json: { holder: 'W', ttlMs: 30000, waitMs: 300 },
     });
     t.equal(w.status, 409);
     t.ok(isError(w.body, 'held'));
     t.equal(w.body.error.holder, 'A');
-    await raw(c, f2, `/v1/leases/${L}/release`, { json: { holder: 'A', fencingToken: a.body.fencingToken } });
+    await raw(c, f2, `/v1/leases/${L}/release`, {
+      json: { holder: 'A', fencingToken: a.body.fencingToken },
+    });
     const g = await raw(c, leader, `/v1/leases/${L}`);
     t.equal(g.status, 404, 'the timed-out waiter was not granted after the release');
 
     const F = uniq('fifo');
-    const h = await raw(c, leader, `/v1/leases/${F}/acquire`, { json: { holder: 'H', ttlMs: 30000 } });
+    const h = await raw(c, leader, `/v1/leases/${F}/acquire`, {
+      json: { holder: 'H', ttlMs: 30000 },
+    });
     const waiting: Promise<Awaited<ReturnType<typeof raw>>>[] = [];
     for (const [i, who] of ['W1', 'W2'].entries()) {
       waiting.push(
@@ -152,28 +174,37 @@ t.test('SPEC §3 semantics', async (t) => {
     );
   });
 
-  t.test('long-polls answer changed:false within timeoutMs + 1 s, changed:true on a change', async (t) => {
-    const L = uniq('lp');
-    const G = uniq('lp-g');
-    const w = await raw(c, f1, `/v1/leases/${L}/watch?timeoutMs=500`);
-    t.same(w.body, { name: L, holder: null, fencingToken: null, changed: false });
-    t.ok(w.elapsedMs < 1500, `watch answered in ${Math.round(w.elapsedMs)} ms`);
-    const o = await raw(c, f2, `/v1/elections/${G}/observe?timeoutMs=500`);
-    t.same(o.body, { group: G, leader: null, candidates: [], revision: 0, changed: false });
-    t.ok(o.elapsedMs < 1500, `observe answered in ${Math.round(o.elapsedMs)} ms`);
-    const pw = raw(c, f1, `/v1/leases/${L}/watch?afterToken=0&timeoutMs=10000`);
-    const po = raw(c, f2, `/v1/elections/${G}/observe?afterRevision=0&timeoutMs=10000`);
-    await sleep(100);
-    await raw(c, leader, `/v1/leases/${L}/acquire`, { json: { holder: 'A', ttlMs: 30000 } });
-    await raw(c, leader, `/v1/elections/${G}/campaign`, { json: { candidate: 'c', ttlMs: 30000 } });
-    t.match((await pw).body, { name: L, holder: 'A', changed: true });
-    t.match((await po).body, { group: G, leader: { candidate: 'c' }, changed: true });
-  });
+  t.test(
+    'long-polls answer changed:false within timeoutMs + 1 s, changed:true on a change',
+    async (t) => {
+      const L = uniq('lp');
+      const G = uniq('lp-g');
+      const w = await raw(c, f1, `/v1/leases/${L}/watch?timeoutMs=500`);
+      t.same(w.body, { name: L, holder: null, fencingToken: null, changed: false });
+      t.ok(w.elapsedMs < 1500, `watch answered in ${Math.round(w.elapsedMs)} ms`);
+      const o = await raw(c, f2, `/v1/elections/${G}/observe?timeoutMs=500`);
+      t.same(o.body, { group: G, leader: null, candidates: [], revision: 0, changed: false });
+      t.ok(o.elapsedMs < 1500, `observe answered in ${Math.round(o.elapsedMs)} ms`);
+      const pw = raw(c, f1, `/v1/leases/${L}/watch?afterToken=0&timeoutMs=10000`);
+      const po = raw(c, f2, `/v1/elections/${G}/observe?afterRevision=0&timeoutMs=10000`);
+      await sleep(100);
+      await raw(c, leader, `/v1/leases/${L}/acquire`, { json: { holder: 'A', ttlMs: 30000 } });
+      await raw(c, leader, `/v1/elections/${G}/campaign`, {
+        json: { candidate: 'c', ttlMs: 30000 },
+      });
+      t.match((await pw).body, { name: L, holder: 'A', changed: true });
+      t.match((await po).body, { group: G, leader: { candidate: 'c' }, changed: true });
+    },
+  );
 
   t.test('election conflicts', async (t) => {
     const G = uniq('conf');
-    const c1 = await raw(c, leader, `/v1/elections/${G}/campaign`, { json: { candidate: 'c1', ttlMs: 400 } });
-    await raw(c, leader, `/v1/elections/${G}/campaign`, { json: { candidate: 'c2', ttlMs: 30000 } });
+    const c1 = await raw(c, leader, `/v1/elections/${G}/campaign`, {
+      json: { candidate: 'c1', ttlMs: 400 },
+    });
+    await raw(c, leader, `/v1/elections/${G}/campaign`, {
+      json: { candidate: 'c2', ttlMs: 30000 },
+    });
     for (const body of [
       { candidate: 'c2', fencingToken: c1.body.fencingToken, value: 1 },
       { candidate: 'c1', fencingToken: c1.body.fencingToken - 1, value: 1 },
@@ -225,7 +256,11 @@ t.test('SPEC §3 semantics', async (t) => {
       first.body,
       'replay through another node (equal JSON body, other key order): first outcome',
     );
-    t.equal((await raw(c, leader, `/v1/leases/${L}`)).status, 404, 'the replay did not acquire again');
+    t.equal(
+      (await raw(c, leader, `/v1/leases/${L}`)).status,
+      404,
+      'the replay did not acquire again',
+    );
     const again409 = await raw(c, f1, `/v1/leases/${L}/acquire`, {
       json: { holder: 'B', ttlMs: 30000 },
       headers: k2,
@@ -261,7 +296,10 @@ t.test('SPEC §3 semantics', async (t) => {
     t.equal(max.status, 200, 'a 128-character key is fine');
 
     // SPEC §3 Idempotency: "Any POST/PUT/DELETE may carry Idempotency-Key"; the same key on another route gets 422.
-    const fc = await raw(c, f1, '/v1/fence/check', { json: { lease: L, fencingToken: 1 }, headers: k1 });
+    const fc = await raw(c, f1, '/v1/fence/check', {
+      json: { lease: L, fencingToken: 1 },
+      headers: k1,
+    });
     t.equal(fc.status, 422, `same key on POST /v1/fence/check: ${fc.status} ${fc.text}`, {
       todo: 'SPEC deviation §3 Idempotency (low): POST /v1/fence/check ignores Idempotency-Key, so a reused key is not reported with 422',
     });

@@ -14,19 +14,30 @@ t.test('SPEC §3 shapes', async (t) => {
 
   t.test('lease routes', async (t) => {
     const L = uniq('shape-lease');
-    const a = await raw(c, follower, `/v1/leases/${L}/acquire`, { json: { holder: 'A', ttlMs: 30000 } });
+    const a = await raw(c, follower, `/v1/leases/${L}/acquire`, {
+      json: { holder: 'A', ttlMs: 30000 },
+    });
     t.equal(a.status, 200);
     t.same(
       keysOf(a.body),
       ['fencingToken', 'holder', 'name', 'ttlMs'],
       'acquire: {name, holder, fencingToken, ttlMs}',
     );
-    t.ok(isInt(a.body.fencingToken) && a.body.fencingToken > 0, 'fencingToken is a positive JSON integer');
+    t.ok(
+      isInt(a.body.fencingToken) && a.body.fencingToken > 0,
+      'fencingToken is a positive JSON integer',
+    );
     t.equal(a.body.ttlMs, 30000);
     const tok = a.body.fencingToken as number;
 
-    const again = await raw(c, leader, `/v1/leases/${L}/acquire`, { json: { holder: 'A', ttlMs: 30000 } });
-    t.equal(again.body.fencingToken, tok, 'acquire by the holder that holds it returns the same token');
+    const again = await raw(c, leader, `/v1/leases/${L}/acquire`, {
+      json: { holder: 'A', ttlMs: 30000 },
+    });
+    t.equal(
+      again.body.fencingToken,
+      tok,
+      'acquire by the holder that holds it returns the same token',
+    );
 
     const g = await raw(c, follower, `/v1/leases/${L}`);
     t.same(
@@ -46,7 +57,9 @@ t.test('SPEC §3 shapes', async (t) => {
     t.same(keysOf(list.body.leases[0]), keysOf(g.body), 'list entries have the GET shape');
     t.match(list.body.leases[0], { name: L, holder: 'A', fencingToken: tok, ttlMs: 30000 });
 
-    const r = await raw(c, follower, `/v1/leases/${L}/renew`, { json: { holder: 'A', fencingToken: tok } });
+    const r = await raw(c, follower, `/v1/leases/${L}/renew`, {
+      json: { holder: 'A', fencingToken: tok },
+    });
     t.same(
       r.body,
       { name: L, holder: 'A', fencingToken: tok, ttlMs: 30000 },
@@ -68,7 +81,9 @@ t.test('SPEC §3 shapes', async (t) => {
       'watch of a gone lease: {name, holder: null, fencingToken: null, changed}',
     );
 
-    const next = await raw(c, leader, `/v1/leases/${L}/acquire`, { json: { holder: 'B', ttlMs: 30000 } });
+    const next = await raw(c, leader, `/v1/leases/${L}/acquire`, {
+      json: { holder: 'B', ttlMs: 30000 },
+    });
     t.ok(next.body.fencingToken > tok, 'a new grant has a higher token');
   });
 
@@ -105,7 +120,11 @@ t.test('SPEC §3 shapes', async (t) => {
       ],
       'candidates queue in order, [{candidate, value}]',
     );
-    t.equal(v1.body.candidates[0].candidate, v1.body.leader.candidate, 'leader is the head of candidates');
+    t.equal(
+      v1.body.candidates[0].candidate,
+      v1.body.leader.candidate,
+      'leader is the head of candidates',
+    );
     t.ok(isInt(v1.body.revision) && v1.body.revision > 0);
 
     const rn = await raw(c, follower, `/v1/elections/${G}/renew`, { json: { candidate: 'c1' } });
@@ -156,7 +175,10 @@ t.test('SPEC §3 shapes', async (t) => {
     });
     t.same(keysOf(p1.body), ['key', 'revision']);
     t.ok(isInt(p1.body.revision));
-    const dup = await raw(c, follower, `/v1/kv/${k1}`, { method: 'PUT', json: { value: 2, ifRevision: 0 } });
+    const dup = await raw(c, follower, `/v1/kv/${k1}`, {
+      method: 'PUT',
+      json: { value: 2, ifRevision: 0 },
+    });
     t.equal(dup.status, 409, 'ifRevision 0 = create only if absent');
     t.ok(isError(dup.body, 'revision_mismatch'));
     const p2 = await raw(c, leader, `/v1/kv/${k2}`, { method: 'PUT', json: { value: 'x' } });
@@ -175,7 +197,11 @@ t.test('SPEC §3 shapes', async (t) => {
     });
     t.equal(ok.status, 200);
     const g = await raw(c, follower, `/v1/kv/${k1}`);
-    t.same(g.body, { key: k1, value: 3, revision: ok.body.revision }, 'GET: {key, value, revision}');
+    t.same(
+      g.body,
+      { key: k1, value: 3, revision: ok.body.revision },
+      'GET: {key, value, revision}',
+    );
     const d = await raw(c, follower, `/v1/kv/${k1}`, { method: 'DELETE', json: {} });
     t.same(d.body, { key: k1, deleted: true });
     t.equal((await raw(c, follower, `/v1/kv/${k1}`)).status, 404);
@@ -196,7 +222,8 @@ t.test('SPEC §3 shapes', async (t) => {
       const v = await raw(c, id, '/v1/cluster');
       t.equal(v.body.id, id);
       t.equal(v.body.leader, leader);
-      for (const f of ['term', 'commitIndex', 'appliedIndex']) t.ok(isInt(v.body[f]), `${id}: ${f} integer`);
+      for (const f of ['term', 'commitIndex', 'appliedIndex'])
+        t.ok(isInt(v.body[f]), `${id}: ${f} integer`);
       t.equal(v.body.members.length, 3);
       for (const m of v.body.members as Record<string, unknown>[]) {
         t.ok(typeof m['id'] === 'string' && /^n\d$/.test(m['id']), 'id is a string like n1');
@@ -243,7 +270,11 @@ t.test('SPEC §3 shapes', async (t) => {
       t.equal(bad.status, 415);
       t.equal(bad.headers['tenure-leader'], leader, `${id} 415`);
       const st = await raw(c, id, `/v1/leases/never-held-x?consistency=stale`);
-      t.equal(st.headers['tenure-stale'], 'true', `${id}: ?consistency=stale says Tenure-Stale: true`);
+      t.equal(
+        st.headers['tenure-stale'],
+        'true',
+        `${id}: ?consistency=stale says Tenure-Stale: true`,
+      );
       const ready = await raw(c, id, '/readyz');
       t.equal(ready.status, 200, `${id} ready`);
       t.equal((await raw(c, id, '/healthz')).status, 200);
@@ -284,7 +315,9 @@ t.test('SPEC §3 shapes', async (t) => {
     t.ok(isError(nf.body, 'not_found'), 'unknown route: 404 not_found in the error shape');
     const held = uniq('held');
     await raw(c, leader, `/v1/leases/${held}/acquire`, { json: { holder: 'A', ttlMs: 30000 } });
-    const h = await raw(c, follower, `/v1/leases/${held}/acquire`, { json: { holder: 'B', ttlMs: 30000 } });
+    const h = await raw(c, follower, `/v1/leases/${held}/acquire`, {
+      json: { holder: 'B', ttlMs: 30000 },
+    });
     t.equal(h.status, 409);
     t.ok(isError(h.body, 'held'));
     t.equal(h.body.error.holder, 'A', 'held names the current holder');

@@ -19,7 +19,9 @@ t.test('SPEC failure behaviour', async (t) => {
     const leader = await c.waitForLeader();
     const [f1, f2] = c.nodes.map((n) => n.id).filter((id) => id !== leader) as [string, string];
     const L = uniq('paused');
-    const held = await raw(c, f1, `/v1/leases/${L}/acquire`, { json: { holder: 'A', ttlMs: 20000 } });
+    const held = await raw(c, f1, `/v1/leases/${L}/acquire`, {
+      json: { holder: 'A', ttlMs: 20000 },
+    });
     t.equal(held.status, 200);
     c.pause(leader);
     try {
@@ -36,8 +38,12 @@ t.test('SPEC failure behaviour', async (t) => {
         ['long-poll (timeoutMs 500 on top)', lp, deadlineMs + 500],
       ] as const) {
         t.ok(a.status === 503 || a.status === 504, `${what}: ${a.status} ${a.text}`);
-        t.ok(isError(a.body, 'no_leader') || isError(a.body, 'timeout'), `${what}: no_leader / timeout`);
-        if (a.status === 503) t.ok(a.headers['retry-after'] !== undefined, `${what}: 503 sets Retry-After`);
+        t.ok(
+          isError(a.body, 'no_leader') || isError(a.body, 'timeout'),
+          `${what}: no_leader / timeout`,
+        );
+        if (a.status === 503)
+          t.ok(a.headers['retry-after'] !== undefined, `${what}: 503 sets Retry-After`);
         t.ok(
           a.elapsedMs <= limit + SLACK_MS,
           `${what} answered by its deadline ${limit} ms (+${SLACK_MS}): took ${Math.round(a.elapsedMs)} ms`,
@@ -83,7 +89,11 @@ t.test('SPEC failure behaviour', async (t) => {
       );
       const nr = await raw(c, leader, '/readyz');
       t.equal(nr.status, 503, '/readyz is 503 without a leader');
-      t.equal(nr.headers['tenure-leader'], undefined, 'no Tenure-Leader header when no leader is known');
+      t.equal(
+        nr.headers['tenure-leader'],
+        undefined,
+        'no Tenure-Leader header when no leader is known',
+      );
       const w = await write;
       t.ok(w.status === 503 || w.status === 504, `write without a majority: ${w.status}`);
       t.ok(
@@ -112,27 +122,37 @@ t.test('SPEC failure behaviour', async (t) => {
     );
   });
 
-  t.test('SIGKILL a node and restart it: acknowledged writes survive and it catches up', async (t) => {
-    const leader = await c.waitForLeader();
-    const victim = c.nodes.map((n) => n.id).find((id) => id !== leader)!;
-    const k = uniq('durable');
-    const p = await raw(c, victim, `/v1/kv/${k}`, { method: 'PUT', json: { value: 'before' } });
-    t.equal(p.status, 200);
-    await c.kill(victim);
-    const during = await raw(c, leader, `/v1/kv/${k}`, { method: 'PUT', json: { value: 'during' } });
-    t.equal(during.status, 200, 'two nodes keep serving');
-    await c.restart(victim);
-    const caught = await until(async () => {
-      const r = await raw(c, victim, `/v1/kv/${k}?consistency=stale`);
-      return r.status === 200 && r.body?.value === 'during';
-    }, 10000);
-    t.ok(caught, 'the restarted node recovered and caught up');
-    const lin = await raw(c, victim, `/v1/kv/${k}`);
-    t.same(lin.body, { key: k, value: 'during', revision: during.body.revision });
-    // Kill the leader: the acknowledged write is still there.
-    await c.kill(leader);
-    const newLeader = await c.waitForLeader(15000);
-    t.same((await raw(c, newLeader, `/v1/kv/${k}`)).body?.value, 'during', 'survives the leader SIGKILL');
-    await c.restart(leader);
-  });
+  t.test(
+    'SIGKILL a node and restart it: acknowledged writes survive and it catches up',
+    async (t) => {
+      const leader = await c.waitForLeader();
+      const victim = c.nodes.map((n) => n.id).find((id) => id !== leader)!;
+      const k = uniq('durable');
+      const p = await raw(c, victim, `/v1/kv/${k}`, { method: 'PUT', json: { value: 'before' } });
+      t.equal(p.status, 200);
+      await c.kill(victim);
+      const during = await raw(c, leader, `/v1/kv/${k}`, {
+        method: 'PUT',
+        json: { value: 'during' },
+      });
+      t.equal(during.status, 200, 'two nodes keep serving');
+      await c.restart(victim);
+      const caught = await until(async () => {
+        const r = await raw(c, victim, `/v1/kv/${k}?consistency=stale`);
+        return r.status === 200 && r.body?.value === 'during';
+      }, 10000);
+      t.ok(caught, 'the restarted node recovered and caught up');
+      const lin = await raw(c, victim, `/v1/kv/${k}`);
+      t.same(lin.body, { key: k, value: 'during', revision: during.body.revision });
+      // Kill the leader: the acknowledged write is still there.
+      await c.kill(leader);
+      const newLeader = await c.waitForLeader(15000);
+      t.same(
+        (await raw(c, newLeader, `/v1/kv/${k}`)).body?.value,
+        'during',
+        'survives the leader SIGKILL',
+      );
+      await c.restart(leader);
+    },
+  );
 });

@@ -27,7 +27,12 @@ export interface RawOptions {
 }
 
 /** Send one request to node `id` of `c`. Never throws on HTTP status; throws on network errors. */
-export async function raw(c: LocalCluster, id: string, path: string, o: RawOptions = {}): Promise<RawAnswer> {
+export async function raw(
+  c: LocalCluster,
+  id: string,
+  path: string,
+  o: RawOptions = {},
+): Promise<RawAnswer> {
   const headers: Record<string, string> = {
     ...(o.json !== undefined ? { 'content-type': 'application/json' } : {}),
     ...(o.headers ?? {}),

@@ -75,7 +75,12 @@ export interface ClusterView {
   readonly term: number;
   readonly commitIndex: number;
   readonly appliedIndex: number;
-  readonly members: readonly { id: string; role: string; httpAddress: string; raftAddress: string }[];
+  readonly members: readonly {
+    id: string;
+    role: string;
+    httpAddress: string;
+    raftAddress: string;
+  }[];
 }
 
 const live = new Set<ChildProcess>();
@@ -115,7 +120,8 @@ export class LocalCluster {
 
   /** Allocate ports and directories, spawn every node and wait until a leader is known everywhere. */
   static async start(opts: ClusterOptions = {}): Promise<LocalCluster> {
-    if (!existsSync(SERVER_MAIN)) throw new Error(`${SERVER_MAIN} is missing: run npx tsc -b packages/server first`);
+    if (!existsSync(SERVER_MAIN))
+      throw new Error(`${SERVER_MAIN} is missing: run npx tsc -b packages/server first`);
     installExitHook();
     const n = opts.nodes ?? 3;
     const ports = await allocatePorts(n * 2);
@@ -210,7 +216,8 @@ export class LocalCluster {
     this.#spawn(id);
     const until = Date.now() + timeoutMs;
     while (Date.now() < until) {
-      if (!this.#procs.has(id)) throw new Error(`${id} exited during start; see ${this.node(id).logFile}`);
+      if (!this.#procs.has(id))
+        throw new Error(`${id} exited during start; see ${this.node(id).logFile}`);
       try {
         const r = await fetch(`${this.node(id).url}/healthz`, { signal: AbortSignal.timeout(500) });
         if (r.status === 200) return;
@@ -263,7 +270,9 @@ export class LocalCluster {
   /** GET /v1/cluster of one node, or null when it does not answer within 1 s. */
   async clusterView(id: string): Promise<ClusterView | null> {
     try {
-      const r = await fetch(`${this.node(id).url}/v1/cluster`, { signal: AbortSignal.timeout(1000) });
+      const r = await fetch(`${this.node(id).url}/v1/cluster`, {
+        signal: AbortSignal.timeout(1000),
+      });
       if (r.status !== 200) return null;
       return (await r.json()) as ClusterView;
     } catch {
@@ -275,14 +284,23 @@ export class LocalCluster {
    * Poll /v1/cluster on every running, unpaused node until all of them (at least a majority of the
    * cluster) name the same leader, which is itself among them. Resolves with its id.
    */
-  async waitForLeader(timeoutMs = 20_000, among: readonly string[] = this.running().filter((id) => !this.#paused.has(id))): Promise<string> {
+  async waitForLeader(
+    timeoutMs = 20_000,
+    among: readonly string[] = this.running().filter((id) => !this.#paused.has(id)),
+  ): Promise<string> {
     const until = Date.now() + timeoutMs;
     const majority = Math.floor(this.nodes.length / 2) + 1;
     while (Date.now() < until) {
       const views = await Promise.all(among.map((id) => this.clusterView(id)));
       const leaders = new Set(views.map((v) => v?.leader ?? null));
       const leader = views[0]?.leader ?? null;
-      if (views.length >= majority && views.every((v) => v !== null) && leaders.size === 1 && leader !== null && among.includes(leader)) {
+      if (
+        views.length >= majority &&
+        views.every((v) => v !== null) &&
+        leaders.size === 1 &&
+        leader !== null &&
+        among.includes(leader)
+      ) {
         const lv = views[among.indexOf(leader)];
         if (lv && lv.members.find((m) => m.id === leader)?.role === 'leader') return leader;
       }
@@ -298,7 +316,14 @@ export class LocalCluster {
 
   /** JSON request to one node. `body` undefined sends no body. Never throws on HTTP status. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test answers are read field by field
-  async request<T = any>(id: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 30_000): Promise<HttpAnswer<T>> {
+  async request<T = any>(
+    id: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+    timeoutMs = 30_000,
+  ): Promise<HttpAnswer<T>> {
     const r = await fetch(`${this.node(id).url}${path}`, {
       method,
       headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },

@@ -27,7 +27,13 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * attempt carries the same Idempotency-Key. Throws when `totalMs` passes.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test answers are read field by field
-export async function retrying<T = any>(cluster: LocalCluster, method: string, path: string, body: unknown, opts: RetryOptions = {}): Promise<RetriedAnswer<T>> {
+export async function retrying<T = any>(
+  cluster: LocalCluster,
+  method: string,
+  path: string,
+  body: unknown,
+  opts: RetryOptions = {},
+): Promise<RetriedAnswer<T>> {
   const key = randomUUID();
   const until = Date.now() + (opts.totalMs ?? 30_000);
   let nodeIndex = opts.startNode ?? 0;
@@ -37,7 +43,14 @@ export async function retrying<T = any>(cluster: LocalCluster, method: string, p
     attempts++;
     const id = cluster.nodes[nodeIndex % cluster.nodes.length]!.id;
     try {
-      const a = await cluster.request<T>(id, method, path, body, { 'idempotency-key': key }, opts.attemptMs ?? 15_000);
+      const a = await cluster.request<T>(
+        id,
+        method,
+        path,
+        body,
+        { 'idempotency-key': key },
+        opts.attemptMs ?? 15_000,
+      );
       if (a.status !== 503 && a.status !== 504) return { ...a, attempts };
       last = `${a.status} from ${id}`;
     } catch (err) {

@@ -5,14 +5,21 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { TenureClient, type TenureClientOptions } from '../client.js';
-import type { ClusterView, ElectionView, JsonValue, LeaseView, LeaseWatchView } from '../contract.js';
+import type {
+  ClusterView,
+  ElectionView,
+  JsonValue,
+  LeaseView,
+  LeaseWatchView,
+} from '../contract.js';
 import { formatDurationMs, parseDurationMs } from '../duration.js';
 import { TenureError } from '../errors.js';
 import type { HeldGrant } from '../held-grant.js';
 import { EXIT, exitCodeFor, UsageError } from './exit-codes.js';
 
 /** Default endpoints of the local three-node cluster (`npm start`). */
-export const DEFAULT_ENDPOINTS = 'http://127.0.0.1:7001,http://127.0.0.1:7002,http://127.0.0.1:7003';
+export const DEFAULT_ENDPOINTS =
+  'http://127.0.0.1:7001,http://127.0.0.1:7002,http://127.0.0.1:7003';
 
 /** A writable text sink (process.stdout or a test buffer). */
 export interface TextSink {
@@ -138,7 +145,8 @@ export function parseEndpoints(text: string): string[] {
     .map((e) => e.trim())
     .filter((e) => e.length > 0)
     .map((e) => (e.includes('://') ? e : `http://${e}`));
-  if (endpoints.length === 0) throw new UsageError('--endpoints: at least one endpoint is required');
+  if (endpoints.length === 0)
+    throw new UsageError('--endpoints: at least one endpoint is required');
   return endpoints;
 }
 
@@ -150,13 +158,18 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   let exitCode: number = EXIT.ok;
   /** What the request field `value` is called in this invocation's error messages. */
   let valueFlag = 'VALUE';
-  const out = (text: string): void => void io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-  const err = (text: string): void => void io.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+  const out = (text: string): void =>
+    void io.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  const err = (text: string): void =>
+    void io.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
 
   const program = new Command('tenure')
     .description('Tenure coordination service client: leases, elections, fenced KV')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) })
+    .configureOutput({
+      writeOut: (s) => void io.stdout.write(s),
+      writeErr: (s) => void io.stderr.write(s),
+    })
     .showHelpAfterError('(run with --help for usage)')
     .option(
       '--endpoints <list>',
@@ -165,9 +178,13 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .option('--json', 'machine-readable JSON output (one object per line)')
     .option('--timeout <duration>', 'deadline of each call, e.g. 5s', durationArg('--timeout'));
 
-  const ctx = (command: Command): { client: TenureClient; json: boolean; timeoutMs: number | undefined } => {
+  const ctx = (
+    command: Command,
+  ): { client: TenureClient; json: boolean; timeoutMs: number | undefined } => {
     const globals = command.optsWithGlobals<GlobalOptions>();
-    const endpoints = parseEndpoints(globals.endpoints ?? io.env['TENURE_ENDPOINTS'] ?? DEFAULT_ENDPOINTS);
+    const endpoints = parseEndpoints(
+      globals.endpoints ?? io.env['TENURE_ENDPOINTS'] ?? DEFAULT_ENDPOINTS,
+    );
     const options: TenureClientOptions = {
       endpoints,
       ...(globals.timeout === undefined ? {} : { requestTimeoutMs: globals.timeout }),
@@ -181,14 +198,18 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     out(json ? JSON.stringify(value) : human);
 
   // ---- lease ----
-  const lease = program.command('lease').description('acquire, renew, release and inspect leases (locks)');
+  const lease = program
+    .command('lease')
+    .description('acquire, renew, release and inspect leases (locks)');
   lease
     .command('acquire <name>')
     .description(
       'acquire a lease once and print the grant; --hold keeps it renewed until Ctrl-C, then releases it',
     )
     .addOption(
-      new Option('--ttl <duration>', 'lease ttl').argParser(durationArg('--ttl')).default(10_000, '10s'),
+      new Option('--ttl <duration>', 'lease ttl')
+        .argParser(durationArg('--ttl'))
+        .default(10_000, '10s'),
     )
     .option('--wait <duration>', 'wait up to this long for the lease', durationArg('--wait'))
     .option('--lock-delay <duration>', 'lock-delay after expiry', durationArg('--lock-delay'))
@@ -238,7 +259,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
             const globals = command.optsWithGlobals<GlobalOptions>();
             const prefix = [
               'tenure',
-              ...(globals.endpoints === undefined ? [] : ['--endpoints', shellQuote(globals.endpoints)]),
+              ...(globals.endpoints === undefined
+                ? []
+                : ['--endpoints', shellQuote(globals.endpoints)]),
               'lease',
             ].join(' ');
             const grant = `${shellQuote(held.name)} --holder ${shellQuote(held.holder)} --token ${held.fencingToken}`;
@@ -330,14 +353,22 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   // ---- elections ----
   program
     .command('elect <group>')
-    .description('campaign in an election, hold leadership until Ctrl-C (printing changes), then resign')
+    .description(
+      'campaign in an election, hold leadership until Ctrl-C (printing changes), then resign',
+    )
     .option('--value <value>', 'value to proclaim (JSON or string)')
     .addOption(
-      new Option('--ttl <duration>', 'candidacy ttl').argParser(durationArg('--ttl')).default(10_000, '10s'),
+      new Option('--ttl <duration>', 'candidacy ttl')
+        .argParser(durationArg('--ttl'))
+        .default(10_000, '10s'),
     )
     .option('--candidate <id>', 'candidate id (default: unique per process)')
     .action(
-      async (group: string, opts: { value?: string; ttl: number; candidate?: string }, command: Command) => {
+      async (
+        group: string,
+        opts: { value?: string; ttl: number; candidate?: string },
+        command: Command,
+      ) => {
         const { client, json } = ctx(command);
         const value = opts.value === undefined ? null : parseValueArg(opts.value);
         valueFlag = '--value';
@@ -351,7 +382,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
             ...(opts.candidate === undefined ? {} : { candidate: opts.candidate }),
           });
         } catch (error) {
-          if (error instanceof TenureError && error.code === 'aborted' && io.interrupt.aborted) return;
+          if (error instanceof TenureError && error.code === 'aborted' && io.interrupt.aborted)
+            return;
           throw error;
         }
         emit(
@@ -364,7 +396,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         io.interrupt.addEventListener('abort', stopWatching, { once: true });
         leadership.signal.addEventListener('abort', stopWatching, { once: true });
         const printer = (async () => {
-          for await (const view of client.observe(group, { signal: watching.signal, initial: false }))
+          for await (const view of client.observe(group, {
+            signal: watching.signal,
+            initial: false,
+          }))
             emit(json, { event: 'changed', ...view }, `changed: ${formatElection(view)}`);
         })().catch(() => undefined);
         exitCode = await holdUntilInterrupt(leadership, io.interrupt, json, out, err);
@@ -391,13 +426,22 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     command
       .option('--fence-lease <name>', 'commit only while this lease carries --token')
       .option('--fence-election <group>', 'commit only while this election carries --token')
-      .option('--token <n>', 'fencing token for --fence-lease / --fence-election', integerArg('--token'))
+      .option(
+        '--token <n>',
+        'fencing token for --fence-lease / --fence-election',
+        integerArg('--token'),
+      )
       .option(
         '--if-revision <n>',
         'commit only if the key has this revision (0: absent)',
         integerArg('--if-revision'),
       );
-  type FenceFlags = { fenceLease?: string; fenceElection?: string; token?: number; ifRevision?: number };
+  type FenceFlags = {
+    fenceLease?: string;
+    fenceElection?: string;
+    token?: number;
+    ifRevision?: number;
+  };
   const writeOptions = (
     opts: FenceFlags,
   ): {
@@ -410,7 +454,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     if (opts.fenceLease !== undefined && opts.token === undefined)
       throw new UsageError('--fence-lease needs --token N (the fencing token of the lease grant)');
     if (opts.fenceElection !== undefined && opts.token === undefined)
-      throw new UsageError('--fence-election needs --token N (the fencing token of the leadership)');
+      throw new UsageError(
+        '--fence-election needs --token N (the fencing token of the leadership)',
+      );
     if (resource === undefined && opts.token !== undefined)
       throw new UsageError(
         '--token needs --fence-lease NAME or --fence-election GROUP (the resource the token belongs to)',
@@ -426,22 +472,23 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       ...(opts.ifRevision === undefined ? {} : { ifRevision: opts.ifRevision }),
     };
   };
-  fenceOptions(kv.command('put <key> <value>').description('write a value (JSON or string)')).action(
-    async (key: string, value: string, opts: FenceFlags, command: Command) => {
-      const { client, json, timeoutMs } = ctx(command);
-      const answer = await client.kv.put(key, parseValueArg(value), {
-        ...writeOptions(opts),
-        ...call(timeoutMs),
-      });
-      emit(json, answer, `${answer.key} revision=${answer.revision}`);
-    },
-  );
+  fenceOptions(
+    kv.command('put <key> <value>').description('write a value (JSON or string)'),
+  ).action(async (key: string, value: string, opts: FenceFlags, command: Command) => {
+    const { client, json, timeoutMs } = ctx(command);
+    const answer = await client.kv.put(key, parseValueArg(value), {
+      ...writeOptions(opts),
+      ...call(timeoutMs),
+    });
+    emit(json, answer, `${answer.key} revision=${answer.revision}`);
+  });
   kv.command('get <key>')
     .description('read a value (exit 4 when absent)')
     .action(async (key: string, _opts: unknown, command: Command) => {
       const { client, json, timeoutMs } = ctx(command);
       const view = await client.kv.get(key, call(timeoutMs));
-      if (view === null) throw new TenureError(`key ${key} not found`, { code: 'not_found', status: 404 });
+      if (view === null)
+        throw new TenureError(`key ${key} not found`, { code: 'not_found', status: 404 });
       emit(json, view, `${JSON.stringify(view.value)}\t(revision ${view.revision})`);
     });
   fenceOptions(kv.command('del <key>').description('delete a key')).action(
@@ -491,7 +538,10 @@ function holdUntilInterrupt(
 ): Promise<number> {
   return new Promise((resolve) => {
     const onRenewed = (): void => {
-      if (json) out(JSON.stringify({ event: 'renewed', fencingToken: held.fencingToken, ttlMs: held.ttlMs }));
+      if (json)
+        out(
+          JSON.stringify({ event: 'renewed', fencingToken: held.fencingToken, ttlMs: held.ttlMs }),
+        );
     };
     const onAtRisk = (error: TenureError): void => {
       if (json) out(JSON.stringify({ event: 'atRisk', error: errorJson(error) }));
@@ -530,7 +580,11 @@ function holdUntilInterrupt(
  * fails or shows another holder) — or, with `holder: null`, "lease L is in lock-delay for 1.2s"
  * (SPEC §3 "Waits"). Code, status and details are kept, so the exit code stays 1.
  */
-async function describeHeld(client: TenureClient, name: string, error: TenureError): Promise<TenureError> {
+async function describeHeld(
+  client: TenureClient,
+  name: string,
+  error: TenureError,
+): Promise<TenureError> {
   const holder = error.details['holder'];
   const delayMs = error.details['lockDelayRemainingMs'];
   let message: string;
@@ -602,7 +656,9 @@ function formatCluster(view: ClusterView): string {
       m.matchIndex === undefined ? '' : ` matchIndex=${m.matchIndex}`,
       m.lastContactMs === undefined ? '' : ` lastContact=${formatDurationMs(m.lastContactMs)}`,
     ].join('');
-    lines.push(`  ${m.id.padEnd(6)} ${m.role.padEnd(9)} http=${m.httpAddress} raft=${m.raftAddress}${extra}`);
+    lines.push(
+      `  ${m.id.padEnd(6)} ${m.role.padEnd(9)} http=${m.httpAddress} raft=${m.raftAddress}${extra}`,
+    );
   }
   return lines.join('\n');
 }

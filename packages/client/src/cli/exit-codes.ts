@@ -6,7 +6,14 @@
 import { TenureError } from '../errors.js';
 
 /** Exit code constants of the CLI. */
-export const EXIT = { ok: 0, conflict: 1, usage: 2, unavailable: 3, notFound: 4, other: 5 } as const;
+export const EXIT = {
+  ok: 0,
+  conflict: 1,
+  usage: 2,
+  unavailable: 3,
+  notFound: 4,
+  other: 5,
+} as const;
 
 /** A CLI usage error (bad flag value, missing argument): exit code 2. */
 export class UsageError extends Error {

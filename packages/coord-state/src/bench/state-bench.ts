@@ -50,13 +50,20 @@ function heapMiB(): number {
 function main(): void {
   const rows: Row[] = [];
   const baseHeap = heapMiB();
-  const sm = new CoordStateMachine({ leasesMax: Math.max(2_000_000, LEASES * 2), historyNamesMax: 100_000 });
+  const sm = new CoordStateMachine({
+    leasesMax: Math.max(2_000_000, LEASES * 2),
+    historyNamesMax: 100_000,
+  });
   const names: string[] = Array.from({ length: LEASES }, (_, i) => `lease-${i}`);
   const holders: string[] = Array.from({ length: LEASES }, (_, i) => `host-${i % 5000}:pid-${i}`);
   const tokens = new Float64Array(LEASES);
   let index = 0;
   let nowMs = 0;
-  const env = (command: CommandEnvelope['command']): CommandEnvelope => ({ v: 1, command, idempotency: null });
+  const env = (command: CommandEnvelope['command']): CommandEnvelope => ({
+    v: 1,
+    command,
+    idempotency: null,
+  });
   const tick = (): void => {
     if ((index & 1023) === 0) nowMs++;
   };
@@ -65,51 +72,130 @@ function main(): void {
     const c0 = process.cpuUsage();
     fn();
     const c1 = process.cpuUsage(c0);
-    rows.push({ phase, ops, seconds: (performance.now() - t0) / 1000, cpuSeconds: (c1.user + c1.system) / 1e6, note });
+    rows.push({
+      phase,
+      ops,
+      seconds: (performance.now() - t0) / 1000,
+      cpuSeconds: (c1.user + c1.system) / 1e6,
+      note,
+    });
   };
 
   timed('acquire (new grants)', LEASES, 'names 0..N-1 free → granted', () => {
     for (let i = 0; i < LEASES; i++) {
       tick();
-      const out = sm.apply(++index, nowMs, env({ type: 'lease.acquire', name: names[i]!, holder: holders[i]!, ttlMs: TTL_MS, waitMs: 0, lockDelayMs: 0, maxHoldMs: null }));
+      const out = sm.apply(
+        ++index,
+        nowMs,
+        env({
+          type: 'lease.acquire',
+          name: names[i]!,
+          holder: holders[i]!,
+          ttlMs: TTL_MS,
+          waitMs: 0,
+          lockDelayMs: 0,
+          maxHoldMs: null,
+        }),
+      );
       if (!out.result.ok) throw new Error(`acquire failed: ${JSON.stringify(out.result)}`);
-      tokens[i] = (out.result.value as Extract<LeaseAcquireValue, { kind: 'granted' }>).fencingToken;
+      tokens[i] = (
+        out.result.value as Extract<LeaseAcquireValue, { kind: 'granted' }>
+      ).fencingToken;
     }
   });
   const heapLive = heapMiB() - baseHeap;
   const counts = sm.counts();
-  if (counts.leases !== LEASES) throw new Error(`expected ${LEASES} live leases, have ${counts.leases}`);
+  if (counts.leases !== LEASES)
+    throw new Error(`expected ${LEASES} live leases, have ${counts.leases}`);
 
   const pick = rng(12345);
   timed('renew', LEASES, `random names, ${LEASES.toLocaleString()} live`, () => {
     for (let n = 0; n < LEASES; n++) {
       tick();
       const i = pick() % LEASES;
-      const out = sm.apply(++index, nowMs, env({ type: 'lease.renew', name: names[i]!, holder: holders[i]!, fencingToken: tokens[i]! }));
+      const out = sm.apply(
+        ++index,
+        nowMs,
+        env({
+          type: 'lease.renew',
+          name: names[i]!,
+          holder: holders[i]!,
+          fencingToken: tokens[i]!,
+        }),
+      );
       if (!out.result.ok) throw new Error(`renew failed: ${JSON.stringify(out.result)}`);
     }
   });
 
-  timed('release + re-acquire', MIXED_OPS, `pairs on random names, ${LEASES.toLocaleString()} live`, () => {
-    for (let n = 0; n < MIXED_OPS; n += 2) {
-      tick();
-      const i = pick() % LEASES;
-      const rel = sm.apply(++index, nowMs, env({ type: 'lease.release', name: names[i]!, holder: holders[i]!, fencingToken: tokens[i]! }));
-      if (!rel.result.ok) throw new Error(`release failed: ${JSON.stringify(rel.result)}`);
-      const acq = sm.apply(++index, nowMs, env({ type: 'lease.acquire', name: names[i]!, holder: holders[i]!, ttlMs: TTL_MS, waitMs: 0, lockDelayMs: 0, maxHoldMs: null }));
-      if (!acq.result.ok) throw new Error(`acquire failed: ${JSON.stringify(acq.result)}`);
-      tokens[i] = (acq.result.value as Extract<LeaseAcquireValue, { kind: 'granted' }>).fencingToken;
-    }
-  });
+  timed(
+    'release + re-acquire',
+    MIXED_OPS,
+    `pairs on random names, ${LEASES.toLocaleString()} live`,
+    () => {
+      for (let n = 0; n < MIXED_OPS; n += 2) {
+        tick();
+        const i = pick() % LEASES;
+        const rel = sm.apply(
+          ++index,
+          nowMs,
+          env({
+            type: 'lease.release',
+            name: names[i]!,
+            holder: holders[i]!,
+            fencingToken: tokens[i]!,
+          }),
+        );
+        if (!rel.result.ok) throw new Error(`release failed: ${JSON.stringify(rel.result)}`);
+        const acq = sm.apply(
+          ++index,
+          nowMs,
+          env({
+            type: 'lease.acquire',
+            name: names[i]!,
+            holder: holders[i]!,
+            ttlMs: TTL_MS,
+            waitMs: 0,
+            lockDelayMs: 0,
+            maxHoldMs: null,
+          }),
+        );
+        if (!acq.result.ok) throw new Error(`acquire failed: ${JSON.stringify(acq.result)}`);
+        tokens[i] = (
+          acq.result.value as Extract<LeaseAcquireValue, { kind: 'granted' }>
+        ).fencingToken;
+      }
+    },
+  );
 
   const mixedOne = (i: number, k: number): CommandEnvelope => {
     switch (k % 3) {
       case 0:
-        return env({ type: 'lease.renew', name: names[i]!, holder: holders[i]!, fencingToken: tokens[i]! });
+        return env({
+          type: 'lease.renew',
+          name: names[i]!,
+          holder: holders[i]!,
+          fencingToken: tokens[i]!,
+        });
       case 1:
-        return env({ type: 'lease.acquire', name: names[i]!, holder: `other-${k}`, ttlMs: TTL_MS, waitMs: 0, lockDelayMs: 0, maxHoldMs: null }); // held
+        return env({
+          type: 'lease.acquire',
+          name: names[i]!,
+          holder: `other-${k}`,
+          ttlMs: TTL_MS,
+          waitMs: 0,
+          lockDelayMs: 0,
+          maxHoldMs: null,
+        }); // held
       default:
-        return env({ type: 'lease.acquire', name: names[i]!, holder: holders[i]!, ttlMs: TTL_MS, waitMs: 0, lockDelayMs: 0, maxHoldMs: null }); // renew by acquire
+        return env({
+          type: 'lease.acquire',
+          name: names[i]!,
+          holder: holders[i]!,
+          ttlMs: TTL_MS,
+          waitMs: 0,
+          lockDelayMs: 0,
+          maxHoldMs: null,
+        }); // renew by acquire
     }
   };
   timed('mixed renew/held/re-acquire', MIXED_OPS, 'direct envelopes', () => {
@@ -128,7 +214,16 @@ function main(): void {
   timed('release (all)', LEASES, `down to 0 live`, () => {
     for (let i = 0; i < LEASES; i++) {
       tick();
-      const out = sm.apply(++index, nowMs, env({ type: 'lease.release', name: names[i]!, holder: holders[i]!, fencingToken: tokens[i]! }));
+      const out = sm.apply(
+        ++index,
+        nowMs,
+        env({
+          type: 'lease.release',
+          name: names[i]!,
+          holder: holders[i]!,
+          fencingToken: tokens[i]!,
+        }),
+      );
       if (!out.result.ok) throw new Error(`release failed: ${JSON.stringify(out.result)}`);
     }
   });
@@ -137,7 +232,19 @@ function main(): void {
   const expiring = Math.min(LEASES, 200_000);
   for (let i = 0; i < expiring; i++) {
     tick();
-    sm.apply(++index, nowMs, env({ type: 'lease.acquire', name: names[i]!, holder: holders[i]!, ttlMs: 100 + (i % 1000), waitMs: 0, lockDelayMs: 0, maxHoldMs: null }));
+    sm.apply(
+      ++index,
+      nowMs,
+      env({
+        type: 'lease.acquire',
+        name: names[i]!,
+        holder: holders[i]!,
+        ttlMs: 100 + (i % 1000),
+        waitMs: 0,
+        lockDelayMs: 0,
+        maxHoldMs: null,
+      }),
+    );
   }
   timed('expiry', expiring, 'leases expired via nextDueMs() entries', () => {
     let due = sm.nextDueMs();

@@ -57,7 +57,12 @@ async function readJson(req: http.IncomingMessage): Promise<Record<string, unkno
 }
 
 /** Runs `proposers` concurrent loops of propose() for `durationMs`; latencies in ms. */
-async function load(node: RaftNode<number>, proposers: number, durationMs: number, sizeBytes: number) {
+async function load(
+  node: RaftNode<number>,
+  proposers: number,
+  durationMs: number,
+  sizeBytes: number,
+) {
   const latenciesMs: number[] = [];
   const payload = new Uint8Array(sizeBytes).fill(7);
   const start = performance.now();
@@ -90,7 +95,9 @@ async function main(): Promise<void> {
     dataDir: config.dataDir,
     stateMachine: sm,
     logger,
-    ...(config.electionTimeoutMs !== undefined ? { electionTimeoutMs: config.electionTimeoutMs } : {}),
+    ...(config.electionTimeoutMs !== undefined
+      ? { electionTimeoutMs: config.electionTimeoutMs }
+      : {}),
     ...(config.heartbeatMs !== undefined ? { heartbeatMs: config.heartbeatMs } : {}),
     ...(config.tickMs !== undefined ? { tickMs: config.tickMs } : {}),
   });
@@ -116,11 +123,17 @@ async function main(): Promise<void> {
           });
           return reply(200, applied);
         }
-        if (route === 'POST /read') return reply(200, { index: await node.readBarrier({ timeoutMs: 5000 }) });
+        if (route === 'POST /read')
+          return reply(200, { index: await node.readBarrier({ timeoutMs: 5000 }) });
         if (route === 'POST /load') {
           return reply(
             200,
-            await load(node, Number(body.proposers), Number(body.durationMs), Number(body.sizeBytes)),
+            await load(
+              node,
+              Number(body.proposers),
+              Number(body.durationMs),
+              Number(body.sizeBytes),
+            ),
           );
         }
         return reply(404, { error: { code: 'not_found' } });

@@ -71,7 +71,13 @@ async function main(): Promise<void> {
     : [];
   const controlPorts = await Promise.all(
     ids.map(async (id) => {
-      const config = { id, clusterId: 'bench', peers, dataDir: path.join(dir, id), recordValues: false };
+      const config = {
+        id,
+        clusterId: 'bench',
+        peers,
+        dataDir: path.join(dir, id),
+        recordValues: false,
+      };
       const child = spawn(
         process.execPath,
         [...cpuProf, path.join(here, 'demo-node.js'), JSON.stringify(config)],
@@ -125,7 +131,11 @@ async function main(): Promise<void> {
   console.log(
     JSON.stringify({
       targets: {
-        commitsPerSec64: { target: 15000, measured: many!.commitsPerSec, met: many!.commitsPerSec >= 15000 },
+        commitsPerSec64: {
+          target: 15000,
+          measured: many!.commitsPerSec,
+          met: many!.commitsPerSec >= 15000,
+        },
         p50Ms1: { target: 2, measured: one!.p50Ms, met: one!.p50Ms <= 2 },
       },
     }),

@@ -99,9 +99,14 @@ export class ClusterTime {
    * clock.nowMs(). Throws (assertion) if `term` is not above both terms.
    */
   startLeading(term: Term, lastLogTerm: Term, lastLogClusterTimeMs: number): void {
-    assert.ok(term > lastLogTerm && term > this.#refTerm, 'a new term is newer than every timeline seen');
+    assert.ok(
+      term > lastLogTerm && term > this.#refTerm,
+      'a new term is newer than every timeline seen',
+    );
     const startMs =
-      this.#refTerm === lastLogTerm ? Math.max(this.#refMs, lastLogClusterTimeMs) : lastLogClusterTimeMs;
+      this.#refTerm === lastLogTerm
+        ? Math.max(this.#refMs, lastLogClusterTimeMs)
+        : lastLogClusterTimeMs;
     this.#leadingTerm = term;
     this.#termStartClusterTimeMs = startMs;
     this.#termStartMonoMs = this.#clock.nowMs();
@@ -121,7 +126,11 @@ export class ClusterTime {
     // Whole milliseconds (SPEC §3 durations are integers); flooring keeps cluster time a lower bound
     // of real elapsed time, so it can only make expiry later, never earlier (SPEC §1.5).
     const elapsedMs = Math.floor(this.#clock.nowMs() - this.#termStartMonoMs);
-    assert.equal(this.#refTerm, this.#leadingTerm, 'a leader hears of no newer timeline while leading');
+    assert.equal(
+      this.#refTerm,
+      this.#leadingTerm,
+      'a leader hears of no newer timeline while leading',
+    );
     const nowMs = Math.max(this.#refMs, this.#termStartClusterTimeMs + elapsedMs);
     this.#refMs = nowMs;
     return nowMs;

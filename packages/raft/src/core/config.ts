@@ -15,9 +15,13 @@ export function validateCoreConfig(config: CoreConfig): void {
   assert.ok(config.voters.length >= 1, 'voters must not be empty');
   assert.equal(new Set(config.voters).size, config.voters.length, 'voters must be unique');
   assert.ok(config.voters.includes(config.id), 'id must be one of voters');
-  assert.ok(Number.isInteger(config.heartbeatTicks) && config.heartbeatTicks >= 1, 'heartbeatTicks ≥ 1');
   assert.ok(
-    Number.isInteger(config.electionTimeoutTicks) && config.electionTimeoutTicks > config.heartbeatTicks,
+    Number.isInteger(config.heartbeatTicks) && config.heartbeatTicks >= 1,
+    'heartbeatTicks ≥ 1',
+  );
+  assert.ok(
+    Number.isInteger(config.electionTimeoutTicks) &&
+      config.electionTimeoutTicks > config.heartbeatTicks,
     'electionTimeoutTicks must be an integer > heartbeatTicks',
   );
   assert.ok(

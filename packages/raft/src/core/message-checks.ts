@@ -44,13 +44,18 @@ export function isWellFormedMessage(msg: Message): boolean {
 function isWellFormedInstallSnapshot(msg: InstallSnapshotMsg): boolean {
   const meta = msg.snapshot;
   if (typeof meta !== 'object' || meta === null) return false;
-  if (!isCount(meta.index) || meta.index < 1 || !isCount(meta.term) || meta.term > msg.term) return false;
-  return isTimeMs(meta.clusterTimeMs) && isTimeMs(msg.clusterTimeMs) && msg.data instanceof Uint8Array;
+  if (!isCount(meta.index) || meta.index < 1 || !isCount(meta.term) || meta.term > msg.term)
+    return false;
+  return (
+    isTimeMs(meta.clusterTimeMs) && isTimeMs(msg.clusterTimeMs) && msg.data instanceof Uint8Array
+  );
 }
 
 function isWellFormedAppend(msg: AppendEntriesMsg): boolean {
-  if (!isCount(msg.prevLogIndex) || !isCount(msg.prevLogTerm) || !isCount(msg.leaderCommit)) return false;
-  if (!isCount(msg.heartbeatSeq) || !isTimeMs(msg.clusterTimeMs) || msg.prevLogTerm > msg.term) return false;
+  if (!isCount(msg.prevLogIndex) || !isCount(msg.prevLogTerm) || !isCount(msg.leaderCommit))
+    return false;
+  if (!isCount(msg.heartbeatSeq) || !isTimeMs(msg.clusterTimeMs) || msg.prevLogTerm > msg.term)
+    return false;
   if (!Array.isArray(msg.entries)) return false;
   let term: number = msg.prevLogTerm;
   let clusterTimeMs = 0;
@@ -59,7 +64,8 @@ function isWellFormedAppend(msg: AppendEntriesMsg): boolean {
     const placed = e.index === msg.prevLogIndex + 1 + i;
     if (!placed || !isCount(e.term) || e.term < term || e.term > msg.term) return false;
     if (!isTimeMs(e.clusterTimeMs) || e.clusterTimeMs < clusterTimeMs) return false;
-    if (!(e.data instanceof Uint8Array) || (e.type !== 'command' && e.type !== 'noop')) return false;
+    if (!(e.data instanceof Uint8Array) || (e.type !== 'command' && e.type !== 'noop'))
+      return false;
     term = e.term;
     clusterTimeMs = e.clusterTimeMs;
   }

@@ -65,7 +65,11 @@ export class Progress {
 
   /** Record a sent AppendEntries whose last entry is `lastIndex` (prevLogIndex if it carried none). */
   onSent(lastIndex: number, carriedEntries: boolean): void {
-    assert.notEqual(this.state, 'snapshot', 'no AppendEntries with entries while a snapshot is in flight');
+    assert.notEqual(
+      this.state,
+      'snapshot',
+      'no AppendEntries with entries while a snapshot is in flight',
+    );
     if (this.state === 'probe') {
       this.probeSent = true;
       return;

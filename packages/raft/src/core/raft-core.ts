@@ -165,7 +165,8 @@ export class RaftCore {
     this.#random = random;
     this.#snapshotRetryTicks = config.snapshotRetryTicks ?? 2 * config.electionTimeoutTicks;
     const { hardState, snapshot, entries } = initial;
-    if (snapshot !== null) assert.ok(snapshot.term <= hardState.term, 'snapshot term ≤ hard state term');
+    if (snapshot !== null)
+      assert.ok(snapshot.term <= hardState.term, 'snapshot term ≤ hard state term');
     this.#snapshot =
       snapshot !== null && initial.snapshotData !== undefined
         ? { meta: snapshot, data: initial.snapshotData }
@@ -279,8 +280,10 @@ export class RaftCore {
    * Returns not_leader (with leaderHint) on other roles, transferring during a transfer (§3.10).
    */
   propose(data: Uint8Array): ProposeResult {
-    if (this.#role !== 'leader') return { ok: false, reason: 'not_leader', leaderHint: this.#leaderId };
-    if (this.#transferTarget !== null) return { ok: false, reason: 'transferring', leaderHint: this.#id };
+    if (this.#role !== 'leader')
+      return { ok: false, reason: 'not_leader', leaderHint: this.#leaderId };
+    if (this.#transferTarget !== null)
+      return { ok: false, reason: 'transferring', leaderHint: this.#id };
     const entry = this.#appendOwn('command', data);
     return { ok: true, index: entry.index, term: entry.term, clusterTimeMs: entry.clusterTimeMs };
   }
@@ -416,12 +419,16 @@ export class RaftCore {
         hs.votedFor !== this.#handedHardState.votedFor);
     if (!mustPersistBeforeSend && this.#config.unsafe?.sendBeforePersistAlways !== true) {
       for (const msg of this.#messages) {
-        assert.ok(isSendableBeforePersist(msg), `leader message ${msg.type} depends on unpersisted state`);
+        assert.ok(
+          isSendableBeforePersist(msg),
+          `leader message ${msg.type} depends on unpersisted state`,
+        );
       }
     }
     let hardState: HardState | null = null;
     if (!sameHardState(hs, this.#handedHardState)) {
-      hardState = this.#config.unsafe?.dontPersistVotedFor === true ? { ...hs, votedFor: null } : hs;
+      hardState =
+        this.#config.unsafe?.dontPersistVotedFor === true ? { ...hs, votedFor: null } : hs;
       this.#handedHardState = hs;
     }
     const ss = this.softState();
@@ -482,13 +489,17 @@ export class RaftCore {
       assert.equal(this.#reads.size(), 0, 'only the leader holds reads');
       assert.equal(this.#transferTarget, null, 'only the leader transfers');
     }
-    if (this.#role === 'candidate') assert.equal(this.#votedFor, this.#id, 'candidate voted for itself');
+    if (this.#role === 'candidate')
+      assert.equal(this.#votedFor, this.#id, 'candidate voted for itself');
     if (this.#snapshot !== null) {
       assert.ok(
         this.#snapshot.meta.index >= this.#log.snapshotIndex(),
         'log starts at or before the snapshot',
       );
-      assert.ok(this.#snapshot.meta.index <= this.#log.commitIndex(), 'snapshots hold committed state only');
+      assert.ok(
+        this.#snapshot.meta.index <= this.#log.commitIndex(),
+        'snapshots hold committed state only',
+      );
       assert.ok(this.#snapshot.meta.term <= this.#term, 'snapshot term ≤ current term');
       assert.ok(
         this.#time.reference().ms >= this.#snapshot.meta.clusterTimeMs,
@@ -509,11 +520,18 @@ export class RaftCore {
     assert.ok(ref.term <= this.#term, 'cluster time reference term ≤ current term');
     assert.ok(ref.term >= this.#log.lastTerm(), 'cluster time reference term ≥ last entry term');
     if (ref.term === this.#log.lastTerm()) {
-      assert.ok(ref.ms >= this.#log.lastClusterTimeMs(), 'cluster time ≥ last entry stamp of its term');
+      assert.ok(
+        ref.ms >= this.#log.lastClusterTimeMs(),
+        'cluster time ≥ last entry stamp of its term',
+      );
     }
     const committedMs = this.#log.clusterTimeAt(this.#log.commitIndex());
-    assert.ok(committedMs !== undefined && ref.ms >= committedMs, 'cluster time ≥ last committed stamp');
-    if (this.#role === 'leader') assert.equal(ref.term, this.#term, "a leader's reference is its own term");
+    assert.ok(
+      committedMs !== undefined && ref.ms >= committedMs,
+      'cluster time ≥ last committed stamp',
+    );
+    if (this.#role === 'leader')
+      assert.equal(ref.term, this.#term, "a leader's reference is its own term");
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -546,7 +564,10 @@ export class RaftCore {
   #retrySnapshots(): void {
     for (const peer of this.#peers) {
       const pr = this.#progress.get(peer)!;
-      if (pr.state !== 'snapshot' || this.#tickCount - pr.snapshotSentTick < this.#snapshotRetryTicks)
+      if (
+        pr.state !== 'snapshot' ||
+        this.#tickCount - pr.snapshotSentTick < this.#snapshotRetryTicks
+      )
         continue;
       pr.becomeProbe(pr.nextIndex);
       this.#sendAppends(peer, pr);
@@ -695,27 +716,37 @@ export class RaftCore {
 
   #voteLogOk(lastLogIndex: LogIndex, lastLogTerm: Term): boolean {
     return (
-      this.#config.unsafe?.skipLogUpToDateCheck === true || this.#log.isUpToDate(lastLogIndex, lastLogTerm)
+      this.#config.unsafe?.skipLogUpToDateCheck === true ||
+      this.#log.isUpToDate(lastLogIndex, lastLogTerm)
     );
   }
 
   /** Grant a pre-vote iff the requested term is ahead of ours and its log is up to date (§9.6). */
   #handlePreVote(msg: PreVoteMsg): void {
     const granted =
-      msg.term > this.#term && !this.#inLease() && this.#voteLogOk(msg.lastLogIndex, msg.lastLogTerm);
+      msg.term > this.#term &&
+      !this.#inLease() &&
+      this.#voteLogOk(msg.lastLogIndex, msg.lastLogTerm);
     const term = granted ? msg.term : this.#term;
     this.#send({ type: 'PreVoteResponse', from: this.#id, to: msg.from, term, granted });
   }
 
   /** §5.2, §5.4.1: one vote per term, only for an up-to-date log; granting resets the election timer. */
   #handleRequestVote(msg: RequestVoteMsg): void {
-    const canVote = this.#votedFor === msg.from || (this.#votedFor === null && this.#leaderId === null);
+    const canVote =
+      this.#votedFor === msg.from || (this.#votedFor === null && this.#leaderId === null);
     const granted = canVote && this.#voteLogOk(msg.lastLogIndex, msg.lastLogTerm);
     if (granted) {
       this.#recordVote(msg.from);
       this.#electionElapsed = 0;
     }
-    this.#send({ type: 'RequestVoteResponse', from: this.#id, to: msg.from, term: this.#term, granted });
+    this.#send({
+      type: 'RequestVoteResponse',
+      from: this.#id,
+      to: msg.from,
+      term: this.#term,
+      granted,
+    });
   }
 
   #handlePreVoteResponse(msg: PreVoteResponseMsg): void {
@@ -857,7 +888,11 @@ export class RaftCore {
     this.#send(this.#snapshotResponse(msg.from, meta.index, meta.index));
   }
 
-  #snapshotResponse(to: NodeId, snapshotIndex: number, matchIndex: number): InstallSnapshotResponseMsg {
+  #snapshotResponse(
+    to: NodeId,
+    snapshotIndex: number,
+    matchIndex: number,
+  ): InstallSnapshotResponseMsg {
     return {
       type: 'InstallSnapshotResponse',
       from: this.#id,
@@ -872,11 +907,18 @@ export class RaftCore {
   #rejectAppend(msg: AppendEntriesMsg): void {
     const conflictTerm = this.#log.term(msg.prevLogIndex);
     if (conflictTerm === undefined) {
-      this.#send(this.#appendResponse(msg.from, false, 0, this.#log.lastIndex() + 1, 0, msg.heartbeatSeq));
+      this.#send(
+        this.#appendResponse(msg.from, false, 0, this.#log.lastIndex() + 1, 0, msg.heartbeatSeq),
+      );
       return;
     }
-    const conflictIndex = this.#log.firstIndexOfTermAt(msg.prevLogIndex, this.#log.commitIndex() + 1);
-    this.#send(this.#appendResponse(msg.from, false, 0, conflictIndex, conflictTerm, msg.heartbeatSeq));
+    const conflictIndex = this.#log.firstIndexOfTermAt(
+      msg.prevLogIndex,
+      this.#log.commitIndex() + 1,
+    );
+    this.#send(
+      this.#appendResponse(msg.from, false, 0, conflictIndex, conflictTerm, msg.heartbeatSeq),
+    );
   }
 
   #appendResponse(
@@ -1024,7 +1066,11 @@ export class RaftCore {
     const entries =
       pr.nextIndex > lastIndex
         ? []
-        : this.#log.slice(pr.nextIndex, this.#config.entriesPerMessageMax, this.#config.bytesPerMessageMax);
+        : this.#log.slice(
+            pr.nextIndex,
+            this.#config.entriesPerMessageMax,
+            this.#config.bytesPerMessageMax,
+          );
     const last = prevLogIndex + entries.length;
     this.#sendAppendMsg(peer, pr, asIndex(prevLogIndex), prevLogTerm, entries);
     if (entries.length > 0) pr.lastEntriesSeq = this.#heartbeatSeq;
@@ -1069,7 +1115,10 @@ export class RaftCore {
       heartbeatSeq: this.#heartbeatSeq,
     });
     pr.lastSentSeq = this.#heartbeatSeq;
-    pr.commitSentIndex = Math.max(pr.commitSentIndex, Math.min(leaderCommit, prevLogIndex + entries.length));
+    pr.commitSentIndex = Math.max(
+      pr.commitSentIndex,
+      Math.min(leaderCommit, prevLogIndex + entries.length),
+    );
   }
 
   /**
@@ -1080,7 +1129,10 @@ export class RaftCore {
   #sendSnapshot(peer: NodeId, pr: Progress): boolean {
     const snapshot = this.#snapshot;
     if (snapshot === null) return false;
-    assert.ok(snapshot.meta.index >= this.#log.snapshotIndex(), 'snapshot covers the compacted prefix');
+    assert.ok(
+      snapshot.meta.index >= this.#log.snapshotIndex(),
+      'snapshot covers the compacted prefix',
+    );
     this.#send({
       type: 'InstallSnapshot',
       from: this.#id,

@@ -184,7 +184,8 @@ export class RaftLog {
     if (truncateMatching) {
       const cut = Math.max(prevIndex, this.#commitIndex) + 1;
       if (cut <= this.lastIndex()) this.#truncateFrom(cut);
-      for (const entry of entries) if (entry.index === this.lastIndex() + 1) this.#pushChecked(entry);
+      for (const entry of entries)
+        if (entry.index === this.lastIndex() + 1) this.#pushChecked(entry);
       return;
     }
     let i = 0;
@@ -275,7 +276,11 @@ export class RaftLog {
    * handed out for persistence (call takeUnstable first in the same Ready) are eligible.
    */
   takeCommitted(countMax: number): Entry[] {
-    const hi = Math.min(this.#commitIndex, this.#unstableFrom - 1, this.#applyHandedOutIndex + countMax);
+    const hi = Math.min(
+      this.#commitIndex,
+      this.#unstableFrom - 1,
+      this.#applyHandedOutIndex + countMax,
+    );
     if (hi <= this.#applyHandedOutIndex) return [];
     const out = this.#entries.slice(
       this.#applyHandedOutIndex - this.#snapshotIndex,
@@ -301,7 +306,10 @@ export class RaftLog {
   checkInvariants(): void {
     const last = this.lastIndex();
     assert.ok(this.#snapshotIndex <= this.#appliedIndex, 'snapshotIndex ≤ appliedIndex');
-    assert.ok(this.#appliedIndex <= this.#applyHandedOutIndex, 'appliedIndex ≤ applyHandedOutIndex');
+    assert.ok(
+      this.#appliedIndex <= this.#applyHandedOutIndex,
+      'appliedIndex ≤ applyHandedOutIndex',
+    );
     assert.ok(this.#applyHandedOutIndex <= this.#commitIndex, 'applyHandedOutIndex ≤ commitIndex');
     assert.ok(this.#commitIndex <= last, 'commitIndex ≤ lastIndex');
     assert.ok(this.#persistedIndex < this.#unstableFrom, 'persistedIndex < unstableFrom');

@@ -60,7 +60,9 @@ export class ReadOnlyQueue {
 
   /** Highest seq any confirming request waits for (0 if none). */
   maxPendingSeq(): number {
-    return this.#confirming.length > this.#head ? this.#confirming[this.#confirming.length - 1]!.seq : 0;
+    return this.#confirming.length > this.#head
+      ? this.#confirming[this.#confirming.length - 1]!.seq
+      : 0;
   }
 
   /** Pop every request whose seq ≤ `quorumAckedSeq` as a ReadState. */
@@ -82,7 +84,8 @@ export class ReadOnlyQueue {
   /** Remove and return the ids of every pending request (on losing leadership). */
   drainAll(): number[] {
     const ids = this.#waiting.slice();
-    for (let i = this.#head; i < this.#confirming.length; i++) ids.push(this.#confirming[i]!.requestId);
+    for (let i = this.#head; i < this.#confirming.length; i++)
+      ids.push(this.#confirming[i]!.requestId);
     this.#waiting = [];
     this.#confirming = [];
     this.#head = 0;

@@ -229,7 +229,12 @@ export interface Ready {
 
 /** Result of `propose`: where the entry will sit if it commits, or why it was not accepted. */
 export type ProposeResult =
-  | { readonly ok: true; readonly index: LogIndex; readonly term: Term; readonly clusterTimeMs: number }
+  | {
+      readonly ok: true;
+      readonly index: LogIndex;
+      readonly term: Term;
+      readonly clusterTimeMs: number;
+    }
   | {
       readonly ok: false;
       readonly reason: 'not_leader' | 'transferring';

@@ -21,7 +21,14 @@
 import assert from 'node:assert/strict';
 import { Level } from 'level';
 import type { Logger } from 'pino';
-import type { CoreInitialState, Entry, HardState, LogIndex, NodeId, Snapshot } from '../core/types.js';
+import type {
+  CoreInitialState,
+  Entry,
+  HardState,
+  LogIndex,
+  NodeId,
+  Snapshot,
+} from '../core/types.js';
 import { asIndex } from '../core/types.js';
 import { createPackr } from '../codec.js';
 import { StorageIdentityError } from '../errors.js';
@@ -87,13 +94,19 @@ export class LevelRaftStorage implements RaftStorage {
    * `cause` when LevelDB cannot open it (e.g. locked by another process).
    */
   static async open(options: LevelStorageOptions): Promise<LevelRaftStorage> {
-    const db = new Level<string, Uint8Array>(options.dataDir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+    const db = new Level<string, Uint8Array>(options.dataDir, {
+      keyEncoding: 'utf8',
+      valueEncoding: 'view',
+    });
     try {
       await db.open();
     } catch (err) {
-      throw new Error(`cannot open raft data directory ${options.dataDir} (in use by another process?)`, {
-        cause: err,
-      });
+      throw new Error(
+        `cannot open raft data directory ${options.dataDir} (in use by another process?)`,
+        {
+          cause: err,
+        },
+      );
     }
     const storage = new LevelRaftStorage(db, options.logger);
     try {
@@ -117,7 +130,8 @@ export class LevelRaftStorage implements RaftStorage {
       return;
     }
     const found: unknown = this.#packr.unpack(raw);
-    const ok = typeof found === 'object' && found !== null && 'clusterId' in found && 'nodeId' in found;
+    const ok =
+      typeof found === 'object' && found !== null && 'clusterId' in found && 'nodeId' in found;
     const foundId = ok
       ? { clusterId: String(found.clusterId), nodeId: String(found.nodeId) }
       : { clusterId: '?', nodeId: '?' };
@@ -197,7 +211,8 @@ export class LevelRaftStorage implements RaftStorage {
     const range = afterIndex >= 1 ? { gt: entryKey(afterIndex) } : { gte: ENTRY_PREFIX };
     for await (const [key, raw] of this.#db.iterator({ ...range, lt: ENTRY_RANGE_END })) {
       const entry = parseEntry(this.#packr.unpack(raw));
-      if (entry === null || entryKey(entry.index) !== key) throw new Error(`corrupt log record ${key}`);
+      if (entry === null || entryKey(entry.index) !== key)
+        throw new Error(`corrupt log record ${key}`);
       entries.push(entry);
     }
     return entries;
@@ -265,7 +280,8 @@ export class LevelRaftStorage implements RaftStorage {
 
   /** Range-deletes entries ≤ entryIndexMax and snapshot records < snapshotIndex (not atomic; safe). */
   async #clearBelow(entryIndexMax: number, snapshotIndex: number): Promise<void> {
-    if (entryIndexMax >= 1) await this.#db.clear({ gte: ENTRY_PREFIX, lte: entryKey(entryIndexMax) });
+    if (entryIndexMax >= 1)
+      await this.#db.clear({ gte: ENTRY_PREFIX, lte: entryKey(entryIndexMax) });
     await this.#db.clear({ gte: SNAPSHOT_PREFIX, lt: snapshotKey(snapshotIndex) });
   }
 
@@ -290,7 +306,10 @@ export class LevelRaftStorage implements RaftStorage {
         first.index >= 1 && first.index <= this.#lastIndex + 1,
         `append at ${first.index} after ${this.#lastIndex}`,
       );
-      assert.ok(snapshot === null || first.index > snapshot.meta.index, 'entries after the snapshot only');
+      assert.ok(
+        snapshot === null || first.index > snapshot.meta.index,
+        'entries after the snapshot only',
+      );
       let expected = first.index;
       for (const entry of batch.entries) {
         assert.equal(entry.index, expected, 'entries must be contiguous');

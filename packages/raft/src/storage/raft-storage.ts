@@ -65,12 +65,15 @@ export function checkRecovered(
   entries.forEach((entry, position) => {
     if (entry.index !== base + position + 1)
       throw new Error(`corrupt log: expected index ${base + position + 1}, found ${entry.index}`);
-    if (entry.term < previousTerm) throw new Error(`corrupt log: term decreases at index ${entry.index}`);
+    if (entry.term < previousTerm)
+      throw new Error(`corrupt log: term decreases at index ${entry.index}`);
     previousTerm = entry.term;
   });
   const lastIndex = base + entries.length;
   if (hardState.commitIndex > lastIndex) {
-    throw new Error(`corrupt storage: commitIndex ${hardState.commitIndex} beyond last index ${lastIndex}`);
+    throw new Error(
+      `corrupt storage: commitIndex ${hardState.commitIndex} beyond last index ${lastIndex}`,
+    );
   }
   if (snapshot !== null && snapshot.term > hardState.term)
     throw new Error(`corrupt storage: snapshot term ${snapshot.term} above term ${hardState.term}`);
@@ -127,7 +130,8 @@ export class MemoryRaftStorage implements RaftStorage {
 
   compactLog(compactIndex: LogIndex, snapshotIndex: LogIndex): Promise<void> {
     assert.ok(this.#snapshots.has(snapshotIndex), 'compactLog without that snapshot');
-    for (const index of [...this.#snapshots.keys()]) if (index < snapshotIndex) this.#snapshots.delete(index);
+    for (const index of [...this.#snapshots.keys()])
+      if (index < snapshotIndex) this.#snapshots.delete(index);
     const drop = Math.min(this.#entries.length, Math.max(0, compactIndex - this.#offset));
     this.#entries.splice(0, drop);
     this.#offset += drop;
@@ -137,7 +141,8 @@ export class MemoryRaftStorage implements RaftStorage {
   /** The newest stored snapshot, or null. */
   newestSnapshot(): Snapshot | null {
     let best: Snapshot | null = null;
-    for (const s of this.#snapshots.values()) if (best === null || s.meta.index > best.meta.index) best = s;
+    for (const s of this.#snapshots.values())
+      if (best === null || s.meta.index > best.meta.index) best = s;
     return best;
   }
 
@@ -147,7 +152,12 @@ export class MemoryRaftStorage implements RaftStorage {
     const entries = this.#entries.filter((e) => e.index > base);
     const hardState = checkRecovered(this.#hardState, entries, snapshot?.meta ?? null);
     if (snapshot === null) return Promise.resolve({ hardState, snapshot: null, entries });
-    return Promise.resolve({ hardState, snapshot: snapshot.meta, snapshotData: snapshot.data, entries });
+    return Promise.resolve({
+      hardState,
+      snapshot: snapshot.meta,
+      snapshotData: snapshot.data,
+      entries,
+    });
   }
 
   /** Reopen after close (simulates a restart that keeps the "disk"). */
@@ -171,7 +181,11 @@ export class MemoryRaftStorage implements RaftStorage {
     );
     this.#entries.length = first.index - this.#offset - 1;
     for (const entry of entries) {
-      assert.equal(entry.index, this.#offset + this.#entries.length + 1, 'entries must be contiguous');
+      assert.equal(
+        entry.index,
+        this.#offset + this.#entries.length + 1,
+        'entries must be contiguous',
+      );
       this.#entries.push(entry);
     }
   }

@@ -5,7 +5,11 @@ import type { HardState } from '../core/types.js';
 import { asIndex, asTerm } from '../core/types.js';
 
 /** The hard state of a node that never ran: term 0, no vote, nothing committed. */
-export const EMPTY_HARD_STATE: HardState = { term: asTerm(0), votedFor: null, commitIndex: asIndex(0) };
+export const EMPTY_HARD_STATE: HardState = {
+  term: asTerm(0),
+  votedFor: null,
+  commitIndex: asIndex(0),
+};
 
 /**
  * The persisted hard state. Contract:

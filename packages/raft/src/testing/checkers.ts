@@ -224,7 +224,10 @@ export class SafetyChecker {
       }
       const prev = log.entryAt(i - 1);
       if (prev !== undefined && e.clusterTimeMs < prev.clusterTimeMs) {
-        this.#fail('cluster-time', `${nodeId} log: ${describeEntry(e)} after ${describeEntry(prev)}`);
+        this.#fail(
+          'cluster-time',
+          `${nodeId} log: ${describeEntry(e)} after ${describeEntry(prev)}`,
+        );
       }
     }
   }
@@ -235,7 +238,13 @@ export class SafetyChecker {
    * Committed entries must never be replaced or dropped (Raft §5.3: only conflicting, uncommitted
    * entries are deleted).
    */
-  observeRewrite(nodeId: NodeId, log: LogView, firstWritten: LogIndex, commitBefore: LogIndex, termsBefore: readonly Term[]): void {
+  observeRewrite(
+    nodeId: NodeId,
+    log: LogView,
+    firstWritten: LogIndex,
+    commitBefore: LogIndex,
+    termsBefore: readonly Term[],
+  ): void {
     if (log.lastIndex < commitBefore) {
       this.#fail(
         'committed-entry-rewritten',
@@ -287,11 +296,15 @@ export class SafetyChecker {
   observeDurableCommit(nodeId: NodeId, commitIndex: LogIndex, log: LogView, nodeTerm: Term): void {
     const before = this.#commitDurable.get(nodeId) ?? 0;
     if (commitIndex < before) {
-      this.#fail('commit-monotonic', `${nodeId} durable commitIndex went from ${before} to ${commitIndex}`);
+      this.#fail(
+        'commit-monotonic',
+        `${nodeId} durable commitIndex went from ${before} to ${commitIndex}`,
+      );
     }
     this.#commitDurable.set(nodeId, commitIndex);
     const upTo = Math.min(commitIndex, log.lastIndex);
-    for (let i = before + 1; i <= upTo; i++) this.#learnCommitted(nodeId, log.entryAt(i)!, nodeTerm, 'durably committed');
+    for (let i = before + 1; i <= upTo; i++)
+      this.#learnCommitted(nodeId, log.entryAt(i)!, nodeTerm, 'durably committed');
   }
 
   /**
@@ -311,7 +324,10 @@ export class SafetyChecker {
       return;
     }
     if (entry.index !== this.#committed.length + 1) {
-      this.#fail('apply-order', `${describeEntry(entry)} committed before index ${this.#committed.length + 1}`);
+      this.#fail(
+        'apply-order',
+        `${describeEntry(entry)} committed before index ${this.#committed.length + 1}`,
+      );
     }
     this.#checkClusterTime(entry);
     this.#checkDurableOnMajority(nodeId, entry, how);
@@ -379,9 +395,13 @@ export class SafetyChecker {
     this.#checkClusterTimeRate(entry);
     const prev = this.#committed[entry.index - 2]?.entry;
     if (prev !== undefined && entry.clusterTimeMs < prev.clusterTimeMs) {
-      this.#fail('cluster-time', `committed log: ${describeEntry(entry)} after ${describeEntry(prev)}`);
+      this.#fail(
+        'cluster-time',
+        `committed log: ${describeEntry(entry)} after ${describeEntry(prev)}`,
+      );
     }
-    const boundMs = this.#opts.nowMs() * (1 + this.#opts.driftRatioMax) + this.#opts.clusterTimeSlackMs;
+    const boundMs =
+      this.#opts.nowMs() * (1 + this.#opts.driftRatioMax) + this.#opts.clusterTimeSlackMs;
     if (entry.clusterTimeMs > boundMs) {
       this.#fail(
         'cluster-time',
@@ -400,7 +420,12 @@ export class SafetyChecker {
    * A ReadIndex read completed on `nodeId`, observing the state applied up to `observedIndex`.
    * `requiredIndex` is `maxAckedIndex` when the read was invoked (linearizability, SPEC §1.2).
    */
-  observeReadCompleted(nodeId: NodeId, invokedAtMs: number, requiredIndex: number, observedIndex: number): void {
+  observeReadCompleted(
+    nodeId: NodeId,
+    invokedAtMs: number,
+    requiredIndex: number,
+    observedIndex: number,
+  ): void {
     this.#readsChecked++;
     if (observedIndex < requiredIndex) {
       this.#fail(

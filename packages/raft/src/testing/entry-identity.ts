@@ -13,7 +13,10 @@ export const COMMAND_SIZE_BYTES = 8;
 
 /** Encode a simulated client command. `commandId` ≥ 1 and unique per run. */
 export function encodeCommand(commandId: number, clientId: number): Uint8Array {
-  assert.ok(Number.isInteger(commandId) && commandId >= 1 && commandId < 2 ** 32, 'commandId out of range');
+  assert.ok(
+    Number.isInteger(commandId) && commandId >= 1 && commandId < 2 ** 32,
+    'commandId out of range',
+  );
   const out = new Uint8Array(COMMAND_SIZE_BYTES);
   const view = new DataView(out.buffer);
   view.setUint32(0, commandId, true);

@@ -40,7 +40,10 @@ export class EventQueue {
 
   /** Run `run` at sim time `atMs` (≥ now). */
   at(atMs: number, run: () => void): void {
-    assert.ok(atMs >= this.#nowMs && Number.isFinite(atMs), `event scheduled in the past: ${atMs} < ${this.#nowMs}`);
+    assert.ok(
+      atMs >= this.#nowMs && Number.isFinite(atMs),
+      `event scheduled in the past: ${atMs} < ${this.#nowMs}`,
+    );
     assert.ok(this.#heap.length < EVENTS_QUEUED_MAX, 'event queue overflow (EVENTS_QUEUED_MAX)');
     this.#push({ atMs, seq: this.#seq++, run });
   }

@@ -11,7 +11,13 @@ export type { NetworkProfile, NetworkStats } from './sim-network.js';
 export { SimStorage, EMPTY_HARD_STATE } from './sim-storage.js';
 export { SafetyChecker, SimViolation } from './checkers.js';
 export type { LogView, SafetyCheckerOptions, ViolationKind } from './checkers.js';
-export { encodeCommand, commandIdOf, sameEntry, describeEntry, COMMAND_SIZE_BYTES } from './entry-identity.js';
+export {
+  encodeCommand,
+  commandIdOf,
+  sameEntry,
+  describeEntry,
+  COMMAND_SIZE_BYTES,
+} from './entry-identity.js';
 export { SimNode, READY_ROUNDS_MAX } from './sim-node.js';
 export type { CrashPoint, SimNodeHost } from './sim-node.js';
 export { SimClients } from './sim-clients.js';

@@ -68,7 +68,10 @@ export class SimRandom implements Random {
 
   /** Uniform integer in [0, n). Throws (assertion) unless n is a positive integer ≤ 2^32. */
   intBelow(n: number): number {
-    assert.ok(Number.isInteger(n) && n > 0 && n <= TWO_POW_32, `intBelow(n) needs 0 < n ≤ 2^32, got ${n}`);
+    assert.ok(
+      Number.isInteger(n) && n > 0 && n <= TWO_POW_32,
+      `intBelow(n) needs 0 < n ≤ 2^32, got ${n}`,
+    );
     return Math.floor(this.float() * n);
   }
 

@@ -150,7 +150,11 @@ export class ScriptedNetwork {
 
   /** Replace a node's disk before (re)starting it, e.g. to begin after a snapshot. */
   setDisk(id: NodeId, disk: ScriptedDisk): void {
-    this.disks.set(id, { hardState: disk.hardState, snapshot: disk.snapshot, entries: disk.entries.slice() });
+    this.disks.set(id, {
+      hardState: disk.hardState,
+      snapshot: disk.snapshot,
+      entries: disk.entries.slice(),
+    });
   }
 
   /** Tick `id` `n` times (advancing its clock tickMs each), processing its Ready after each tick. */
@@ -327,7 +331,8 @@ export class ScriptedNetwork {
     let best: { id: NodeId; term: Term } | null = null;
     for (const [id, core] of this.cores) {
       const ss = core.softState();
-      if (ss.role === 'leader' && (best === null || ss.term > best.term)) best = { id, term: ss.term };
+      if (ss.role === 'leader' && (best === null || ss.term > best.term))
+        best = { id, term: ss.term };
     }
     return best?.id ?? null;
   }
@@ -358,7 +363,12 @@ export class ScriptedNetwork {
       snapshot: disk.snapshot,
       entries: disk.entries.slice(),
     };
-    const core = new RaftCore(this.configOf(id), initial, this.clocks.get(id)!, this.#randomFor(id));
+    const core = new RaftCore(
+      this.configOf(id),
+      initial,
+      this.clocks.get(id)!,
+      this.#randomFor(id),
+    );
     core.checkInvariants();
     this.cores.set(id, core);
     this.applied.set(id, []);

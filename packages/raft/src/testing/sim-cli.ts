@@ -43,10 +43,16 @@ function usage(message: string): never {
   process.exit(2);
 }
 
-function parseIntFlag(name: string, text: string | undefined, fallback: number, min: number): number {
+function parseIntFlag(
+  name: string,
+  text: string | undefined,
+  fallback: number,
+  min: number,
+): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!Number.isSafeInteger(n) || n < min) usage(`--${name} must be an integer ≥ ${min}, got '${text}'`);
+  if (!Number.isSafeInteger(n) || n < min)
+    usage(`--${name} must be an integer ≥ ${min}, got '${text}'`);
   return n;
 }
 
@@ -73,18 +79,23 @@ function parseCli(argv: readonly string[]): CliOptions {
   const nodes = parseIntFlag('nodes', values.nodes, 3, 3);
   if (nodes !== 3 && nodes !== 5) usage(`--nodes must be 3 or 5, got ${nodes}`);
   const mode = values.mode ?? 'safety';
-  if (mode !== 'safety' && mode !== 'liveness') usage(`--mode must be safety or liveness, got '${mode}'`);
+  if (mode !== 'safety' && mode !== 'liveness')
+    usage(`--mode must be safety or liveness, got '${mode}'`);
   let unsafe: Record<string, boolean> | undefined;
   for (const flag of values.unsafe ?? []) {
-    if (!(UNSAFE_FLAGS as readonly string[]).includes(flag)) usage(`--unsafe must be one of ${UNSAFE_FLAGS.join(', ')}`);
+    if (!(UNSAFE_FLAGS as readonly string[]).includes(flag))
+      usage(`--unsafe must be one of ${UNSAFE_FLAGS.join(', ')}`);
     unsafe = { ...unsafe, [flag]: true };
   }
   const single = values.seed !== undefined;
   if (values.trace === true && !single) usage('--trace needs --seed');
-  if (single && (values.seeds !== undefined || values.from !== undefined)) usage('--seed replays one seed; drop --seeds/--from');
+  if (single && (values.seeds !== undefined || values.from !== undefined))
+    usage('--seed replays one seed; drop --seeds/--from');
   return {
     seeds: single ? 1 : parseIntFlag('seeds', values.seeds, 100, 1),
-    from: single ? parseIntFlag('seed', values.seed, 1, 0) : parseIntFlag('from', values.from, 1, 0),
+    from: single
+      ? parseIntFlag('seed', values.seed, 1, 0)
+      : parseIntFlag('from', values.from, 1, 0),
     nodes,
     mode,
     unsafe: unsafe as UnsafeVariants | undefined,

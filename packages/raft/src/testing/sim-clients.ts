@@ -88,7 +88,12 @@ export class SimClients {
     rejected: 0,
   };
 
-  constructor(queue: EventQueue, random: SimRandom, nodes: readonly SimNode[], checker: SafetyChecker) {
+  constructor(
+    queue: EventQueue,
+    random: SimRandom,
+    nodes: readonly SimNode[],
+    checker: SafetyChecker,
+  ) {
     this.#queue = queue;
     this.#random = random;
     this.#nodes = nodes;
@@ -102,7 +107,13 @@ export class SimClients {
 
   /** Add a client that starts after `startDelayMs`. Returns its id. */
   add(profile: ClientProfile, startDelayMs: number): number {
-    const client: ClientState = { clientId: this.#clients.length + 1, profile, leaderHint: null, op: null, stopped: false };
+    const client: ClientState = {
+      clientId: this.#clients.length + 1,
+      profile,
+      leaderHint: null,
+      op: null,
+      stopped: false,
+    };
     this.#clients.push(client);
     this.#queue.after(startDelayMs, () => this.#step(client));
     return client.clientId;
@@ -117,7 +128,8 @@ export class SimClients {
   onApplied(node: SimNode, entry: Entry): void {
     for (const c of this.#clients) {
       const op = c.op;
-      if (op === null || op.kind !== 'write' || op.node !== node || op.index !== entry.index) continue;
+      if (op === null || op.kind !== 'write' || op.node !== node || op.index !== entry.index)
+        continue;
       if (op.incarnation !== node.incarnation) continue;
       if (entry.term === op.term && commandIdOf(entry.data) === op.commandId) {
         this.stats.writesAcked++;
@@ -176,7 +188,8 @@ export class SimClients {
   }
 
   #target(c: ClientState): SimNode {
-    const hinted = c.leaderHint === null ? undefined : this.#nodes.find((n) => n.id === c.leaderHint);
+    const hinted =
+      c.leaderHint === null ? undefined : this.#nodes.find((n) => n.id === c.leaderHint);
     return hinted ?? this.#random.pick(this.#nodes);
   }
 

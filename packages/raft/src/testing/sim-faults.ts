@@ -59,7 +59,17 @@ export const DEFAULT_FAULTS: FaultProfile = {
   pauseWeight: 6,
   pauseMsMax: 3000,
   diskStallWeight: 4,
-  crashPoints: ['now', 'now', 'beforeFsync', 'afterFsync', 'afterSend', 'afterVoteGranted', 'afterCommitAdvance', 'afterElected', 'afterEarlySend'],
+  crashPoints: [
+    'now',
+    'now',
+    'beforeFsync',
+    'afterFsync',
+    'afterSend',
+    'afterVoteGranted',
+    'afterCommitAdvance',
+    'afterElected',
+    'afterEarlySend',
+  ],
   partitionMsMin: 200,
   partitionMsMax: 5000,
   crashLeaderProbability: 0.5,
@@ -101,7 +111,17 @@ export class SimFaults {
   readonly #profile: FaultProfile;
   #stopped = false;
   #partitionGeneration = 0;
-  readonly stats: FaultStats = { partitions: 0, crashes: 0, lossBursts: 0, clockChanges: 0, transfers: 0, heals: 0, powerLosses: 0, pauses: 0, diskStalls: 0 };
+  readonly stats: FaultStats = {
+    partitions: 0,
+    crashes: 0,
+    lossBursts: 0,
+    clockChanges: 0,
+    transfers: 0,
+    heals: 0,
+    powerLosses: 0,
+    pauses: 0,
+    diskStalls: 0,
+  };
 
   constructor(queue: EventQueue, random: SimRandom, targets: FaultTargets, profile: FaultProfile) {
     this.#queue = queue;
@@ -159,7 +179,9 @@ export class SimFaults {
 
   #leaderOrRandom(): SimNode {
     const leader = this.#targets.leader();
-    return leader !== null && this.#random.chance(0.5) ? leader : this.#random.pick(this.#targets.nodes);
+    return leader !== null && this.#random.chance(0.5)
+      ? leader
+      : this.#random.pick(this.#targets.nodes);
   }
 
   #partition(): void {
@@ -218,14 +240,19 @@ export class SimFaults {
     const leader = this.#targets.leader();
     const up = this.#targets.nodes.filter((n) => n.up);
     if (up.length === 0) return;
-    const node = leader !== null && this.#random.chance(p.crashLeaderProbability) ? leader : this.#random.pick(up);
+    const node =
+      leader !== null && this.#random.chance(p.crashLeaderProbability)
+        ? leader
+        : this.#random.pick(up);
     const point = this.#random.pick(p.crashPoints);
     const downMs = this.#random.chance(p.quickRestartProbability)
       ? this.#random.between(5, 100)
       : this.#random.between(100, p.downMsMax);
     const termBump = this.#random.chance(p.termBumpProbability) ? this.#random.intBetween(1, 3) : 0;
     this.stats.crashes++;
-    this.#targets.note(`crash ${node.id} at ${point}, down ${downMs.toFixed(0)}ms, term bump ${termBump}`);
+    this.#targets.note(
+      `crash ${node.id} at ${point}, down ${downMs.toFixed(0)}ms, term bump ${termBump}`,
+    );
     this.#targets.crash(node, point, downMs, termBump);
   }
 

@@ -61,7 +61,12 @@ export class SimNetwork {
   /**
    * @param deliver called at delivery time; it decides what to do with messages for crashed nodes.
    */
-  constructor(queue: EventQueue, random: SimRandom, profile: NetworkProfile, deliver: (msg: Message) => void) {
+  constructor(
+    queue: EventQueue,
+    random: SimRandom,
+    profile: NetworkProfile,
+    deliver: (msg: Message) => void,
+  ) {
     this.#queue = queue;
     this.#random = random;
     this.#profile = profile;
@@ -141,13 +146,15 @@ export class SimNetwork {
   }
 
   #lost(): boolean {
-    if (this.#queue.nowMs < this.#burstUntilMs && this.#random.chance(this.#burstLossProbability)) return true;
+    if (this.#queue.nowMs < this.#burstUntilMs && this.#random.chance(this.#burstLossProbability))
+      return true;
     return this.#random.chance(this.#profile.lossProbability);
   }
 
   #latencyMs(): number {
     const p = this.#profile;
-    if (this.#random.chance(p.slowProbability)) return this.#random.between(p.latencyMsMax, p.slowLatencyMsMax);
+    if (this.#random.chance(p.slowProbability))
+      return this.#random.between(p.latencyMsMax, p.slowLatencyMsMax);
     return this.#random.between(p.latencyMsMin, p.latencyMsMax);
   }
 

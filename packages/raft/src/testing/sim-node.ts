@@ -115,7 +115,14 @@ export class SimNode {
    * @param fsyncMsMax 0 for a synchronous disk; else each fsync takes uniform [0, fsyncMsMax] ms.
    * @param random the node's stream for disk latency.
    */
-  constructor(host: SimNodeHost, config: CoreConfig, clock: SimClock, tickMs: number, fsyncMsMax: number, random: SimRandom) {
+  constructor(
+    host: SimNodeHost,
+    config: CoreConfig,
+    clock: SimClock,
+    tickMs: number,
+    fsyncMsMax: number,
+    random: SimRandom,
+  ) {
     this.id = config.id;
     this.#fsyncMsMax = fsyncMsMax;
     this.#random = random;
@@ -147,7 +154,11 @@ export class SimNode {
     assert.ok(this.#core === null, `${this.id} started twice`);
     if (termBump > 0) {
       const hs = this.storage.hardState;
-      this.storage.forceHardState({ term: asTerm(hs.term + termBump), votedFor: null, commitIndex: hs.commitIndex });
+      this.storage.forceHardState({
+        term: asTerm(hs.term + termBump),
+        votedFor: null,
+        commitIndex: hs.commitIndex,
+      });
     }
     const initial = this.storage.initialState();
     this.#core = new RaftCore(this.#config, initial, this.clock, random);
@@ -155,7 +166,9 @@ export class SimNode {
     this.#lastIndexSeen = this.#core.lastIndex();
     this.#host.checker.observeRestart(this.id, initial.hardState.commitIndex);
     const inc = this.#incarnation;
-    this.#host.queue.after(random.between(0, this.clock.realDurationMs(this.#tickMs)), () => this.#tick(inc));
+    this.#host.queue.after(random.between(0, this.clock.realDurationMs(this.#tickMs)), () =>
+      this.#tick(inc),
+    );
     this.#afterInput();
   }
 
@@ -235,7 +248,10 @@ export class SimNode {
     } else if (this.#fsyncMsMax === 0 && this.#host.queue.nowMs >= this.#diskStallUntilMs) {
       let rounds = 0;
       while (this.#core !== null && this.#core.hasReady()) {
-        assert.ok(++rounds <= READY_ROUNDS_MAX, `${this.id}: core still has Ready after ${READY_ROUNDS_MAX} rounds`);
+        assert.ok(
+          ++rounds <= READY_ROUNDS_MAX,
+          `${this.id}: core still has Ready after ${READY_ROUNDS_MAX} rounds`,
+        );
         const core = this.#core;
         const rd = core.ready();
         if (!this.#stageReady(rd)) return;
@@ -250,13 +266,23 @@ export class SimNode {
     try {
       core.checkInvariants();
     } catch (err) {
-      throw new SimViolation('core-invariant', `${this.id}: ${(err as Error).message}`, this.#host.queue.nowMs, {
-        cause: err,
-      });
+      throw new SimViolation(
+        'core-invariant',
+        `${this.id}: ${(err as Error).message}`,
+        this.#host.queue.nowMs,
+        {
+          cause: err,
+        },
+      );
     }
     const ss = core.softState();
     const last = this.#lastSoftState;
-    if (last === null || last.role !== ss.role || last.term !== ss.term || last.leaderId !== ss.leaderId) {
+    if (
+      last === null ||
+      last.role !== ss.role ||
+      last.term !== ss.term ||
+      last.leaderId !== ss.leaderId
+    ) {
       this.#lastSoftState = ss;
       this.#host.onSoftState(this, ss);
     }
@@ -293,7 +319,10 @@ export class SimNode {
     this.#readyInFlight = true;
     const inc = this.#incarnation;
     const nowMs = this.#host.queue.nowMs;
-    const latencyMs = Math.max(this.#random.between(0, this.#fsyncMsMax), this.#diskStallUntilMs - nowMs);
+    const latencyMs = Math.max(
+      this.#random.between(0, this.#fsyncMsMax),
+      this.#diskStallUntilMs - nowMs,
+    );
     const token = ++this.#readyToken;
     const complete = (): void => {
       if (inc !== this.#incarnation || token !== this.#readyToken || !this.#readyInFlight) return;
@@ -342,7 +371,8 @@ export class SimNode {
       for (const msg of backlog) this.#host.queue.after(0, () => this.deliver(msg));
     }
     const complete = this.#inFlightComplete;
-    if (complete !== null) this.#host.queue.after(this.#random.between(0, this.#fsyncMsMax), complete);
+    if (complete !== null)
+      this.#host.queue.after(this.#random.between(0, this.#fsyncMsMax), complete);
   }
 
   /** Stall the disk until sim time `untilMs`: every fsync started before then completes no earlier. */
@@ -366,7 +396,8 @@ export class SimNode {
     if (!this.#sentEarly.has(rd)) this.#sendMessages(rd);
     if (
       this.pendingCrash === 'afterSend' ||
-      (this.pendingCrash === 'afterVoteGranted' && rd.messages.some((m) => m.type === 'RequestVoteResponse' && m.granted))
+      (this.pendingCrash === 'afterVoteGranted' &&
+        rd.messages.some((m) => m.type === 'RequestVoteResponse' && m.granted))
     ) {
       this.crash();
       return false;
@@ -418,7 +449,10 @@ export class SimNode {
 
   #persist(rd: Ready): void {
     // The simulator never calls compact(), so no leader may ever send InstallSnapshot (types.ts Ready).
-    this.#assertReady(rd.snapshot === null, `Ready.snapshot at ${rd.snapshot?.meta.index} though nothing was compacted`);
+    this.#assertReady(
+      rd.snapshot === null,
+      `Ready.snapshot at ${rd.snapshot?.meta.index} though nothing was compacted`,
+    );
     this.storage.stage(rd.hardState, rd.entries);
   }
 
@@ -428,13 +462,18 @@ export class SimNode {
     const first = rd.entries[0]?.index;
     const termsBefore: Term[] = [];
     if (first !== undefined) {
-      for (let i = first; i <= Math.min(commitBefore, this.storage.lastIndex); i++) termsBefore.push(this.storage.termAt(i)!);
+      for (let i = first; i <= Math.min(commitBefore, this.storage.lastIndex); i++)
+        termsBefore.push(this.storage.termAt(i)!);
     }
     let firstWritten;
     try {
       firstWritten = this.storage.fsync();
     } catch (err) {
-      throw new SimViolation('ready-contract', `${this.id}: ${(err as Error).message}`, this.#host.queue.nowMs);
+      throw new SimViolation(
+        'ready-contract',
+        `${this.id}: ${(err as Error).message}`,
+        this.#host.queue.nowMs,
+      );
     }
     const checker = this.#host.checker;
     const hs = this.storage.hardState;
@@ -479,6 +518,7 @@ export class SimNode {
   }
 
   #assertReady(ok: boolean, message: string): void {
-    if (!ok) throw new SimViolation('ready-contract', `${this.id}: ${message}`, this.#host.queue.nowMs);
+    if (!ok)
+      throw new SimViolation('ready-contract', `${this.id}: ${message}`, this.#host.queue.nowMs);
   }
 }

@@ -12,7 +12,11 @@ import type { LogView } from './checkers.js';
 import { asIndex, asTerm } from '../core/types.js';
 
 /** The hard state of a node that has never run. */
-export const EMPTY_HARD_STATE: HardState = { term: asTerm(0), votedFor: null, commitIndex: asIndex(0) };
+export const EMPTY_HARD_STATE: HardState = {
+  term: asTerm(0),
+  votedFor: null,
+  commitIndex: asIndex(0),
+};
 
 interface StagedWrite {
   readonly hardState: HardState | null;

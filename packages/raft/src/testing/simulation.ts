@@ -14,7 +14,15 @@
  *   the heal must be acknowledged within LIVENESS_COMMIT_BOUND_MS. Safety checkers stay on.
  */
 import assert from 'node:assert/strict';
-import type { CoreConfig, Entry, Message, NodeId, ReadFailure, SoftState, UnsafeVariants } from '../core/types.js';
+import type {
+  CoreConfig,
+  Entry,
+  Message,
+  NodeId,
+  ReadFailure,
+  SoftState,
+  UnsafeVariants,
+} from '../core/types.js';
 import { SafetyChecker, SimViolation } from './checkers.js';
 import type { ViolationKind } from './checkers.js';
 import { EventQueue } from './event-queue.js';
@@ -68,7 +76,16 @@ export interface SimOptions {
   /** Overrides of the fault-phase network profile (otherwise drawn from the seed). */
   readonly network?: Partial<NetworkProfile>;
   /** Overrides of the core configuration drawn from the seed (timing stays at production values). */
-  readonly core?: Partial<Pick<CoreConfig, 'preVote' | 'checkQuorum' | 'entriesPerMessageMax' | 'bytesPerMessageMax' | 'inflightMessagesMax'>>;
+  readonly core?: Partial<
+    Pick<
+      CoreConfig,
+      | 'preVote'
+      | 'checkQuorum'
+      | 'entriesPerMessageMax'
+      | 'bytesPerMessageMax'
+      | 'inflightMessagesMax'
+    >
+  >;
   /** Safety: whole run; liveness: the fault phase. Default 20 s (safety) / 10 s (liveness). */
   readonly faultPhaseMs?: number;
   /** Liveness: how long the healed phase may last at most. Default 8 s. */
@@ -104,7 +121,11 @@ export interface SimResult {
   readonly mode: SimMode;
   readonly nodes: 3 | 5;
   readonly ok: boolean;
-  readonly violation: { readonly kind: ViolationKind; readonly message: string; readonly atMs: number } | null;
+  readonly violation: {
+    readonly kind: ViolationKind;
+    readonly message: string;
+    readonly atMs: number;
+  } | null;
   readonly replay: string;
   readonly stats: SimStats;
 }
@@ -116,7 +137,12 @@ export const ARMED_CRASH_WAIT_MS_MAX = 2_000;
 export const EVENTS_PER_RUN_MAX = 5_000_000;
 
 /** The command that replays a run (SPEC: a failing run prints its seed and how to replay it). */
-export function replayCommand(seed: number, mode: SimMode, nodes: number, unsafe?: UnsafeVariants): string {
+export function replayCommand(
+  seed: number,
+  mode: SimMode,
+  nodes: number,
+  unsafe?: UnsafeVariants,
+): string {
   const flags = Object.entries(unsafe ?? {})
     .filter(([, on]) => on === true)
     .map(([name]) => ` --unsafe ${name}`)
@@ -129,8 +155,18 @@ export function runSimulation(options: SimOptions): SimResult {
   return new Simulation(options).run();
 }
 
-const CLIENT_PROFILE: ClientProfile = { thinkMsMin: 5, thinkMsMax: 100, readProbability: 0.3, opTimeoutMs: 2000 };
-const PROBE_PROFILE: ClientProfile = { thinkMsMin: 5, thinkMsMax: 20, readProbability: 0, opTimeoutMs: 500 };
+const CLIENT_PROFILE: ClientProfile = {
+  thinkMsMin: 5,
+  thinkMsMax: 100,
+  readProbability: 0.3,
+  opTimeoutMs: 2000,
+};
+const PROBE_PROFILE: ClientProfile = {
+  thinkMsMin: 5,
+  thinkMsMax: 20,
+  readProbability: 0,
+  opTimeoutMs: 500,
+};
 const CLIENTS = 3;
 
 /** The network once healed: no loss, a little duplication and reordering, latency ≤ 50 ms. */
@@ -190,9 +226,14 @@ class Simulation implements SimNodeHost, FaultTargets {
       durableLogs: () => this.#durableLogs,
     });
     const networkProfile = { ...drawNetwork(configRandom), ...options.network };
-    this.network = new SimNetwork(this.queue, netRandom, networkProfile, (msg) => this.#deliver(msg));
+    this.network = new SimNetwork(this.queue, netRandom, networkProfile, (msg) =>
+      this.#deliver(msg),
+    );
     const ids = Array.from({ length: this.#nodeCount }, (_, i) => `n${i + 1}`);
-    const coreBase = { ...drawCoreConfig(configRandom, this.#mode, ids, options.unsafe), ...options.core };
+    const coreBase = {
+      ...drawCoreConfig(configRandom, this.#mode, ids, options.unsafe),
+      ...options.core,
+    };
     // Half the seeds use a synchronous disk, half a slow one (inputs reach the core during the fsync).
     const fsyncMsMax = options.fsyncMsMax ?? configRandom.pick([0, 0, 2, 10]);
     for (const id of ids) {
@@ -202,7 +243,14 @@ class Simulation implements SimNodeHost, FaultTargets {
         random.between(0, 1e9),
         random.between(1 - DRIFT_RATIO_MAX, 1 + DRIFT_RATIO_MAX),
       );
-      const node = new SimNode(this, { ...coreBase, id }, clock, TICK_MS, fsyncMsMax, random.fork());
+      const node = new SimNode(
+        this,
+        { ...coreBase, id },
+        clock,
+        TICK_MS,
+        fsyncMsMax,
+        random.fork(),
+      );
       this.nodes.push(node);
       this.#durableLogs.push(node.storage);
       this.#byId.set(id, node);
@@ -210,18 +258,26 @@ class Simulation implements SimNodeHost, FaultTargets {
     }
     this.#clients = new SimClients(this.queue, clientRandom, this.nodes, this.checker);
     this.#clients.onAck((invokedAtMs, ackedAtMs) => {
-      if (this.#healedAtMs !== null && invokedAtMs >= this.#healedAtMs && this.#commitAtMs === null) {
+      if (
+        this.#healedAtMs !== null &&
+        invokedAtMs >= this.#healedAtMs &&
+        this.#commitAtMs === null
+      ) {
         this.#commitAtMs = ackedAtMs;
       }
     });
-    this.#faults = new SimFaults(this.queue, faultRandom, this, { ...DEFAULT_FAULTS, ...options.faults });
+    this.#faults = new SimFaults(this.queue, faultRandom, this, {
+      ...DEFAULT_FAULTS,
+      ...options.faults,
+    });
   }
 
   run(): SimResult {
     let violation: SimViolation | null = null;
     try {
       this.#start();
-      const endMs = this.#mode === 'safety' ? this.#faultPhaseMs : this.#faultPhaseMs + this.#healedPhaseMsMax;
+      const endMs =
+        this.#mode === 'safety' ? this.#faultPhaseMs : this.#faultPhaseMs + this.#healedPhaseMsMax;
       while (this.queue.runNext(endMs)) {
         assert.ok(this.queue.eventsRun <= EVENTS_PER_RUN_MAX, 'EVENTS_PER_RUN_MAX exceeded');
         if (this.#healedAtMs !== null && this.#livenessDone()) break;
@@ -231,14 +287,19 @@ class Simulation implements SimNodeHost, FaultTargets {
       violation =
         err instanceof SimViolation
           ? err
-          : new SimViolation('core-error', (err as Error).stack ?? String(err), this.queue.nowMs, { cause: err });
+          : new SimViolation('core-error', (err as Error).stack ?? String(err), this.queue.nowMs, {
+              cause: err,
+            });
     }
     return {
       seed: this.#seed,
       mode: this.#mode,
       nodes: this.#nodeCount,
       ok: violation === null,
-      violation: violation === null ? null : { kind: violation.kind, message: violation.message, atMs: violation.atMs },
+      violation:
+        violation === null
+          ? null
+          : { kind: violation.kind, message: violation.message, atMs: violation.atMs },
       replay: replayCommand(this.#seed, this.#mode, this.#nodeCount, this.#unsafe),
       stats: this.#stats(),
     };
@@ -275,7 +336,9 @@ class Simulation implements SimNodeHost, FaultTargets {
   }
 
   onSoftState(node: SimNode, ss: SoftState): void {
-    this.note(`${node.id} ${ss.role} term ${ss.term} leader ${ss.leaderId ?? '-'} (last index ${node.storage.lastIndex})`);
+    this.note(
+      `${node.id} ${ss.role} term ${ss.term} leader ${ss.leaderId ?? '-'} (last index ${node.storage.lastIndex})`,
+    );
   }
 
   note(line: string): void {
@@ -346,7 +409,9 @@ class Simulation implements SimNodeHost, FaultTargets {
 
   #heal(): void {
     this.#healedAtMs = this.queue.nowMs;
-    this.note('heal: faults stop; partitions, loss, pauses and disk stalls end; crashed nodes restart');
+    this.note(
+      'heal: faults stop; partitions, loss, pauses and disk stalls end; crashed nodes restart',
+    );
     this.#faults.stop();
     this.network.healAll();
     this.network.setProfile(HEALED_NETWORK);
@@ -354,7 +419,11 @@ class Simulation implements SimNodeHost, FaultTargets {
     for (const node of this.nodes) {
       node.pendingCrash = null;
       node.endStalls();
-      if (!node.up) node.start(this.#nodeRandom.get(node.id)!.fork(), random.chance(0.3) ? random.intBetween(1, 3) : 0);
+      if (!node.up)
+        node.start(
+          this.#nodeRandom.get(node.id)!.fork(),
+          random.chance(0.3) ? random.intBetween(1, 3) : 0,
+        );
     }
     if (random.chance(0.3)) {
       // A node rejoins with a higher term (and no vote): it must not keep the cluster leaderless.
@@ -366,12 +435,20 @@ class Simulation implements SimNodeHost, FaultTargets {
     const healedAt = this.#healedAtMs;
     this.queue.at(healedAt + LIVENESS_LEADER_BOUND_MS, () => {
       if (this.#leaderAtMs === null) {
-        throw new SimViolation('liveness', `no established leader ${LIVENESS_LEADER_BOUND_MS}ms after heal at ${healedAt}ms${this.#describeRoles()}`, this.queue.nowMs);
+        throw new SimViolation(
+          'liveness',
+          `no established leader ${LIVENESS_LEADER_BOUND_MS}ms after heal at ${healedAt}ms${this.#describeRoles()}`,
+          this.queue.nowMs,
+        );
       }
     });
     this.queue.at(healedAt + LIVENESS_COMMIT_BOUND_MS, () => {
       if (this.#commitAtMs === null) {
-        throw new SimViolation('liveness', `no write committed ${LIVENESS_COMMIT_BOUND_MS}ms after heal at ${healedAt}ms${this.#describeRoles()}`, this.queue.nowMs);
+        throw new SimViolation(
+          'liveness',
+          `no write committed ${LIVENESS_COMMIT_BOUND_MS}ms after heal at ${healedAt}ms${this.#describeRoles()}`,
+          this.queue.nowMs,
+        );
       }
     });
   }
@@ -379,7 +456,9 @@ class Simulation implements SimNodeHost, FaultTargets {
   #describeRoles(): string {
     const parts = this.nodes.map((n) => {
       const ss = n.softState();
-      return ss === null ? `${n.id}:down` : `${n.id}:${ss.role}/t${ss.term}/lead=${ss.leaderId ?? '-'}`;
+      return ss === null
+        ? `${n.id}:down`
+        : `${n.id}:${ss.role}/t${ss.term}/lead=${ss.leaderId ?? '-'}`;
     });
     return ` (${parts.join(' ')})`;
   }
@@ -387,7 +466,11 @@ class Simulation implements SimNodeHost, FaultTargets {
   /** After the heal: record when a leader is established; true once both liveness goals are met. */
   #livenessDone(): boolean {
     if (this.#leaderAtMs === null && this.#establishedLeader()) this.#leaderAtMs = this.queue.nowMs;
-    return this.#leaderAtMs !== null && this.#commitAtMs !== null && this.queue.nowMs >= this.#commitAtMs + 500;
+    return (
+      this.#leaderAtMs !== null &&
+      this.#commitAtMs !== null &&
+      this.queue.nowMs >= this.#commitAtMs + 500
+    );
   }
 
   /** A leader followed, in its term, by a majority of the cluster (itself included). */
@@ -398,7 +481,8 @@ class Simulation implements SimNodeHost, FaultTargets {
     let followers = 0;
     for (const node of this.nodes) {
       const ss = node.softState();
-      if (ss !== null && ss.term === ls.term && (node === leader || ss.leaderId === leader.id)) followers++;
+      if (ss !== null && ss.term === ls.term && (node === leader || ss.leaderId === leader.id))
+        followers++;
     }
     return followers > this.nodes.length / 2;
   }
@@ -415,9 +499,14 @@ class Simulation implements SimNodeHost, FaultTargets {
       clients: { ...this.#clients.stats },
       faults: { ...this.#faults.stats },
       earlySends: this.nodes.reduce((n, node) => n + node.earlySends, 0),
-      crashesBetweenSendAndFsync: this.nodes.reduce((n, node) => n + node.crashesBetweenSendAndFsync, 0),
-      leaderAfterHealMs: healed === null || this.#leaderAtMs === null ? null : this.#leaderAtMs - healed,
-      commitAfterHealMs: healed === null || this.#commitAtMs === null ? null : this.#commitAtMs - healed,
+      crashesBetweenSendAndFsync: this.nodes.reduce(
+        (n, node) => n + node.crashesBetweenSendAndFsync,
+        0,
+      ),
+      leaderAfterHealMs:
+        healed === null || this.#leaderAtMs === null ? null : this.#leaderAtMs - healed,
+      commitAfterHealMs:
+        healed === null || this.#commitAtMs === null ? null : this.#commitAtMs - healed,
     };
   }
 }

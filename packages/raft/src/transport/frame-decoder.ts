@@ -35,7 +35,8 @@ export class FrameDecoder {
     const frames: Buffer[] = [];
     while (buffer.length >= FRAME_HEADER_BYTES) {
       const sizeBytes = buffer.readUInt32BE(0);
-      if (sizeBytes > this.frameBytesMax) throw new FrameTooLargeError(sizeBytes, this.frameBytesMax);
+      if (sizeBytes > this.frameBytesMax)
+        throw new FrameTooLargeError(sizeBytes, this.frameBytesMax);
       const end = FRAME_HEADER_BYTES + sizeBytes;
       if (buffer.length < end) break;
       frames.push(buffer.subarray(FRAME_HEADER_BYTES, end));

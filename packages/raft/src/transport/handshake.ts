@@ -21,7 +21,8 @@ export function parseHello(v: unknown): Hello | null {
   if (typeof v !== 'object' || v === null) return null;
   const o = v as Record<string, unknown>;
   if (o.hello !== PROTOCOL_VERSION) return null;
-  if (typeof o.clusterId !== 'string' || typeof o.from !== 'string' || typeof o.to !== 'string') return null;
+  if (typeof o.clusterId !== 'string' || typeof o.from !== 'string' || typeof o.to !== 'string')
+    return null;
   return { hello: PROTOCOL_VERSION, clusterId: o.clusterId, from: o.from, to: o.to };
 }
 

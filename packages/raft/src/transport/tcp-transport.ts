@@ -46,7 +46,12 @@ export interface TcpTransportStats {
 export function parseAddress(address: string): { host: string; port: number } {
   const match = /^\[?([^\]]*?)\]?:(\d{1,5})$/.exec(address);
   const port = Number(match?.[2]);
-  if (match === null || match[1] === undefined || match[1] === '' || !(port >= 0 && port <= 65535)) {
+  if (
+    match === null ||
+    match[1] === undefined ||
+    match[1] === '' ||
+    !(port >= 0 && port <= 65535)
+  ) {
     throw new Error(`bad address "${address}": expected host:port`);
   }
   return { host: match[1], port };
@@ -162,7 +167,9 @@ export class TcpTransport implements Transport {
         socket.destroy();
       }
     });
-    socket.on('error', (err) => this.#log.debug({ peer, err: err.message }, 'inbound connection error'));
+    socket.on('error', (err) =>
+      this.#log.debug({ peer, err: err.message }, 'inbound connection error'),
+    );
     socket.on('close', () => this.#inbound.delete(socket));
   }
 
@@ -210,7 +217,10 @@ export class TcpTransport implements Transport {
     if (msg === null || msg.from !== peer || msg.to !== this.id) {
       this.#malformedFrames++;
       if (this.#malformedFrames % 1000 === 1)
-        this.#log.warn({ peer, malformedFrames: this.#malformedFrames }, 'dropped malformed message');
+        this.#log.warn(
+          { peer, malformedFrames: this.#malformedFrames },
+          'dropped malformed message',
+        );
       return;
     }
     this.#handler?.(msg);

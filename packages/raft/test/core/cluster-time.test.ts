@@ -8,22 +8,25 @@ import type { Message } from '../../src/core/types.js';
 
 const three = ['n1', 'n2', 'n3'];
 
-t.test('SPEC §2 leader stamps entries with termStartClusterTime + elapsed monotonic time', async (t) => {
-  const net = new ScriptedNetwork(three);
-  net.elect('n1');
-  const leader = net.core('n1');
-  const noop = net.disks.get('n1')!.entries[0]!;
-  t.equal(noop.type, 'noop');
-  t.equal(noop.clusterTimeMs, 0, 'first term starts at the highest time seen (0)');
-  net.clocks.get('n1')!.advance(1500);
-  const r = leader.propose(new Uint8Array([1]));
-  t.match(r, { ok: true, clusterTimeMs: 1500 });
-  net.clocks.get('n1')!.advance(250);
-  t.equal(leader.clusterTimeMs(), 1750);
-  net.process('n1');
-  const stamps = net.disks.get('n1')!.entries.map((e) => e.clusterTimeMs);
-  t.same(stamps, [0, 1500]);
-});
+t.test(
+  'SPEC §2 leader stamps entries with termStartClusterTime + elapsed monotonic time',
+  async (t) => {
+    const net = new ScriptedNetwork(three);
+    net.elect('n1');
+    const leader = net.core('n1');
+    const noop = net.disks.get('n1')!.entries[0]!;
+    t.equal(noop.type, 'noop');
+    t.equal(noop.clusterTimeMs, 0, 'first term starts at the highest time seen (0)');
+    net.clocks.get('n1')!.advance(1500);
+    const r = leader.propose(new Uint8Array([1]));
+    t.match(r, { ok: true, clusterTimeMs: 1500 });
+    net.clocks.get('n1')!.advance(250);
+    t.equal(leader.clusterTimeMs(), 1750);
+    net.process('n1');
+    const stamps = net.disks.get('n1')!.entries.map((e) => e.clusterTimeMs);
+    t.same(stamps, [0, 1500]);
+  },
+);
 
 t.test('SPEC §2 heartbeats carry cluster time; followers report the highest seen', async (t) => {
   const net = new ScriptedNetwork(three);
@@ -48,24 +51,31 @@ t.test('SPEC §1.5 cluster time is frozen while there is no leader', async (t) =
   t.equal(net.core('n2').clusterTimeMs(), seen, 'follower time does not run on its own');
 });
 
-t.test('SPEC §2 a new leader starts from the highest time seen, even with a slower clock', async (t) => {
-  const net = new ScriptedNetwork(three);
-  net.elect('n1');
-  net.clocks.get('n1')!.advance(3_600_000); // an idle hour, only heartbeats
-  net.tick('n1');
-  net.stabilize();
-  const seen = net.core('n2').clusterTimeMs();
-  t.ok(seen >= 3_600_000);
-  t.ok(net.clocks.get('n2')!.nowMs() < 10_000, "n2's own clock is far behind");
-  net.crash('n1');
-  net.elect('n2');
-  const entries = net.disks.get('n2')!.entries;
-  const noop = entries[entries.length - 1]!;
-  t.equal(noop.term, 2);
-  t.equal(noop.clusterTimeMs, seen, 'new term starts at the highest cluster time seen');
-  net.clocks.get('n2')!.advance(400);
-  t.equal(net.core('n2').clusterTimeMs(), seen + 400 + 100 * 0, 'then runs on the new leader clock');
-});
+t.test(
+  'SPEC §2 a new leader starts from the highest time seen, even with a slower clock',
+  async (t) => {
+    const net = new ScriptedNetwork(three);
+    net.elect('n1');
+    net.clocks.get('n1')!.advance(3_600_000); // an idle hour, only heartbeats
+    net.tick('n1');
+    net.stabilize();
+    const seen = net.core('n2').clusterTimeMs();
+    t.ok(seen >= 3_600_000);
+    t.ok(net.clocks.get('n2')!.nowMs() < 10_000, "n2's own clock is far behind");
+    net.crash('n1');
+    net.elect('n2');
+    const entries = net.disks.get('n2')!.entries;
+    const noop = entries[entries.length - 1]!;
+    t.equal(noop.term, 2);
+    t.equal(noop.clusterTimeMs, seen, 'new term starts at the highest cluster time seen');
+    net.clocks.get('n2')!.advance(400);
+    t.equal(
+      net.core('n2').clusterTimeMs(),
+      seen + 400 + 100 * 0,
+      'then runs on the new leader clock',
+    );
+  },
+);
 
 t.test(
   'SPEC §2 cluster time never decreases along the log or across calls through leader changes',
@@ -134,7 +144,8 @@ t.test(
     for (let i = 0; i < 3; i++) round(ids);
 
     net.isolate('n1'); // paused: no input, no ticks; its monotonic clock keeps running
-    for (let i = 0; i < 200 && net.core('n2').softState().role !== 'leader'; i++) round(['n2', 'n3']);
+    for (let i = 0; i < 200 && net.core('n2').softState().role !== 'leader'; i++)
+      round(['n2', 'n3']);
     t.equal(net.core('n2').softState().role, 'leader', 'n2 elected while n1 is paused');
     for (let i = 0; i < 3; i++) round(['n2', 'n3']);
 
@@ -155,12 +166,16 @@ t.test(
     const lastOfN2 = lastEntry('n2');
     t.equal(lastEntry('n1').index, lastOfN2.index, 'n1 holds the last entry of n2');
     net.crash('n2');
-    for (let i = 0; i < 200 && net.core('n1').softState().role !== 'leader'; i++) round(['n1', 'n3']);
+    for (let i = 0; i < 200 && net.core('n1').softState().role !== 'leader'; i++)
+      round(['n1', 'n3']);
     t.equal(net.core('n1').softState().role, 'leader', 'n1 elected after n2 died');
     const noop = lastEntry('n1');
     t.equal(noop.type, 'noop');
     const elapsedMs = realMs() - stampedAtMs;
-    t.ok(noop.clusterTimeMs >= lastOfN2.clusterTimeMs, 'cluster time never decreases along the log');
+    t.ok(
+      noop.clusterTimeMs >= lastOfN2.clusterTimeMs,
+      'cluster time never decreases along the log',
+    );
     t.ok(
       noop.clusterTimeMs - lastOfN2.clusterTimeMs <= elapsedMs,
       `new term starts at ${noop.clusterTimeMs}, at most ${lastOfN2.clusterTimeMs} + ${elapsedMs} ms of real time ` +
@@ -207,7 +222,8 @@ t.test(
     const minority = new Set(['n1', 'n2']);
     const crosses = (m: Message) => minority.has(m.from) !== minority.has(m.to);
     for (let i = 0; i < 40; i++) round(['n1', 'n2'], (m) => !crosses(m)); // n3..n5 stalled: no leader
-    const term2Pass = (m: Message) => !crosses(m) && !(m.from === 'n3' && m.to === 'n5' && withEntries(m));
+    const term2Pass = (m: Message) =>
+      !crosses(m) && !(m.from === 'n3' && m.to === 'n5' && withEntries(m));
     for (let i = 0; i < 100 && role('n3') !== 'leader'; i++) round(ids, term2Pass);
     t.equal(role('n3'), 'leader', 'n3 leads term 2');
     const term2NoopAtMs = realMs();
@@ -216,7 +232,8 @@ t.test(
     for (let i = 0; i < 3; i++) round(['n1', 'n2'], (m) => !crosses(m));
 
     bounce('n1', 'n5');
-    const term3Pass = (m: Message) => !withEntries(m) && !(m.to === 'n4' && m.type !== 'AppendEntries');
+    const term3Pass = (m: Message) =>
+      !withEntries(m) && !(m.to === 'n4' && m.type !== 'AppendEntries');
     for (let i = 0; i < 100 && role('n2') !== 'leader'; i++) round(['n2'], term3Pass);
     t.equal(role('n2'), 'leader', 'n2 leads a later term from term-1 knowledge');
     round(['n2'], term3Pass);

@@ -107,7 +107,9 @@ t.test('§5.4.1 votes only go to candidates whose log is at least as up-to-date'
 t.test(
   'UNSAFE skipLogUpToDateCheck lets a stale candidate win (the bug the flag exists to show)',
   async (t) => {
-    const net = new ScriptedNetwork(three, { perNode: { n2: { unsafe: { skipLogUpToDateCheck: true } } } });
+    const net = new ScriptedNetwork(three, {
+      perNode: { n2: { unsafe: { skipLogUpToDateCheck: true } } },
+    });
     net.elect('n1');
     net.isolate('n3');
     net.propose('n1', 'a');
@@ -132,40 +134,47 @@ t.test(
   },
 );
 
-t.test('§5.2 the vote is in the same Ready as (so persisted before) the vote response', async (t) => {
-  const core = new RaftCore(
-    { ...scriptedDefaults, id: 'n2', voters: three },
-    fresh,
-    new ManualClock(),
-    new Mulberry32Random(1),
-  );
-  core.step({
-    type: 'RequestVote',
-    from: 'n1',
-    to: 'n2',
-    term: asTerm(1),
-    lastLogIndex: asIndex(0),
-    lastLogTerm: asTerm(0),
-    transfer: false,
-  });
-  const rd = core.ready();
-  t.same(rd.hardState, { term: 1, votedFor: 'n1', commitIndex: 0 });
-  t.match(rd.messages, [{ type: 'RequestVoteResponse', to: 'n1', granted: true }]);
-  core.advance(rd);
-  core.step({
-    type: 'RequestVote',
-    from: 'n3',
-    to: 'n2',
-    term: asTerm(1),
-    lastLogIndex: asIndex(5),
-    lastLogTerm: asTerm(1),
-    transfer: false,
-  });
-  const rd2 = core.ready();
-  t.equal(rd2.hardState, null, 'no hard state change');
-  t.match(rd2.messages, [{ type: 'RequestVoteResponse', to: 'n3', granted: false }], 'one vote per term');
-  core.checkInvariants();
-});
+t.test(
+  '§5.2 the vote is in the same Ready as (so persisted before) the vote response',
+  async (t) => {
+    const core = new RaftCore(
+      { ...scriptedDefaults, id: 'n2', voters: three },
+      fresh,
+      new ManualClock(),
+      new Mulberry32Random(1),
+    );
+    core.step({
+      type: 'RequestVote',
+      from: 'n1',
+      to: 'n2',
+      term: asTerm(1),
+      lastLogIndex: asIndex(0),
+      lastLogTerm: asTerm(0),
+      transfer: false,
+    });
+    const rd = core.ready();
+    t.same(rd.hardState, { term: 1, votedFor: 'n1', commitIndex: 0 });
+    t.match(rd.messages, [{ type: 'RequestVoteResponse', to: 'n1', granted: true }]);
+    core.advance(rd);
+    core.step({
+      type: 'RequestVote',
+      from: 'n3',
+      to: 'n2',
+      term: asTerm(1),
+      lastLogIndex: asIndex(5),
+      lastLogTerm: asTerm(1),
+      transfer: false,
+    });
+    const rd2 = core.ready();
+    t.equal(rd2.hardState, null, 'no hard state change');
+    t.match(
+      rd2.messages,
+      [{ type: 'RequestVoteResponse', to: 'n3', granted: false }],
+      'one vote per term',
+    );
+    core.checkInvariants();
+  },
+);
 
 t.test(
   'UNSAFE dontPersistVotedFor: a restarted voter votes twice and two leaders share a term',
@@ -220,7 +229,11 @@ t.test(
     net.tick('n1');
     net.stabilize();
     t.same(net.core('n3').softState(), { role: 'follower', leaderId: 'n1', term: 1 });
-    t.same(net.core('n1').softState(), { role: 'leader', leaderId: 'n1', term: 1 }, 'leader undisturbed');
+    t.same(
+      net.core('n1').softState(),
+      { role: 'leader', leaderId: 'n1', term: 1 },
+      'leader undisturbed',
+    );
   },
 );
 
@@ -379,35 +392,45 @@ t.test(
   },
 );
 
-t.test('a follower whose leader went silent for an election timeout grants votes again', async (t) => {
-  const net = new ScriptedNetwork(three);
-  net.elect('n1');
-  net.crash('n1');
-  net.elect('n2');
-  t.equal(termOf(net, 'n2'), 2);
-  t.equal(net.core('n3').softState().leaderId, 'n2');
-});
+t.test(
+  'a follower whose leader went silent for an election timeout grants votes again',
+  async (t) => {
+    const net = new ScriptedNetwork(three);
+    net.elect('n1');
+    net.crash('n1');
+    net.elect('n2');
+    t.equal(termOf(net, 'n2'), 2);
+    t.equal(net.core('n3').softState().leaderId, 'n2');
+  },
+);
 
-t.test('§5.1 step-down on a higher term: leader becomes follower and forgets its vote', async (t) => {
-  const net = new ScriptedNetwork(three);
-  net.elect('n1');
-  const msg: Message = {
-    type: 'AppendEntriesResponse',
-    from: 'n2',
-    to: 'n1',
-    term: asTerm(5),
-    success: false,
-    matchIndex: asIndex(0),
-    conflictIndex: asIndex(0),
-    conflictTerm: asTerm(0),
-    heartbeatSeq: 0,
-  };
-  net.core('n1').step(msg);
-  net.process('n1');
-  t.same(net.core('n1').softState(), { role: 'follower', leaderId: null, term: 5 });
-  t.same(net.disks.get('n1')!.hardState, { term: 5, votedFor: null, commitIndex: 1 }, 'new term persisted');
-  t.same(net.core('n1').progress().size, 0, 'no progress tracked after stepping down');
-});
+t.test(
+  '§5.1 step-down on a higher term: leader becomes follower and forgets its vote',
+  async (t) => {
+    const net = new ScriptedNetwork(three);
+    net.elect('n1');
+    const msg: Message = {
+      type: 'AppendEntriesResponse',
+      from: 'n2',
+      to: 'n1',
+      term: asTerm(5),
+      success: false,
+      matchIndex: asIndex(0),
+      conflictIndex: asIndex(0),
+      conflictTerm: asTerm(0),
+      heartbeatSeq: 0,
+    };
+    net.core('n1').step(msg);
+    net.process('n1');
+    t.same(net.core('n1').softState(), { role: 'follower', leaderId: null, term: 5 });
+    t.same(
+      net.disks.get('n1')!.hardState,
+      { term: 5, votedFor: null, commitIndex: 1 },
+      'new term persisted',
+    );
+    t.same(net.core('n1').progress().size, 0, 'no progress tracked after stepping down');
+  },
+);
 
 t.test(
   '§5.1 stale-term messages are ignored; stale leaders and candidates are told the newer term',
@@ -425,7 +448,13 @@ t.test(
       prevLogIndex: asIndex(1),
       prevLogTerm: asTerm(1),
       entries: [
-        { term: asTerm(1), index: asIndex(2), type: 'command', clusterTimeMs: 0, data: new Uint8Array() },
+        {
+          term: asTerm(1),
+          index: asIndex(2),
+          type: 'command',
+          clusterTimeMs: 0,
+          data: new Uint8Array(),
+        },
       ],
       leaderCommit: asIndex(2),
       clusterTimeMs: 0,
@@ -444,32 +473,35 @@ t.test(
   },
 );
 
-t.test('§5.2 a (pre)candidate that hears AppendEntries of its own term becomes follower', async (t) => {
-  for (const preVote of [false, true]) {
-    const core = new RaftCore(
-      { ...scriptedDefaults, id: 'n2', voters: three, preVote },
-      fresh,
-      new ManualClock(),
-      new Mulberry32Random(4),
-    );
-    while (core.softState().role === 'follower') core.tick();
-    const term = core.softState().term;
-    core.step({
-      type: 'AppendEntries',
-      from: 'n1',
-      to: 'n2',
-      term,
-      prevLogIndex: asIndex(0),
-      prevLogTerm: asTerm(0),
-      entries: [],
-      leaderCommit: asIndex(0),
-      clusterTimeMs: 0,
-      heartbeatSeq: 1,
-    });
-    t.same(core.softState(), { role: 'follower', leaderId: 'n1', term }, `preVote=${preVote}`);
-    core.checkInvariants();
-  }
-});
+t.test(
+  '§5.2 a (pre)candidate that hears AppendEntries of its own term becomes follower',
+  async (t) => {
+    for (const preVote of [false, true]) {
+      const core = new RaftCore(
+        { ...scriptedDefaults, id: 'n2', voters: three, preVote },
+        fresh,
+        new ManualClock(),
+        new Mulberry32Random(4),
+      );
+      while (core.softState().role === 'follower') core.tick();
+      const term = core.softState().term;
+      core.step({
+        type: 'AppendEntries',
+        from: 'n1',
+        to: 'n2',
+        term,
+        prevLogIndex: asIndex(0),
+        prevLogTerm: asTerm(0),
+        entries: [],
+        leaderCommit: asIndex(0),
+        clusterTimeMs: 0,
+        heartbeatSeq: 1,
+      });
+      t.same(core.softState(), { role: 'follower', leaderId: 'n1', term }, `preVote=${preVote}`);
+      core.checkInvariants();
+    }
+  },
+);
 
 t.test('check-quorum step-down fails pending reads and refuses proposals', async (t) => {
   const net = new ScriptedNetwork(three, { config: { checkQuorum: true } });
@@ -479,5 +511,9 @@ t.test('check-quorum step-down fails pending reads and refuses proposals', async
   net.tick('n1', 10);
   t.equal(roleOf(net, 'n1'), 'follower');
   t.same(net.readFailures.get('n1'), [{ requestId: 11, leaderHint: null }]);
-  t.match(net.core('n1').propose(new Uint8Array([1])), { ok: false, reason: 'not_leader', leaderHint: null });
+  t.match(net.core('n1').propose(new Uint8Array([1])), {
+    ok: false,
+    reason: 'not_leader',
+    leaderHint: null,
+  });
 });

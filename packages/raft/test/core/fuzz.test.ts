@@ -18,7 +18,13 @@ function runSeed(
   const net = new ScriptedNetwork(ids, {
     draws: 'seeded',
     seed,
-    config: { preVote, checkQuorum: preVote, entriesPerMessageMax: 3, inflightMessagesMax: 2, unsafe },
+    config: {
+      preVote,
+      checkQuorum: preVote,
+      entriesPerMessageMax: 3,
+      inflightMessagesMax: 2,
+      unsafe,
+    },
   });
   const rnd = new Mulberry32Random(seed * 7919);
   const leaderOfTerm = new Map<number, string>();
@@ -136,17 +142,20 @@ function runSeed(
 }
 
 for (const preVote of [false, true]) {
-  t.test(`seeded schedules keep safety and converge (preVote=checkQuorum=${preVote})`, async (t) => {
-    let leaders = 0;
-    let committed = 0;
-    for (let seed = 1; seed <= seeds; seed++) {
-      const r = runSeed(seed, preVote);
-      leaders += r.leaders;
-      committed += r.committed;
-    }
-    t.ok(leaders > seeds, `${leaders} leaderships over ${seeds} seeds`);
-    t.ok(committed > seeds * 5, `${committed} entries committed over ${seeds} seeds`);
-  });
+  t.test(
+    `seeded schedules keep safety and converge (preVote=checkQuorum=${preVote})`,
+    async (t) => {
+      let leaders = 0;
+      let committed = 0;
+      for (let seed = 1; seed <= seeds; seed++) {
+        const r = runSeed(seed, preVote);
+        leaders += r.leaders;
+        committed += r.committed;
+      }
+      t.ok(leaders > seeds, `${leaders} leaderships over ${seeds} seeds`);
+      t.ok(committed > seeds * 5, `${committed} entries committed over ${seeds} seeds`);
+    },
+  );
 }
 
 // The schedules have teeth: they catch these broken variants. (commitPreviousTermByCounting and

@@ -5,7 +5,11 @@ import { isWellFormedMessage } from '../../src/core/message-checks.js';
 import { RaftCore } from '../../src/core/raft-core.js';
 import { asIndex, asTerm } from '../../src/core/types.js';
 import type { AppendEntriesMsg, Entry } from '../../src/core/types.js';
-import { ManualClock, Mulberry32Random, scriptedDefaults } from '../../src/testing/scripted-network.js';
+import {
+  ManualClock,
+  Mulberry32Random,
+  scriptedDefaults,
+} from '../../src/testing/scripted-network.js';
 
 const three = ['n1', 'n2', 'n3'];
 const fresh = {
@@ -39,7 +43,10 @@ t.test('AppendEntries shape rules', async (t) => {
   t.notOk(isWellFormedMessage(append([entry(2, 1)])), 'gap after prevLogIndex');
   t.notOk(isWellFormedMessage(append([entry(1, 2), entry(2, 1)])), 'decreasing terms');
   t.notOk(isWellFormedMessage(append([entry(1, 4)])), 'entry term above message term');
-  t.notOk(isWellFormedMessage(append([entry(1, 1, 50), entry(2, 1, 40)])), 'cluster time going back');
+  t.notOk(
+    isWellFormedMessage(append([entry(1, 1, 50), entry(2, 1, 40)])),
+    'cluster time going back',
+  );
   t.notOk(isWellFormedMessage(append([], { prevLogIndex: asIndex(-1) })), 'negative index');
   t.notOk(isWellFormedMessage(append([], { clusterTimeMs: Number.NaN })), 'NaN time');
   t.notOk(

@@ -9,19 +9,26 @@ import { ScriptedNetwork } from '../../src/testing/scripted-network.js';
 const three = ['n1', 'n2', 'n3'];
 const appendsIn = (msgs: readonly Message[]) => msgs.filter((m) => m.type === 'AppendEntries');
 
-t.test('§6.4 basic: the read index is the commit index, released after a majority echo', async (t) => {
-  const net = new ScriptedNetwork(three);
-  net.elect('n1');
-  net.propose('n1', 'a');
-  net.stabilize();
-  net.core('n1').readIndex(42);
-  net.process('n1');
-  t.same(net.readStates.get('n1'), [], 'not released before any echo');
-  t.equal(appendsIn(net.queue).length, 2, 'one heartbeat per follower');
-  net.deliver((m) => m.to === 'n2');
-  net.deliver((m) => m.from === 'n2');
-  t.same(net.readStates.get('n1'), [{ requestId: 42, index: 2 }], 'released with one follower + leader');
-});
+t.test(
+  '§6.4 basic: the read index is the commit index, released after a majority echo',
+  async (t) => {
+    const net = new ScriptedNetwork(three);
+    net.elect('n1');
+    net.propose('n1', 'a');
+    net.stabilize();
+    net.core('n1').readIndex(42);
+    net.process('n1');
+    t.same(net.readStates.get('n1'), [], 'not released before any echo');
+    t.equal(appendsIn(net.queue).length, 2, 'one heartbeat per follower');
+    net.deliver((m) => m.to === 'n2');
+    net.deliver((m) => m.from === 'n2');
+    t.same(
+      net.readStates.get('n1'),
+      [{ requestId: 42, index: 2 }],
+      'released with one follower + leader',
+    );
+  },
+);
 
 t.test('§6.4 concurrent reads are batched behind one broadcast', async (t) => {
   const net = new ScriptedNetwork(three);

@@ -68,31 +68,34 @@ t.test('hard state and soft state appear only when they changed', async (t) => {
   core.advance(rd2);
 });
 
-t.test('entries are handed out once; an overwrite hands out again from the overwritten index', async (t) => {
-  const core = follower();
-  core.step(append(1, 0, 0, [entry(1, 1), entry(2, 1), entry(3, 1)], 1));
-  const rd = core.ready();
-  t.same(
-    rd.entries.map((e) => e.index),
-    [1, 2, 3],
-  );
-  t.same(
-    rd.committedEntries.map((e) => e.index),
-    [1],
-    'committed in the same Ready as persisted: fine, persisted first',
-  );
-  core.advance(rd);
-  core.step(append(2, 1, 1, [entry(2, 2)], 1));
-  const rd2 = core.ready();
-  t.same(
-    rd2.entries.map((e) => [e.index, e.term]),
-    [[2, 2]],
-    'index 2 replaces old 2 and 3',
-  );
-  t.equal(core.lastIndex(), 2);
-  core.advance(rd2);
-  core.checkInvariants();
-});
+t.test(
+  'entries are handed out once; an overwrite hands out again from the overwritten index',
+  async (t) => {
+    const core = follower();
+    core.step(append(1, 0, 0, [entry(1, 1), entry(2, 1), entry(3, 1)], 1));
+    const rd = core.ready();
+    t.same(
+      rd.entries.map((e) => e.index),
+      [1, 2, 3],
+    );
+    t.same(
+      rd.committedEntries.map((e) => e.index),
+      [1],
+      'committed in the same Ready as persisted: fine, persisted first',
+    );
+    core.advance(rd);
+    core.step(append(2, 1, 1, [entry(2, 2)], 1));
+    const rd2 = core.ready();
+    t.same(
+      rd2.entries.map((e) => [e.index, e.term]),
+      [[2, 2]],
+      'index 2 replaces old 2 and 3',
+    );
+    t.equal(core.lastIndex(), 2);
+    core.advance(rd2);
+    core.checkInvariants();
+  },
+);
 
 t.test(
   'inputs between ready() and advance() land in the next Ready, nothing is handed out twice',
@@ -142,15 +145,18 @@ t.test('committed entries are handed out in bounded batches', async (t) => {
   core.advance(rd2);
 });
 
-t.test('a follower hands out for applying only entries it has handed out for persistence', async (t) => {
-  const core = follower();
-  core.step(append(1, 0, 0, [entry(1, 1), entry(2, 1)], 2));
-  const rd = core.ready();
-  const persisted = new Set(rd.entries.map((e) => e.index));
-  t.ok(rd.committedEntries.every((e) => persisted.has(e.index)));
-  t.equal(rd.hardState!.commitIndex, 2, 'the commit index is persisted with them');
-  core.advance(rd);
-});
+t.test(
+  'a follower hands out for applying only entries it has handed out for persistence',
+  async (t) => {
+    const core = follower();
+    core.step(append(1, 0, 0, [entry(1, 1), entry(2, 1)], 2));
+    const rd = core.ready();
+    const persisted = new Set(rd.entries.map((e) => e.index));
+    t.ok(rd.committedEntries.every((e) => persisted.has(e.index)));
+    t.equal(rd.hardState!.commitIndex, 2, 'the commit index is persisted with them');
+    core.advance(rd);
+  },
+);
 
 t.test('UNSAFE dontPersistVotedFor hands out votedFor: null while voting', async (t) => {
   const core = new RaftCore(

@@ -15,8 +15,10 @@ import {
 const three = ['n1', 'n2', 'n3'];
 const five = ['n1', 'n2', 'n3', 'n4', 'n5'];
 const isAppend = (m: Message): m is AppendEntriesMsg => m.type === 'AppendEntries';
-const carries = (m: Message, index: number) => isAppend(m) && m.entries.some((e) => e.index === index);
-const logTerms = (net: ScriptedNetwork, id: NodeId) => net.disks.get(id)!.entries.map((e) => e.term);
+const carries = (m: Message, index: number) =>
+  isAppend(m) && m.entries.some((e) => e.index === index);
+const logTerms = (net: ScriptedNetwork, id: NodeId) =>
+  net.disks.get(id)!.entries.map((e) => e.term);
 const entry = (index: number, term: number, clusterTimeMs = 0): Entry => ({
   term: asTerm(term),
   index: asIndex(index),
@@ -26,24 +28,35 @@ const entry = (index: number, term: number, clusterTimeMs = 0): Entry => ({
 });
 const logOf = (terms: number[]) => terms.map((term, i) => entry(i + 1, term));
 
-t.test('§5.3 replication: proposals reach every follower in order and are applied everywhere', async (t) => {
-  const net = new ScriptedNetwork(three);
-  net.elect('n1');
-  for (const text of ['a', 'b', 'c']) t.ok(net.propose('n1', text).ok);
-  net.stabilize();
-  net.tick('n1');
-  net.stabilize();
-  for (const id of three) {
-    t.same(net.appliedTexts(id), ['a', 'b', 'c'], `${id} applied in order`);
-    t.same(logTerms(net, id), [1, 1, 1, 1], `${id} log`);
-  }
-});
+t.test(
+  '§5.3 replication: proposals reach every follower in order and are applied everywhere',
+  async (t) => {
+    const net = new ScriptedNetwork(three);
+    net.elect('n1');
+    for (const text of ['a', 'b', 'c']) t.ok(net.propose('n1', text).ok);
+    net.stabilize();
+    net.tick('n1');
+    net.stabilize();
+    for (const id of three) {
+      t.same(net.appliedTexts(id), ['a', 'b', 'c'], `${id} applied in order`);
+      t.same(logTerms(net, id), [1, 1, 1, 1], `${id} log`);
+    }
+  },
+);
 
 t.test('§5.3 propose on a non-leader is refused with a leader hint', async (t) => {
   const net = new ScriptedNetwork(three);
-  t.same(net.core('n2').propose(new Uint8Array([1])), { ok: false, reason: 'not_leader', leaderHint: null });
+  t.same(net.core('n2').propose(new Uint8Array([1])), {
+    ok: false,
+    reason: 'not_leader',
+    leaderHint: null,
+  });
   net.elect('n1');
-  t.same(net.core('n2').propose(new Uint8Array([1])), { ok: false, reason: 'not_leader', leaderHint: 'n1' });
+  t.same(net.core('n2').propose(new Uint8Array([1])), {
+    ok: false,
+    reason: 'not_leader',
+    leaderHint: 'n1',
+  });
 });
 
 t.test('§5.3 an entry does not commit without a majority', async (t) => {
@@ -132,7 +145,9 @@ t.test('a follower never commits beyond the index its log was verified to match'
     'stale entries 2..3 may differ from the leader: commit stops at 1',
   );
   const rd = core.ready();
-  t.match(rd.messages, [{ type: 'AppendEntriesResponse', success: true, matchIndex: 1, heartbeatSeq: 1 }]);
+  t.match(rd.messages, [
+    { type: 'AppendEntriesResponse', success: true, matchIndex: 1, heartbeatSeq: 1 },
+  ]);
   t.equal(rd.committedEntries.length, 1);
   core.advance(rd);
 });
@@ -148,7 +163,13 @@ for (const unsafe of [false, true]) {
           : {},
       });
       // Figure 8 (b): S1 and S2 hold index 2 of term 2, S5 holds index 2 of term 3.
-      const disks: Record<string, number[]> = { n1: [1, 2], n2: [1, 2], n3: [1], n4: [1], n5: [1, 3] };
+      const disks: Record<string, number[]> = {
+        n1: [1, 2],
+        n2: [1, 2],
+        n3: [1],
+        n4: [1],
+        n5: [1, 3],
+      };
       for (const id of five) {
         // S5 already knows term 4 (it timed out once while cut off), so its next campaign is for term 5.
         net.setDisk(id, {
@@ -165,7 +186,11 @@ for (const unsafe of [false, true]) {
       net.deliver((m) => m.type === 'RequestVote');
       net.deliver((m) => m.type === 'RequestVoteResponse');
       t.same(net.core('n1').softState(), { role: 'leader', leaderId: 'n1', term: 4 });
-      for (let i = 0; i < 20 && net.queue.length > 0 && net.core('n1').hardState().commitIndex < 2; i++) {
+      for (
+        let i = 0;
+        i < 20 && net.queue.length > 0 && net.core('n1').hardState().commitIndex < 2;
+        i++
+      ) {
         if (net.core('n3').lastIndex() >= 2) net.drop((m) => m.to === 'n3' && carries(m, 3)); // S3 never gets the term-4 entry
         net.deliver();
       }
@@ -249,7 +274,9 @@ for (const [name, followerLog] of Object.entries(figure7)) {
 t.test(
   '§5.3 lagging follower catches up in batches bounded by entriesPerMessageMax and bytesPerMessageMax',
   async (t) => {
-    const net = new ScriptedNetwork(three, { config: { entriesPerMessageMax: 3, bytesPerMessageMax: 200 } });
+    const net = new ScriptedNetwork(three, {
+      config: { entriesPerMessageMax: 3, bytesPerMessageMax: 200 },
+    });
     net.elect('n1');
     net.isolate('n3');
     for (let i = 0; i < 20; i++) net.propose('n1', `small-${i}`);
@@ -285,11 +312,14 @@ t.test(
 t.test(
   'pipelining: at most inflightMessagesMax AppendEntries with entries in flight per follower',
   async (t) => {
-    const net = new ScriptedNetwork(three, { config: { entriesPerMessageMax: 1, inflightMessagesMax: 2 } });
+    const net = new ScriptedNetwork(three, {
+      config: { entriesPerMessageMax: 1, inflightMessagesMax: 2 },
+    });
     net.elect('n1');
     for (let i = 0; i < 5; i++) net.core('n1').propose(new Uint8Array([i]));
     net.process('n1');
-    const toN2 = () => net.queue.filter((m) => isAppend(m) && m.to === 'n2' && m.entries.length > 0);
+    const toN2 = () =>
+      net.queue.filter((m) => isAppend(m) && m.to === 'n2' && m.entries.length > 0);
     t.equal(toN2().length, 2, 'window of 2 for five entries');
     t.equal(net.core('n1').progress().get('n2')!.inflightMessages, 2);
     net.deliver((m) => m.to === 'n2' && carries(m, 2)); // first in flight reaches n2 …
@@ -301,28 +331,35 @@ t.test(
   },
 );
 
-t.test('probe state after a rejection: one AppendEntries at a time until the follower matches', async (t) => {
-  const net = new ScriptedNetwork(three, { config: { entriesPerMessageMax: 1 } });
-  const hs = { term: asTerm(2), votedFor: null, commitIndex: asIndex(0) };
-  net.setDisk('n1', { hardState: hs, snapshot: null, entries: logOf([1, 2, 2, 2]) });
-  net.setDisk('n2', { hardState: hs, snapshot: null, entries: logOf([1, 1, 1, 1]) });
-  net.setDisk('n3', { hardState: hs, snapshot: null, entries: logOf([1, 2, 2, 2]) });
-  for (const id of three) {
-    net.crash(id);
-    net.restart(id);
-  }
-  net.cut('n1', 'n2');
-  net.elect('n1');
-  net.heal();
-  net.tick('n1');
-  net.deliver((m) => m.to === 'n2' && m.type === 'AppendEntries');
-  net.deliver((m) => m.from === 'n2');
-  t.equal(net.core('n1').progress().get('n2')!.state, 'probe');
-  t.equal(net.queue.filter((m) => isAppend(m) && m.to === 'n2').length, 1, 'exactly one probe outstanding');
-  net.stabilize();
-  t.same(logTerms(net, 'n2'), [1, 2, 2, 2, 3]);
-  t.equal(net.core('n1').progress().get('n2')!.state, 'replicate');
-});
+t.test(
+  'probe state after a rejection: one AppendEntries at a time until the follower matches',
+  async (t) => {
+    const net = new ScriptedNetwork(three, { config: { entriesPerMessageMax: 1 } });
+    const hs = { term: asTerm(2), votedFor: null, commitIndex: asIndex(0) };
+    net.setDisk('n1', { hardState: hs, snapshot: null, entries: logOf([1, 2, 2, 2]) });
+    net.setDisk('n2', { hardState: hs, snapshot: null, entries: logOf([1, 1, 1, 1]) });
+    net.setDisk('n3', { hardState: hs, snapshot: null, entries: logOf([1, 2, 2, 2]) });
+    for (const id of three) {
+      net.crash(id);
+      net.restart(id);
+    }
+    net.cut('n1', 'n2');
+    net.elect('n1');
+    net.heal();
+    net.tick('n1');
+    net.deliver((m) => m.to === 'n2' && m.type === 'AppendEntries');
+    net.deliver((m) => m.from === 'n2');
+    t.equal(net.core('n1').progress().get('n2')!.state, 'probe');
+    t.equal(
+      net.queue.filter((m) => isAppend(m) && m.to === 'n2').length,
+      1,
+      'exactly one probe outstanding',
+    );
+    net.stabilize();
+    t.same(logTerms(net, 'n2'), [1, 2, 2, 2, 3]);
+    t.equal(net.core('n1').progress().get('n2')!.state, 'replicate');
+  },
+);
 
 t.test('lost AppendEntries are detected through heartbeat responses and re-sent', async (t) => {
   const net = new ScriptedNetwork(three);

@@ -21,28 +21,31 @@ const entry = (index: number, term: number, clusterTimeMs: number): Entry => ({
   data: new TextEncoder().encode(`e${index}`),
 });
 
-t.test('a restarted follower recovers term, vote, log and re-applies committed entries', async (t) => {
-  const net = new ScriptedNetwork(three);
-  net.elect('n1');
-  net.propose('n1', 'a');
-  net.propose('n1', 'b');
-  net.stabilize();
-  net.tickAll();
-  net.stabilize();
-  net.crash('n2');
-  net.restart('n2');
-  const n2 = net.core('n2');
-  t.same(n2.hardState(), { term: 1, votedFor: 'n1', commitIndex: 3 });
-  t.equal(n2.lastIndex(), 3);
-  t.same(n2.softState(), { role: 'follower', leaderId: null, term: 1 });
-  net.process('n2');
-  t.same(net.appliedTexts('n2'), ['a', 'b'], 're-applied from the start (no snapshot)');
-  net.propose('n1', 'c');
-  net.stabilize();
-  net.tickAll();
-  net.stabilize();
-  t.same(net.appliedTexts('n2'), ['a', 'b', 'c']);
-});
+t.test(
+  'a restarted follower recovers term, vote, log and re-applies committed entries',
+  async (t) => {
+    const net = new ScriptedNetwork(three);
+    net.elect('n1');
+    net.propose('n1', 'a');
+    net.propose('n1', 'b');
+    net.stabilize();
+    net.tickAll();
+    net.stabilize();
+    net.crash('n2');
+    net.restart('n2');
+    const n2 = net.core('n2');
+    t.same(n2.hardState(), { term: 1, votedFor: 'n1', commitIndex: 3 });
+    t.equal(n2.lastIndex(), 3);
+    t.same(n2.softState(), { role: 'follower', leaderId: null, term: 1 });
+    net.process('n2');
+    t.same(net.appliedTexts('n2'), ['a', 'b'], 're-applied from the start (no snapshot)');
+    net.propose('n1', 'c');
+    net.stabilize();
+    net.tickAll();
+    net.stabilize();
+    t.same(net.appliedTexts('n2'), ['a', 'b', 'c']);
+  },
+);
 
 t.test('a restarted leader comes back as a follower with its log intact and rejoins', async (t) => {
   const net = new ScriptedNetwork(three);
@@ -87,41 +90,44 @@ t.test('CoreInitialState.appliedIndex: only entries after it are handed out agai
   t.equal(core.clusterTimeMs(), 30, 'highest cluster time recovered from the log');
 });
 
-t.test('§7 a log that begins after a snapshot: elect, replicate, commit from firstIndex > 1', async (t) => {
-  const net = new ScriptedNetwork(three);
-  const snapshot = { index: asIndex(10), term: asTerm(2), clusterTimeMs: 5_000 };
-  for (const id of three) {
-    net.setDisk(id, {
-      hardState: { term: asTerm(2), votedFor: null, commitIndex: asIndex(12) },
-      snapshot,
-      entries: [entry(11, 2, 5_000), entry(12, 2, 5_100)],
-    });
-    net.crash(id);
-    net.restart(id);
-  }
-  t.equal(net.core('n1').lastIndex(), 12);
-  t.equal(net.core('n1').appliedIndex(), 10, 'applied starts at the snapshot');
-  t.equal(net.core('n1').clusterTimeMs(), 5_100);
-  net.processAll();
-  t.same(
-    net.applied.get('n1')!.map((e) => e.index),
-    [11, 12],
-    'entries after the snapshot re-applied',
-  );
-  net.elect('n1');
-  const noop = net.disks.get('n1')!.entries.at(-1)!;
-  t.match(noop, { index: 13, term: 3, type: 'noop' });
-  t.ok(noop.clusterTimeMs >= 5_100, 'cluster time continues from the snapshot/log');
-  net.propose('n1', 'after-snapshot');
-  net.stabilize();
-  net.tickAll();
-  net.stabilize();
-  for (const id of three) t.same(net.appliedTexts(id).at(-1), 'after-snapshot', id);
-  t.same(
-    net.disks.get('n2')!.entries.map((e) => e.index),
-    [11, 12, 13, 14],
-  );
-});
+t.test(
+  '§7 a log that begins after a snapshot: elect, replicate, commit from firstIndex > 1',
+  async (t) => {
+    const net = new ScriptedNetwork(three);
+    const snapshot = { index: asIndex(10), term: asTerm(2), clusterTimeMs: 5_000 };
+    for (const id of three) {
+      net.setDisk(id, {
+        hardState: { term: asTerm(2), votedFor: null, commitIndex: asIndex(12) },
+        snapshot,
+        entries: [entry(11, 2, 5_000), entry(12, 2, 5_100)],
+      });
+      net.crash(id);
+      net.restart(id);
+    }
+    t.equal(net.core('n1').lastIndex(), 12);
+    t.equal(net.core('n1').appliedIndex(), 10, 'applied starts at the snapshot');
+    t.equal(net.core('n1').clusterTimeMs(), 5_100);
+    net.processAll();
+    t.same(
+      net.applied.get('n1')!.map((e) => e.index),
+      [11, 12],
+      'entries after the snapshot re-applied',
+    );
+    net.elect('n1');
+    const noop = net.disks.get('n1')!.entries.at(-1)!;
+    t.match(noop, { index: 13, term: 3, type: 'noop' });
+    t.ok(noop.clusterTimeMs >= 5_100, 'cluster time continues from the snapshot/log');
+    net.propose('n1', 'after-snapshot');
+    net.stabilize();
+    net.tickAll();
+    net.stabilize();
+    for (const id of three) t.same(net.appliedTexts(id).at(-1), 'after-snapshot', id);
+    t.same(
+      net.disks.get('n2')!.entries.map((e) => e.index),
+      [11, 12, 13, 14],
+    );
+  },
+);
 
 t.test(
   "§7 a follower that needs entries before the leader's firstIndex is skipped (InstallSnapshot later)",
@@ -145,7 +151,11 @@ t.test(
       net.stabilize();
     }
     t.equal(net.core('n3').lastIndex(), 0, 'n3 gets nothing it cannot use');
-    t.equal(net.core('n1').progress().get('n3')!.needsSnapshot, true, 'reported as needing a snapshot');
+    t.equal(
+      net.core('n1').progress().get('n3')!.needsSnapshot,
+      true,
+      'reported as needing a snapshot',
+    );
     t.equal(net.core('n1').progress().get('n2')!.needsSnapshot, false);
     t.equal(net.core('n1').softState().role, 'leader', 'no crash, still leading');
     net.propose('n1', 'x');

@@ -46,7 +46,8 @@ t.test('a leader with durable term and vote may send first; nobody else may', as
   t.equal(rd.hardState, null);
   t.equal(rd.entries.length, 1);
   t.ok(
-    rd.messages.length === 2 && rd.messages.every((m) => m.type === 'AppendEntries' && m.entries.length === 1),
+    rd.messages.length === 2 &&
+      rd.messages.every((m) => m.type === 'AppendEntries' && m.entries.length === 1),
     'the AppendEntries carry the not-yet-durable entry',
   );
   leader.advance(rd);
@@ -63,7 +64,11 @@ t.test('a leader with durable term and vote may send first; nobody else may', as
   // A single-node cluster becomes leader in the same Ready that changes its term: persist first.
   const solo = new RaftCore(
     { ...scriptedDefaults, id: 'n1', voters: ['n1'] },
-    { hardState: { term: asTerm(0), votedFor: null, commitIndex: asIndex(0) }, snapshot: null, entries: [] },
+    {
+      hardState: { term: asTerm(0), votedFor: null, commitIndex: asIndex(0) },
+      snapshot: null,
+      entries: [],
+    },
     new ManualClock(),
     new Mulberry32Random(7),
   );
@@ -91,68 +96,100 @@ t.test('candidates and voters persist before sending', async (t) => {
   c.advance(crd);
 });
 
-t.test('the leader counts its own entry only after advance(); one follower is not enough before', async (t) => {
-  const { net, leader } = withLeader();
-  const commitBefore = leader.hardState().commitIndex;
-  const p = leader.propose(encode('x'));
-  t.ok(p.ok);
-  const rd = leader.ready();
-  sendTo(net, rd, 'n2');
-  t.equal(answersToLeader(net, leader, 'n2'), 1);
-  t.equal(leader.hardState().commitIndex, commitBefore, 'n2 + an undurable leader log is no majority');
-  leader.advance(rd);
-  t.equal(leader.hardState().commitIndex, p.ok ? p.index : -1, 'commits once its own write is confirmed');
-  const next = leader.ready();
-  t.same(
-    next.committedEntries.map((e) => e.index),
-    [p.ok ? p.index : -1],
-    'applied only after the Ready holding it was advanced',
-  );
-  t.equal(next.mustPersistBeforeSend, false, 'a commitIndex-only hard state change still sends first');
-  leader.advance(next);
-});
+t.test(
+  'the leader counts its own entry only after advance(); one follower is not enough before',
+  async (t) => {
+    const { net, leader } = withLeader();
+    const commitBefore = leader.hardState().commitIndex;
+    const p = leader.propose(encode('x'));
+    t.ok(p.ok);
+    const rd = leader.ready();
+    sendTo(net, rd, 'n2');
+    t.equal(answersToLeader(net, leader, 'n2'), 1);
+    t.equal(
+      leader.hardState().commitIndex,
+      commitBefore,
+      'n2 + an undurable leader log is no majority',
+    );
+    leader.advance(rd);
+    t.equal(
+      leader.hardState().commitIndex,
+      p.ok ? p.index : -1,
+      'commits once its own write is confirmed',
+    );
+    const next = leader.ready();
+    t.same(
+      next.committedEntries.map((e) => e.index),
+      [p.ok ? p.index : -1],
+      'applied only after the Ready holding it was advanced',
+    );
+    t.equal(
+      next.mustPersistBeforeSend,
+      false,
+      'a commitIndex-only hard state change still sends first',
+    );
+    leader.advance(next);
+  },
+);
 
-t.test('a majority of followers commits without the leader’s fsync; apply still waits for it', async (t) => {
-  const { net, leader } = withLeader();
-  const p = leader.propose(encode('x'));
-  if (!p.ok) throw new Error('propose failed');
-  const rd = leader.ready();
-  sendTo(net, rd, 'n2');
-  sendTo(net, rd, 'n3');
-  answersToLeader(net, leader, 'n2');
-  answersToLeader(net, leader, 'n3');
-  t.equal(leader.hardState().commitIndex, p.index, 'n2 and n3 hold it durably: committed');
-  t.equal(leader.appliedIndex() < p.index, true, 'not applied yet');
-  t.throws(() => leader.ready(), 'no next Ready (and no apply) before advance of the one persisting it');
-  leader.advance(rd);
-  const next = leader.ready();
-  t.same(
-    next.committedEntries.map((e) => e.index),
-    [p.index],
-  );
-  leader.advance(next);
-});
+t.test(
+  'a majority of followers commits without the leader’s fsync; apply still waits for it',
+  async (t) => {
+    const { net, leader } = withLeader();
+    const p = leader.propose(encode('x'));
+    if (!p.ok) throw new Error('propose failed');
+    const rd = leader.ready();
+    sendTo(net, rd, 'n2');
+    sendTo(net, rd, 'n3');
+    answersToLeader(net, leader, 'n2');
+    answersToLeader(net, leader, 'n3');
+    t.equal(leader.hardState().commitIndex, p.index, 'n2 and n3 hold it durably: committed');
+    t.equal(leader.appliedIndex() < p.index, true, 'not applied yet');
+    t.throws(
+      () => leader.ready(),
+      'no next Ready (and no apply) before advance of the one persisting it',
+    );
+    leader.advance(rd);
+    const next = leader.ready();
+    t.same(
+      next.committedEntries.map((e) => e.index),
+      [p.index],
+    );
+    leader.advance(next);
+  },
+);
 
-t.test('a leader that crashes after sending but before its fsync loses nothing committed', async (t) => {
-  const { net, leader } = withLeader();
-  const p = leader.propose(encode('lost-locally'));
-  if (!p.ok) throw new Error('propose failed');
-  const rd = leader.ready();
-  sendTo(net, rd, 'n2');
-  sendTo(net, rd, 'n3');
-  net.crash('n1'); // its disk never got the entry
-  t.equal(net.diskTerm('n1', p.index), undefined, 'the leader forgot the entry');
-  t.equal(net.diskTerm('n2', p.index), p.term);
-  net.drop((m) => m.to === 'n1');
-  net.elect('n2');
-  net.restart('n1');
-  t.equal(net.core('n1').hardState().votedFor, 'n1', 'its durable vote keeps it from leading that term again');
-  net.stabilize();
-  net.propose('n2', 'after');
-  net.stabilize();
-  net.tick('n2', scriptedDefaults.heartbeatTicks); // a heartbeat finds the restarted n1
-  net.stabilize();
-  for (const id of three) {
-    t.same(net.appliedTexts(id).slice(-2), ['lost-locally', 'after'], `${id} applied the entry the old leader lost`);
-  }
-});
+t.test(
+  'a leader that crashes after sending but before its fsync loses nothing committed',
+  async (t) => {
+    const { net, leader } = withLeader();
+    const p = leader.propose(encode('lost-locally'));
+    if (!p.ok) throw new Error('propose failed');
+    const rd = leader.ready();
+    sendTo(net, rd, 'n2');
+    sendTo(net, rd, 'n3');
+    net.crash('n1'); // its disk never got the entry
+    t.equal(net.diskTerm('n1', p.index), undefined, 'the leader forgot the entry');
+    t.equal(net.diskTerm('n2', p.index), p.term);
+    net.drop((m) => m.to === 'n1');
+    net.elect('n2');
+    net.restart('n1');
+    t.equal(
+      net.core('n1').hardState().votedFor,
+      'n1',
+      'its durable vote keeps it from leading that term again',
+    );
+    net.stabilize();
+    net.propose('n2', 'after');
+    net.stabilize();
+    net.tick('n2', scriptedDefaults.heartbeatTicks); // a heartbeat finds the restarted n1
+    net.stabilize();
+    for (const id of three) {
+      t.same(
+        net.appliedTexts(id).slice(-2),
+        ['lost-locally', 'after'],
+        `${id} applied the entry the old leader lost`,
+      );
+    }
+  },
+);

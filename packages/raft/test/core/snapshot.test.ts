@@ -25,7 +25,8 @@ const three = ['n1', 'n2', 'n3'];
 const encode = (s: string) => new TextEncoder().encode(s);
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
 const isSnap = (m: Message): m is InstallSnapshotMsg => m.type === 'InstallSnapshot';
-const isSnapResponse = (m: Message): m is InstallSnapshotResponseMsg => m.type === 'InstallSnapshotResponse';
+const isSnapResponse = (m: Message): m is InstallSnapshotResponseMsg =>
+  m.type === 'InstallSnapshotResponse';
 
 /**
  * ScriptedNetwork whose Ready cycle also honours Ready.snapshot: each node's "state machine" is the
@@ -123,7 +124,12 @@ function follower(entries: Entry[], commit: number, term = 2): RaftCore {
   );
 }
 
-function installMsg(index: number, term: number, msgTerm = 2, clusterTimeMs = 1000): InstallSnapshotMsg {
+function installMsg(
+  index: number,
+  term: number,
+  msgTerm = 2,
+  clusterTimeMs = 1000,
+): InstallSnapshotMsg {
   return {
     type: 'InstallSnapshot',
     from: 'n1',
@@ -146,46 +152,61 @@ t.test('§7 compaction drops entries but keeps term lookups at the compaction po
   t.same(meta, { index: 11, term: 1, clusterTimeMs: meta.clusterTimeMs });
   t.equal(leader.firstIndex(), 9, 'entries ≤ 8 dropped, 3 kept below the snapshot');
   t.same(leader.snapshotMeta(), meta);
-  t.throws(() => leader.snapshotMetaAt(asIndex(7)), 'index below the compaction point has no term any more');
+  t.throws(
+    () => leader.snapshotMetaAt(asIndex(7)),
+    'index below the compaction point has no term any more',
+  );
   t.equal(leader.snapshotMetaAt(asIndex(8)).term, 1, 'term of the compaction point is kept');
   proposeMany(net, 'n1', 10, 3);
   net.settle();
-  for (const id of three) t.same(net.state.get(id)!.length, 13, `${id} keeps replicating after compaction`);
+  for (const id of three)
+    t.same(net.state.get(id)!.length, 13, `${id} keeps replicating after compaction`);
   t.equal(net.installed.get('n2'), undefined, 'followers in step never need a snapshot');
   t.notOk(leader.compact(meta, encode('[]'), asIndex(11)), 'an older or equal snapshot is ignored');
 });
 
-t.test('§7 a follower behind the leader firstIndex gets InstallSnapshot and catches up', async (t) => {
-  const net = new SnapshotNet(three);
-  net.elect('n1');
-  proposeMany(net, 'n1', 0, 2);
-  net.settle();
-  net.isolate('n3');
-  proposeMany(net, 'n1', 2, 20);
-  net.settle();
-  const meta = net.snapshot('n1', 0);
-  net.snapshot('n2', 0);
-  t.equal(net.core('n1').progress().get('n3')!.needsSnapshot, true);
-  net.heal();
-  net.tickAll();
-  net.deliver((m) => m.type === 'AppendEntries');
-  net.deliver((m) => m.type === 'AppendEntriesResponse');
-  t.equal(net.core('n1').progress().get('n3')!.state, 'snapshot', 'n3 answered; leader sends the snapshot');
-  t.equal(net.queue.filter(isSnap).length, 1);
-  net.tickAll(3);
-  net.stabilize();
-  t.equal(net.snapshotsSent.length, 1, 'one InstallSnapshot, not one per heartbeat');
-  t.same(net.snapshotsSent[0]!.snapshot, meta);
-  t.same(net.installed.get('n3'), [meta], 'n3 installed the leader snapshot');
-  t.same(net.disks.get('n3')!.snapshot, meta, 'and persisted it');
-  t.same(net.state.get('n3'), net.state.get('n1'), 'state machine matches the leader');
-  t.not(net.core('n1').progress().get('n3')!.state, 'snapshot', 'back to probe/replicate after the answer');
-  proposeMany(net, 'n1', 22, 3);
-  net.settle();
-  t.same(net.state.get('n3'), net.state.get('n1'), 'and keeps up with new entries');
-  t.equal(net.state.get('n3')!.length, 25);
-  t.equal(net.core('n3').hardState().commitIndex, net.core('n1').hardState().commitIndex);
-});
+t.test(
+  '§7 a follower behind the leader firstIndex gets InstallSnapshot and catches up',
+  async (t) => {
+    const net = new SnapshotNet(three);
+    net.elect('n1');
+    proposeMany(net, 'n1', 0, 2);
+    net.settle();
+    net.isolate('n3');
+    proposeMany(net, 'n1', 2, 20);
+    net.settle();
+    const meta = net.snapshot('n1', 0);
+    net.snapshot('n2', 0);
+    t.equal(net.core('n1').progress().get('n3')!.needsSnapshot, true);
+    net.heal();
+    net.tickAll();
+    net.deliver((m) => m.type === 'AppendEntries');
+    net.deliver((m) => m.type === 'AppendEntriesResponse');
+    t.equal(
+      net.core('n1').progress().get('n3')!.state,
+      'snapshot',
+      'n3 answered; leader sends the snapshot',
+    );
+    t.equal(net.queue.filter(isSnap).length, 1);
+    net.tickAll(3);
+    net.stabilize();
+    t.equal(net.snapshotsSent.length, 1, 'one InstallSnapshot, not one per heartbeat');
+    t.same(net.snapshotsSent[0]!.snapshot, meta);
+    t.same(net.installed.get('n3'), [meta], 'n3 installed the leader snapshot');
+    t.same(net.disks.get('n3')!.snapshot, meta, 'and persisted it');
+    t.same(net.state.get('n3'), net.state.get('n1'), 'state machine matches the leader');
+    t.not(
+      net.core('n1').progress().get('n3')!.state,
+      'snapshot',
+      'back to probe/replicate after the answer',
+    );
+    proposeMany(net, 'n1', 22, 3);
+    net.settle();
+    t.same(net.state.get('n3'), net.state.get('n1'), 'and keeps up with new entries');
+    t.equal(net.state.get('n3')!.length, 25);
+    t.equal(net.core('n3').hardState().commitIndex, net.core('n1').hardState().commitIndex);
+  },
+);
 
 t.test('§7 a lost InstallSnapshot is sent again after snapshotRetryTicks (BC-25)', async (t) => {
   const net = new SnapshotNet(three, { config: { snapshotRetryTicks: 5 } });
@@ -207,41 +228,47 @@ t.test('§7 a lost InstallSnapshot is sent again after snapshotRetryTicks (BC-25
   t.same(net.state.get('n3'), net.state.get('n1'));
 });
 
-t.test('§7 a follower holding the snapshot last entry keeps its suffix and only commits', async (t) => {
-  const core = follower(
-    [1, 2, 3, 4, 5, 6, 7, 8].map((i) => entry(i, 1)),
-    3,
-  );
-  core.step(installMsg(5, 1));
-  const rd = core.ready();
-  t.equal(rd.snapshot, null, 'nothing to restore: the log already has entries 4..5');
-  t.same(
-    rd.committedEntries.map((e) => e.index),
-    [4, 5],
-    'entries up to the snapshot index are applied normally',
-  );
-  t.equal(core.lastIndex(), 8, 'suffix kept');
-  t.equal(rd.hardState?.commitIndex, 5);
-  const reply = rd.messages.find(isSnapResponse);
-  t.same([reply?.snapshotIndex, reply?.matchIndex], [5, 5]);
-  core.advance(rd);
-  core.checkInvariants();
-});
+t.test(
+  '§7 a follower holding the snapshot last entry keeps its suffix and only commits',
+  async (t) => {
+    const core = follower(
+      [1, 2, 3, 4, 5, 6, 7, 8].map((i) => entry(i, 1)),
+      3,
+    );
+    core.step(installMsg(5, 1));
+    const rd = core.ready();
+    t.equal(rd.snapshot, null, 'nothing to restore: the log already has entries 4..5');
+    t.same(
+      rd.committedEntries.map((e) => e.index),
+      [4, 5],
+      'entries up to the snapshot index are applied normally',
+    );
+    t.equal(core.lastIndex(), 8, 'suffix kept');
+    t.equal(rd.hardState?.commitIndex, 5);
+    const reply = rd.messages.find(isSnapResponse);
+    t.same([reply?.snapshotIndex, reply?.matchIndex], [5, 5]);
+    core.advance(rd);
+    core.checkInvariants();
+  },
+);
 
-t.test('§7 a snapshot at or below commitIndex is ignored and answered with commitIndex', async (t) => {
-  const core = follower(
-    [1, 2, 3, 4, 5, 6, 7, 8].map((i) => entry(i, 1)),
-    8,
-  );
-  core.step(installMsg(5, 1));
-  const rd = core.ready();
-  t.equal(rd.snapshot, null);
-  t.equal(core.lastIndex(), 8, 'log untouched');
-  const reply = rd.messages.find(isSnapResponse);
-  t.same([reply?.snapshotIndex, reply?.matchIndex], [5, 8]);
-  core.advance(rd);
-  core.checkInvariants();
-});
+t.test(
+  '§7 a snapshot at or below commitIndex is ignored and answered with commitIndex',
+  async (t) => {
+    const core = follower(
+      [1, 2, 3, 4, 5, 6, 7, 8].map((i) => entry(i, 1)),
+      8,
+    );
+    core.step(installMsg(5, 1));
+    const rd = core.ready();
+    t.equal(rd.snapshot, null);
+    t.equal(core.lastIndex(), 8, 'log untouched');
+    const reply = rd.messages.find(isSnapResponse);
+    t.same([reply?.snapshotIndex, reply?.matchIndex], [5, 8]);
+    core.advance(rd);
+    core.checkInvariants();
+  },
+);
 
 t.test('§7 a conflicting log is discarded and replaced by the snapshot', async (t) => {
   const core = follower(
@@ -284,16 +311,19 @@ t.test('§7 a conflicting log is discarded and replaced by the snapshot', async 
   core.checkInvariants();
 });
 
-t.test('InstallSnapshot from a stale term is answered with our term and changes nothing', async (t) => {
-  const core = follower([entry(1, 1)], 1, 5);
-  core.step(installMsg(10, 2, 3));
-  const rd = core.ready();
-  t.equal(rd.snapshot, null);
-  const reply = rd.messages.find(isSnapResponse);
-  t.equal(reply?.term, 5, 'stale leader learns the newer term');
-  t.equal(reply?.matchIndex, 0);
-  t.equal(core.lastIndex(), 1);
-});
+t.test(
+  'InstallSnapshot from a stale term is answered with our term and changes nothing',
+  async (t) => {
+    const core = follower([entry(1, 1)], 1, 5);
+    core.step(installMsg(10, 2, 3));
+    const rd = core.ready();
+    t.equal(rd.snapshot, null);
+    const reply = rd.messages.find(isSnapResponse);
+    t.equal(reply?.term, 5, 'stale leader learns the newer term');
+    t.equal(reply?.matchIndex, 0);
+    t.equal(core.lastIndex(), 1);
+  },
+);
 
 t.test('malformed InstallSnapshot (snapshot term above message term) is dropped', async (t) => {
   const core = follower([entry(1, 1)], 1, 2);
@@ -302,22 +332,25 @@ t.test('malformed InstallSnapshot (snapshot term above message term) is dropped'
   t.notOk(core.hasReady() && core.ready().messages.some(isSnapResponse));
 });
 
-t.test('a leader restarted from a snapshot with its bytes catches up an empty follower', async (t) => {
-  const net = new SnapshotNet(three);
-  net.elect('n1');
-  proposeMany(net, 'n1', 0, 4);
-  net.settle();
-  const meta = net.snapshot('n1', 0);
-  const data = net.snapshotData.get('n1')!;
-  const disk = net.disks.get('n1')!;
-  const leader = new RaftCore(
-    { ...scriptedDefaults, id: 'n1', voters: three },
-    { hardState: disk.hardState, snapshot: meta, snapshotData: data, entries: disk.entries },
-    new ManualClock(10_000),
-    new Mulberry32Random(7),
-  );
-  leader.checkInvariants();
-  t.equal(leader.appliedIndex(), meta.index, 'restarts applied up to the snapshot');
-  t.same(leader.snapshotMeta(), meta);
-  t.equal(leader.firstIndex(), meta.index + 1);
-});
+t.test(
+  'a leader restarted from a snapshot with its bytes catches up an empty follower',
+  async (t) => {
+    const net = new SnapshotNet(three);
+    net.elect('n1');
+    proposeMany(net, 'n1', 0, 4);
+    net.settle();
+    const meta = net.snapshot('n1', 0);
+    const data = net.snapshotData.get('n1')!;
+    const disk = net.disks.get('n1')!;
+    const leader = new RaftCore(
+      { ...scriptedDefaults, id: 'n1', voters: three },
+      { hardState: disk.hardState, snapshot: meta, snapshotData: data, entries: disk.entries },
+      new ManualClock(10_000),
+      new Mulberry32Random(7),
+    );
+    leader.checkInvariants();
+    t.equal(leader.appliedIndex(), meta.index, 'restarts applied up to the snapshot');
+    t.same(leader.snapshotMeta(), meta);
+    t.equal(leader.firstIndex(), meta.index + 1);
+  },
+);

@@ -21,33 +21,40 @@ t.test('§3.10 transfer to an up-to-date follower: TimeoutNow, target wins at on
   t.equal(net.core('n1').transferTarget(), null);
 });
 
-t.test('§3.10 transfer to a lagging follower: catch up first, refuse proposals meanwhile', async (t) => {
-  const net = new ScriptedNetwork(three);
-  net.elect('n1');
-  net.isolate('n2');
-  for (let i = 0; i < 5; i++) net.propose('n1', `p${i}`);
-  net.stabilize();
-  net.heal();
-  net.core('n1').transferLeadership('n2');
-  net.process('n1');
-  t.notOk(
-    net.queue.some((m) => m.type === 'TimeoutNow'),
-    'no TimeoutNow while the target lags',
-  );
-  t.match(net.core('n1').propose(new Uint8Array([1])), {
-    ok: false,
-    reason: 'transferring',
-    leaderHint: 'n1',
-  });
-  // Messages lost while n2 was cut off are found missing at the next heartbeat round.
-  for (let i = 0; i < 5 && net.core('n2').softState().role !== 'leader'; i++) {
-    net.tick('n1');
+t.test(
+  '§3.10 transfer to a lagging follower: catch up first, refuse proposals meanwhile',
+  async (t) => {
+    const net = new ScriptedNetwork(three);
+    net.elect('n1');
+    net.isolate('n2');
+    for (let i = 0; i < 5; i++) net.propose('n1', `p${i}`);
     net.stabilize();
-  }
-  t.equal(net.core('n2').softState().role, 'leader');
-  t.equal(net.core('n2').lastIndex(), 7, 'target had every entry (and appended its no-op)');
-  t.match(net.core('n1').propose(new Uint8Array([1])), { ok: false, reason: 'not_leader', leaderHint: 'n2' });
-});
+    net.heal();
+    net.core('n1').transferLeadership('n2');
+    net.process('n1');
+    t.notOk(
+      net.queue.some((m) => m.type === 'TimeoutNow'),
+      'no TimeoutNow while the target lags',
+    );
+    t.match(net.core('n1').propose(new Uint8Array([1])), {
+      ok: false,
+      reason: 'transferring',
+      leaderHint: 'n1',
+    });
+    // Messages lost while n2 was cut off are found missing at the next heartbeat round.
+    for (let i = 0; i < 5 && net.core('n2').softState().role !== 'leader'; i++) {
+      net.tick('n1');
+      net.stabilize();
+    }
+    t.equal(net.core('n2').softState().role, 'leader');
+    t.equal(net.core('n2').lastIndex(), 7, 'target had every entry (and appended its no-op)');
+    t.match(net.core('n1').propose(new Uint8Array([1])), {
+      ok: false,
+      reason: 'not_leader',
+      leaderHint: 'n2',
+    });
+  },
+);
 
 t.test('§3.10 a transfer that does not finish within an election timeout is aborted', async (t) => {
   const net = new ScriptedNetwork(three);
@@ -79,6 +86,8 @@ t.test('§3.10 transfer requests are ignored on followers, to self and to non-vo
 t.test('§3.10 TimeoutNow from a node that is not the known leader is ignored', async (t) => {
   const net = new ScriptedNetwork(three);
   net.elect('n1');
-  net.core('n2').step({ type: 'TimeoutNow', from: 'n3', to: 'n2', term: net.core('n2').softState().term });
+  net
+    .core('n2')
+    .step({ type: 'TimeoutNow', from: 'n3', to: 'n2', term: net.core('n2').softState().term });
   t.equal(net.core('n2').softState().role, 'follower');
 });

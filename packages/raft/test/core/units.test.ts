@@ -65,21 +65,24 @@ t.test('RaftLog: slice honours count and byte limits, at least one entry', async
   t.same(log.slice(5, 10, 90), []);
 });
 
-t.test('RaftLog: appendFromLeader skips matches, truncates conflicts, protects commits', async (t) => {
-  const log = new RaftLog(null, logOf([1, 1, 1]), 1);
-  log.appendFromLeader(1, [entry(2, 1), entry(3, 1)], false);
-  t.equal(log.lastIndex(), 3, 'matching entries kept');
-  t.same(log.takeUnstable(), [], 'nothing new to persist');
-  log.appendFromLeader(1, [entry(2, 2)], false);
-  t.equal(log.lastIndex(), 2);
-  t.same(
-    log.takeUnstable().map((e) => e.term),
-    [2],
-  );
-  t.throws(() => log.appendFromLeader(0, [entry(1, 3)], false), /committed/);
-  t.throws(() => log.append(entry(3, 1)), /terms must not decrease/);
-  t.throws(() => log.append(entry(5, 2)), /contiguous/);
-});
+t.test(
+  'RaftLog: appendFromLeader skips matches, truncates conflicts, protects commits',
+  async (t) => {
+    const log = new RaftLog(null, logOf([1, 1, 1]), 1);
+    log.appendFromLeader(1, [entry(2, 1), entry(3, 1)], false);
+    t.equal(log.lastIndex(), 3, 'matching entries kept');
+    t.same(log.takeUnstable(), [], 'nothing new to persist');
+    log.appendFromLeader(1, [entry(2, 2)], false);
+    t.equal(log.lastIndex(), 2);
+    t.same(
+      log.takeUnstable().map((e) => e.term),
+      [2],
+    );
+    t.throws(() => log.appendFromLeader(0, [entry(1, 3)], false), /committed/);
+    t.throws(() => log.append(entry(3, 1)), /terms must not decrease/);
+    t.throws(() => log.append(entry(5, 2)), /contiguous/);
+  },
+);
 
 t.test('RaftLog: stableTo ignores an acknowledgement for an entry overwritten since', async (t) => {
   const log = new RaftLog(null, [], 0);
@@ -100,7 +103,12 @@ t.test('RaftLog: cluster time must not decrease along the log', async (t) => {
   const log = new RaftLog(null, [entry(1, 1, 100)], 0);
   t.throws(() => log.append(entry(2, 1, 99)), /clusterTimeMs/);
   t.throws(
-    () => new RaftLog({ index: asIndex(1), term: asTerm(1), clusterTimeMs: 500 }, [entry(2, 1, 400)], 0),
+    () =>
+      new RaftLog(
+        { index: asIndex(1), term: asTerm(1), clusterTimeMs: 500 },
+        [entry(2, 1, 400)],
+        0,
+      ),
     /clusterTimeMs/,
   );
 });
@@ -207,23 +215,37 @@ t.test('ClusterTime: leader time = termStart + elapsed, frozen otherwise (SPEC �
   t.same(ct.reference(), { term: 2, ms: 100 });
 });
 
-t.test('ClusterTime: the reference follows the newest term, even downwards (SPEC §1.5, §2)', async (t) => {
-  const clock = new ManualClock(0);
-  const ct = new ClusterTime(clock, asTerm(1), 9_000); // e.g. a stale leader's inflated reading
-  ct.observe(asTerm(2), 4_000);
-  t.same(ct.reference(), { term: 2, ms: 4_000 }, 'a newer term replaces a higher value');
-  ct.observe(asTerm(1), 9_500);
-  t.equal(ct.nowMs(), 4_000, 'an older term is ignored');
-  ct.observe(asTerm(2), 4_100);
-  ct.startLeading(asTerm(3), asTerm(2), 4_050);
-  t.equal(ct.nowMs(), 4_100, 'term start: max of the reference and the last entry of the same term');
-});
+t.test(
+  'ClusterTime: the reference follows the newest term, even downwards (SPEC §1.5, §2)',
+  async (t) => {
+    const clock = new ManualClock(0);
+    const ct = new ClusterTime(clock, asTerm(1), 9_000); // e.g. a stale leader's inflated reading
+    ct.observe(asTerm(2), 4_000);
+    t.same(ct.reference(), { term: 2, ms: 4_000 }, 'a newer term replaces a higher value');
+    ct.observe(asTerm(1), 9_500);
+    t.equal(ct.nowMs(), 4_000, 'an older term is ignored');
+    ct.observe(asTerm(2), 4_100);
+    ct.startLeading(asTerm(3), asTerm(2), 4_050);
+    t.equal(
+      ct.nowMs(),
+      4_100,
+      'term start: max of the reference and the last entry of the same term',
+    );
+  },
+);
 
-t.test('ClusterTime: a newer timeline without an entry in the log is not mixed in (SPEC §1.5)', async (t) => {
-  const clock = new ManualClock(0);
-  const ct = new ClusterTime(clock, asTerm(2), 5_000);
-  ct.observe(asTerm(3), 7_000); // heard term 3's leader, but the log still ends with a term-2 entry
-  ct.startLeading(asTerm(4), asTerm(2), 5_000);
-  t.equal(ct.nowMs(), 5_000, 'term start: the last entry, the newer timeline never reached the log');
-  t.throws(() => ct.startLeading(asTerm(4), asTerm(2), 5_000), /newer/, 'a term is led once');
-});
+t.test(
+  'ClusterTime: a newer timeline without an entry in the log is not mixed in (SPEC §1.5)',
+  async (t) => {
+    const clock = new ManualClock(0);
+    const ct = new ClusterTime(clock, asTerm(2), 5_000);
+    ct.observe(asTerm(3), 7_000); // heard term 3's leader, but the log still ends with a term-2 entry
+    ct.startLeading(asTerm(4), asTerm(2), 5_000);
+    t.equal(
+      ct.nowMs(),
+      5_000,
+      'term start: the last entry, the newer timeline never reached the log',
+    );
+    t.throws(() => ct.startLeading(asTerm(4), asTerm(2), 5_000), /newer/, 'a term is led once');
+  },
+);

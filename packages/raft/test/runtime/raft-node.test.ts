@@ -97,18 +97,30 @@ t.test('elects one leader, replicates and applies in the same order everywhere',
   t.type(follower.matchIndex, 'number');
 });
 
-t.test('followers refuse proposals and read barriers with NotLeaderError naming the leader', async (t) => {
-  const { members } = await cluster(t);
-  const leader = await until(() => leaderOf(members), 'a leader');
-  const follower = [...members.values()].find((m) => m !== leader)!;
-  await until(() => follower.node.status().leaderId === leader.node.id, 'follower knows the leader');
-  await t.rejects(follower.node.propose(encode('x')), new NotLeaderError(leader.node.id));
-  await t.rejects(follower.node.readBarrier(), { code: 'not_leader', leaderHint: leader.node.id });
-  const applied = await leader.node.propose(encode('y'));
-  const readIndex = await leader.node.readBarrier();
-  t.ok(readIndex >= applied.index, 'read index covers the acknowledged write');
-  t.ok(leader.node.status().appliedIndex >= readIndex, 'applied ≥ read index when the barrier resolves');
-});
+t.test(
+  'followers refuse proposals and read barriers with NotLeaderError naming the leader',
+  async (t) => {
+    const { members } = await cluster(t);
+    const leader = await until(() => leaderOf(members), 'a leader');
+    const follower = [...members.values()].find((m) => m !== leader)!;
+    await until(
+      () => follower.node.status().leaderId === leader.node.id,
+      'follower knows the leader',
+    );
+    await t.rejects(follower.node.propose(encode('x')), new NotLeaderError(leader.node.id));
+    await t.rejects(follower.node.readBarrier(), {
+      code: 'not_leader',
+      leaderHint: leader.node.id,
+    });
+    const applied = await leader.node.propose(encode('y'));
+    const readIndex = await leader.node.readBarrier();
+    t.ok(readIndex >= applied.index, 'read index covers the acknowledged write');
+    t.ok(
+      leader.node.status().appliedIndex >= readIndex,
+      'applied ≥ read index when the barrier resolves',
+    );
+  },
+);
 
 t.test('leadership transfer hands over to the chosen node', async (t) => {
   const { members } = await cluster(t);
@@ -148,7 +160,10 @@ t.test(
     network.isolate(leader.node.id);
     const orphan = leader.node.propose(encode('orphan'), { timeoutMs: deadlineMs });
     const others = [...members.values()].filter((m) => m !== leader);
-    const next = await until(() => others.find((m) => m.node.status().role === 'leader'), 'a new leader');
+    const next = await until(
+      () => others.find((m) => m.node.status().role === 'leader'),
+      'a new leader',
+    );
     await next.node.propose(encode('new-term'));
     network.heal();
     await t.rejects(orphan, { code: 'not_leader' }, 'not applied, definitively');

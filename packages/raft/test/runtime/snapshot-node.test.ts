@@ -43,44 +43,54 @@ function options(
   };
 }
 
-t.test('an isolated follower catches up via InstallSnapshot after the others compact past it', async (t) => {
-  const network = new MemoryNetwork();
-  const members = new Map<string, Member>();
-  for (const id of ids) {
-    const storage = new MemoryRaftStorage();
-    const sm = new ListMachine();
-    members.set(id, { node: await RaftNode.open(options(id, ids, network, sm, { storage })), sm, storage });
-  }
-  t.teardown(async () => {
-    for (const m of members.values()) await m.node.stop();
-  });
-  const leader = await until(
-    () => [...members.values()].find((m) => m.node.status().role === 'leader'),
-    'a leader',
-  );
-  const lagging = [...members.values()].find((m) => m !== leader)!;
-  await leader.node.propose(encode('first'));
-  await until(() => lagging.sm.values.length === 1, 'lagging node applied the first entry');
-  network.isolate(lagging.node.id);
-  for (let i = 0; i < 150; i++) await leader.node.propose(encode(`v${i}`));
-  const leaderSnapshot = leader.storage.newestSnapshot();
-  t.ok(
-    leaderSnapshot !== null && leaderSnapshot.meta.index >= 140,
-    'the leader compacted far past the follower',
-  );
-  t.ok(
-    (await leader.storage.readEntries()).length <= 20 + 5 + 8,
-    'the leader log stays bounded by snapshotEntries + snapshotKeepEntries (+ one batch)',
-  );
-  network.heal();
-  await until(() => lagging.sm.values.length === 151, 'the lagging node caught up');
-  t.ok(lagging.sm.restores >= 1, 'caught up by restoring a snapshot, not by replaying the log');
-  t.same(lagging.sm.values, leader.sm.values, 'state machines match');
-  t.ok(lagging.storage.newestSnapshot() !== null, 'the installed snapshot was persisted');
-  await leader.node.propose(encode('after'));
-  await until(() => lagging.sm.values.at(-1) === 'after', 'replication continues after the install');
-  for (const m of members.values()) m.node.checkInvariants();
-});
+t.test(
+  'an isolated follower catches up via InstallSnapshot after the others compact past it',
+  async (t) => {
+    const network = new MemoryNetwork();
+    const members = new Map<string, Member>();
+    for (const id of ids) {
+      const storage = new MemoryRaftStorage();
+      const sm = new ListMachine();
+      members.set(id, {
+        node: await RaftNode.open(options(id, ids, network, sm, { storage })),
+        sm,
+        storage,
+      });
+    }
+    t.teardown(async () => {
+      for (const m of members.values()) await m.node.stop();
+    });
+    const leader = await until(
+      () => [...members.values()].find((m) => m.node.status().role === 'leader'),
+      'a leader',
+    );
+    const lagging = [...members.values()].find((m) => m !== leader)!;
+    await leader.node.propose(encode('first'));
+    await until(() => lagging.sm.values.length === 1, 'lagging node applied the first entry');
+    network.isolate(lagging.node.id);
+    for (let i = 0; i < 150; i++) await leader.node.propose(encode(`v${i}`));
+    const leaderSnapshot = leader.storage.newestSnapshot();
+    t.ok(
+      leaderSnapshot !== null && leaderSnapshot.meta.index >= 140,
+      'the leader compacted far past the follower',
+    );
+    t.ok(
+      (await leader.storage.readEntries()).length <= 20 + 5 + 8,
+      'the leader log stays bounded by snapshotEntries + snapshotKeepEntries (+ one batch)',
+    );
+    network.heal();
+    await until(() => lagging.sm.values.length === 151, 'the lagging node caught up');
+    t.ok(lagging.sm.restores >= 1, 'caught up by restoring a snapshot, not by replaying the log');
+    t.same(lagging.sm.values, leader.sm.values, 'state machines match');
+    t.ok(lagging.storage.newestSnapshot() !== null, 'the installed snapshot was persisted');
+    await leader.node.propose(encode('after'));
+    await until(
+      () => lagging.sm.values.at(-1) === 'after',
+      'replication continues after the install',
+    );
+    for (const m of members.values()) m.node.checkInvariants();
+  },
+);
 
 t.test('a node restarts from its level snapshot plus the log after it', async (t) => {
   const dataDir = t.testdir();
@@ -115,7 +125,11 @@ t.test('a node restarts from its level snapshot plus the log after it', async (t
 
 t.test('snapshot options are validated', async (t) => {
   const network = new MemoryNetwork();
-  const base = options('n1', ['n1'], network, new ListMachine(), { storage: new MemoryRaftStorage() });
+  const base = options('n1', ['n1'], network, new ListMachine(), {
+    storage: new MemoryRaftStorage(),
+  });
   await t.rejects(RaftNode.open({ ...base, snapshotEntries: 0 }), { code: 'invalid_argument' });
-  await t.rejects(RaftNode.open({ ...base, snapshotKeepEntries: -1 }), { code: 'invalid_argument' });
+  await t.rejects(RaftNode.open({ ...base, snapshotKeepEntries: -1 }), {
+    code: 'invalid_argument',
+  });
 });

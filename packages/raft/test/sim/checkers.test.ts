@@ -51,17 +51,23 @@ t.test('log matching: same index and term, different entry or prefix', async (t)
   const c = checker();
   c.observePersisted('n1', log([entry(1, 1), entry(2, 1, 7)]), asIndex(1));
   c.observePersisted('n2', log([entry(1, 1), entry(2, 1, 7)]), asIndex(1));
-  throwsKind(t, 'log-matching', () => c.observePersisted('n3', log([entry(1, 1), entry(2, 1, 8)]), asIndex(1)));
+  throwsKind(t, 'log-matching', () =>
+    c.observePersisted('n3', log([entry(1, 1), entry(2, 1, 8)]), asIndex(1)),
+  );
   const c2 = checker();
   c2.observePersisted('n1', log([entry(1, 1), entry(2, 2)]), asIndex(1));
-  throwsKind(t, 'log-matching', () => c2.observePersisted('n2', log([entry(1, 2), entry(2, 2)]), asIndex(1)));
+  throwsKind(t, 'log-matching', () =>
+    c2.observePersisted('n2', log([entry(1, 2), entry(2, 2)]), asIndex(1)),
+  );
 });
 
 t.test('leader completeness: a later leader lacks a committed entry', async (t) => {
   const c = checker();
   c.observeApply('n1', entry(1, 1, 5), asTerm(1), 0);
   c.observeRole('n2', 'leader', asTerm(2), log([entry(1, 1, 5), entry(2, 2)]));
-  throwsKind(t, 'leader-completeness', () => c.observeRole('n3', 'leader', asTerm(3), log([entry(1, 2)])));
+  throwsKind(t, 'leader-completeness', () =>
+    c.observeRole('n3', 'leader', asTerm(3), log([entry(1, 2)])),
+  );
   // A stale leader of an earlier term may lack it (it can never commit).
   const c2 = checker();
   c2.observeApply('n1', entry(1, 3, 5), asTerm(3), 0);
@@ -77,30 +83,36 @@ t.test('state machine safety and apply order', async (t) => {
   throwsKind(t, 'apply-order', () => c.observeApply('n2', entry(3, 1), asTerm(1), 1));
 });
 
-t.test('commit index: monotonic in memory and durably; committed entries never rewritten', async (t) => {
-  const c = checker();
-  c.observeCommitIndex('n1', asIndex(3));
-  throwsKind(t, 'commit-monotonic', () => c.observeCommitIndex('n1', asIndex(2)));
-  c.observeRestart('n1', asIndex(1));
-  c.observeCommitIndex('n1', asIndex(1));
-  const l = log([entry(1, 1), entry(2, 1), entry(3, 1)]);
-  c.observeDurableCommit('n1', asIndex(2), l, asTerm(1));
-  throwsKind(t, 'commit-monotonic', () => c.observeDurableCommit('n1', asIndex(1), l, asTerm(1)));
-  throwsKind(t, 'committed-entry-rewritten', () =>
-    c.observeRewrite('n1', log([entry(1, 1)]), asIndex(2), asIndex(2), [asTerm(1)]),
-  );
-  throwsKind(t, 'committed-entry-rewritten', () =>
-    c.observeRewrite('n1', log([entry(1, 1), entry(2, 2)]), asIndex(2), asIndex(2), [asTerm(1)]),
-  );
-});
+t.test(
+  'commit index: monotonic in memory and durably; committed entries never rewritten',
+  async (t) => {
+    const c = checker();
+    c.observeCommitIndex('n1', asIndex(3));
+    throwsKind(t, 'commit-monotonic', () => c.observeCommitIndex('n1', asIndex(2)));
+    c.observeRestart('n1', asIndex(1));
+    c.observeCommitIndex('n1', asIndex(1));
+    const l = log([entry(1, 1), entry(2, 1), entry(3, 1)]);
+    c.observeDurableCommit('n1', asIndex(2), l, asTerm(1));
+    throwsKind(t, 'commit-monotonic', () => c.observeDurableCommit('n1', asIndex(1), l, asTerm(1)));
+    throwsKind(t, 'committed-entry-rewritten', () =>
+      c.observeRewrite('n1', log([entry(1, 1)]), asIndex(2), asIndex(2), [asTerm(1)]),
+    );
+    throwsKind(t, 'committed-entry-rewritten', () =>
+      c.observeRewrite('n1', log([entry(1, 1), entry(2, 2)]), asIndex(2), asIndex(2), [asTerm(1)]),
+    );
+  },
+);
 
-t.test('durable commit teaches committed entries: a conflicting durable commit is caught', async (t) => {
-  const c = checker();
-  c.observeDurableCommit('n1', asIndex(2), log([entry(1, 1), entry(2, 1, 4)]), asTerm(1));
-  throwsKind(t, 'state-machine-safety', () =>
-    c.observeDurableCommit('n2', asIndex(2), log([entry(1, 1), entry(2, 2, 9)]), asTerm(2)),
-  );
-});
+t.test(
+  'durable commit teaches committed entries: a conflicting durable commit is caught',
+  async (t) => {
+    const c = checker();
+    c.observeDurableCommit('n1', asIndex(2), log([entry(1, 1), entry(2, 1, 4)]), asTerm(1));
+    throwsKind(t, 'state-machine-safety', () =>
+      c.observeDurableCommit('n2', asIndex(2), log([entry(1, 1), entry(2, 2, 9)]), asTerm(2)),
+    );
+  },
+);
 
 t.test('acknowledged writes and linearizable reads', async (t) => {
   const c = checker();
@@ -127,30 +139,43 @@ t.test('cluster time: never decreases along the log, never ahead of real time', 
   );
 });
 
-t.test('cluster time: never advances faster than real time along the committed log (SPEC §1.5)', async (t) => {
-  const c = checker();
-  c.observeStamped(asIndex(1), asTerm(1), 1_000);
-  c.observeStamped(asIndex(2), asTerm(2), 5_000); // after a 3 s leaderless freeze: slower is fine
-  c.observeStamped(asIndex(3), asTerm(2), 6_000);
-  c.observeStamped(asIndex(4), asTerm(3), 6_100);
-  c.observeApply('n1', entry(1, 1, 0, 700), asTerm(1), 0);
-  c.observeApply('n1', entry(2, 2, 0, 1_700), asTerm(2), 1);
-  c.observeApply('n1', entry(3, 2, 0, 2_700), asTerm(2), 2);
-  // Term 3 starts 1 s ahead of term 2's timeline: 100 ms of real time, 1100 ms of cluster time.
-  throwsKind(t, 'cluster-time', () => c.observeApply('n1', entry(4, 3, 0, 3_800), asTerm(3), 3));
-  const ok = checker();
-  ok.observeStamped(asIndex(1), asTerm(1), 1_000);
-  ok.observeStamped(asIndex(2), asTerm(1), 2_000);
-  ok.observeApply('n1', entry(1, 1, 0, 700), asTerm(1), 0);
-  ok.observeApply('n1', entry(2, 1, 0, 1_710), asTerm(1), 1); // 1000 ms × (1 + drift) allowed
-  t.equal(ok.committedCount, 2);
-});
+t.test(
+  'cluster time: never advances faster than real time along the committed log (SPEC §1.5)',
+  async (t) => {
+    const c = checker();
+    c.observeStamped(asIndex(1), asTerm(1), 1_000);
+    c.observeStamped(asIndex(2), asTerm(2), 5_000); // after a 3 s leaderless freeze: slower is fine
+    c.observeStamped(asIndex(3), asTerm(2), 6_000);
+    c.observeStamped(asIndex(4), asTerm(3), 6_100);
+    c.observeApply('n1', entry(1, 1, 0, 700), asTerm(1), 0);
+    c.observeApply('n1', entry(2, 2, 0, 1_700), asTerm(2), 1);
+    c.observeApply('n1', entry(3, 2, 0, 2_700), asTerm(2), 2);
+    // Term 3 starts 1 s ahead of term 2's timeline: 100 ms of real time, 1100 ms of cluster time.
+    throwsKind(t, 'cluster-time', () => c.observeApply('n1', entry(4, 3, 0, 3_800), asTerm(3), 3));
+    const ok = checker();
+    ok.observeStamped(asIndex(1), asTerm(1), 1_000);
+    ok.observeStamped(asIndex(2), asTerm(1), 2_000);
+    ok.observeApply('n1', entry(1, 1, 0, 700), asTerm(1), 0);
+    ok.observeApply('n1', entry(2, 1, 0, 1_710), asTerm(1), 1); // 1000 ms × (1 + drift) allowed
+    t.equal(ok.committedCount, 2);
+  },
+);
 
 t.test('a newly committed entry must already be durable on a majority', async (t) => {
   const held = log([entry(1, 1, 5)]);
   const empty = log([]);
-  const c = new SafetyChecker({ nowMs: () => 1e6, driftRatioMax: 0.01, clusterTimeSlackMs: 1, durableLogs: () => [held, held, empty] });
+  const c = new SafetyChecker({
+    nowMs: () => 1e6,
+    driftRatioMax: 0.01,
+    clusterTimeSlackMs: 1,
+    durableLogs: () => [held, held, empty],
+  });
   c.observeApply('n1', entry(1, 1, 5), asTerm(1), 0);
-  const c2 = new SafetyChecker({ nowMs: () => 1e6, driftRatioMax: 0.01, clusterTimeSlackMs: 1, durableLogs: () => [held, empty, empty] });
+  const c2 = new SafetyChecker({
+    nowMs: () => 1e6,
+    driftRatioMax: 0.01,
+    clusterTimeSlackMs: 1,
+    durableLogs: () => [held, empty, empty],
+  });
   throwsKind(t, 'committed-not-durable', () => c2.observeApply('n1', entry(1, 1, 5), asTerm(1), 0));
 });

@@ -19,21 +19,24 @@ const schedule: Omit<SimOptions, 'seed' | 'nodes'> = {
 };
 
 for (const nodes of [3, 5] as const) {
-  t.test(`${nodes} nodes: leaders crashing between send and fsync lose nothing committed`, async (t) => {
-    const failures: string[] = [];
-    let earlySends = 0;
-    let crashesBetween = 0;
-    let committed = 0;
-    for (let seed = 1; seed <= SEEDS; seed++) {
-      const r = runSimulation({ ...schedule, seed, nodes });
-      if (!r.ok) failures.push(`${r.violation!.message.split('\n')[0]!} — ${r.replay}`);
-      earlySends += r.stats.earlySends;
-      crashesBetween += r.stats.crashesBetweenSendAndFsync;
-      committed += r.stats.committed;
-    }
-    t.same(failures, [], 'no seed violates a safety property');
-    t.ok(earlySends > SEEDS * 10, `leaders sent before their fsync (${earlySends} Readies)`);
-    t.ok(crashesBetween > SEEDS, `crashes struck between send and fsync (${crashesBetween})`);
-    t.ok(committed > SEEDS * 20, `runs commit entries (${committed})`);
-  });
+  t.test(
+    `${nodes} nodes: leaders crashing between send and fsync lose nothing committed`,
+    async (t) => {
+      const failures: string[] = [];
+      let earlySends = 0;
+      let crashesBetween = 0;
+      let committed = 0;
+      for (let seed = 1; seed <= SEEDS; seed++) {
+        const r = runSimulation({ ...schedule, seed, nodes });
+        if (!r.ok) failures.push(`${r.violation!.message.split('\n')[0]!} — ${r.replay}`);
+        earlySends += r.stats.earlySends;
+        crashesBetween += r.stats.crashesBetweenSendAndFsync;
+        committed += r.stats.committed;
+      }
+      t.same(failures, [], 'no seed violates a safety property');
+      t.ok(earlySends > SEEDS * 10, `leaders sent before their fsync (${earlySends} Readies)`);
+      t.ok(crashesBetween > SEEDS, `crashes struck between send and fsync (${crashesBetween})`);
+      t.ok(committed > SEEDS * 20, `runs commit entries (${committed})`);
+    },
+  );
 }

@@ -11,7 +11,11 @@ t.test('same seed, same stream; different seeds differ', async (t) => {
   const seqC = Array.from({ length: 100 }, () => c.nextU32());
   t.same(seqA, seqB);
   t.notSame(seqA, seqC);
-  t.notSame(new SimRandom(1).fork().nextU32(), new SimRandom(1).nextU32(), 'a fork is its own stream');
+  t.notSame(
+    new SimRandom(1).fork().nextU32(),
+    new SimRandom(1).nextU32(),
+    'a fork is its own stream',
+  );
 });
 
 t.test('intBelow stays in [0, n) and covers it roughly evenly', async (t) => {

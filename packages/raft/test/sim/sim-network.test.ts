@@ -4,12 +4,19 @@ import type { Message } from '../../src/core/types.js';
 import { asTerm } from '../../src/core/types.js';
 import { CALM_NETWORK, EventQueue, SimNetwork, SimRandom } from '../../src/testing/index.js';
 
-const msg = (from: string, to: string): Message => ({ type: 'TimeoutNow', from, to, term: asTerm(1) });
+const msg = (from: string, to: string): Message => ({
+  type: 'TimeoutNow',
+  from,
+  to,
+  term: asTerm(1),
+});
 
 function setup(): { q: EventQueue; net: SimNetwork; got: string[] } {
   const q = new EventQueue();
   const got: string[] = [];
-  const net = new SimNetwork(q, new SimRandom(1), CALM_NETWORK, (m) => got.push(`${m.from}>${m.to}`));
+  const net = new SimNetwork(q, new SimRandom(1), CALM_NETWORK, (m) =>
+    got.push(`${m.from}>${m.to}`),
+  );
   return { q, net, got };
 }
 
@@ -28,15 +35,18 @@ t.test('one-way partition blocks one direction only', async (t) => {
   t.same(got, ['n2>n1']);
 });
 
-t.test('a partition started while a message is in flight drops it; heal restores delivery', async (t) => {
-  const { q, net, got } = setup();
-  net.send(msg('n1', 'n2'));
-  net.partition(['n1'], ['n2', 'n3']);
-  drain(q);
-  t.same(got, []);
-  net.healAll();
-  net.send(msg('n1', 'n3'));
-  drain(q);
-  t.same(got, ['n1>n3']);
-  t.equal(net.stats.dropped, 1);
-});
+t.test(
+  'a partition started while a message is in flight drops it; heal restores delivery',
+  async (t) => {
+    const { q, net, got } = setup();
+    net.send(msg('n1', 'n2'));
+    net.partition(['n1'], ['n2', 'n3']);
+    drain(q);
+    t.same(got, []);
+    net.healAll();
+    net.send(msg('n1', 'n3'));
+    drain(q);
+    t.same(got, ['n1>n3']);
+    t.equal(net.stats.dropped, 1);
+  },
+);

@@ -24,14 +24,17 @@ t.test('unsynced writes are lost on crash; synced ones survive', async (t) => {
   t.equal(init.entries.length, 2);
 });
 
-t.test('an entry at an existing index replaces it and everything after it; gaps are refused', async (t) => {
-  const s = new SimStorage();
-  s.stage(null, [e(1, 1), e(2, 1), e(3, 1)]);
-  s.fsync();
-  s.stage(null, [e(2, 2)]);
-  t.equal(s.fsync(), 2);
-  t.equal(s.lastIndex, 2);
-  t.equal(s.termAt(2), 2);
-  s.stage(null, [e(5, 2)]);
-  t.throws(() => s.fsync(), 'a gap in the log is a Ready contract violation');
-});
+t.test(
+  'an entry at an existing index replaces it and everything after it; gaps are refused',
+  async (t) => {
+    const s = new SimStorage();
+    s.stage(null, [e(1, 1), e(2, 1), e(3, 1)]);
+    s.fsync();
+    s.stage(null, [e(2, 2)]);
+    t.equal(s.fsync(), 2);
+    t.equal(s.lastIndex, 2);
+    t.equal(s.termAt(2), 2);
+    s.stage(null, [e(5, 2)]);
+    t.throws(() => s.fsync(), 'a gap in the log is a Ready contract violation');
+  },
+);

@@ -7,7 +7,15 @@
 import t from 'tap';
 import { RaftCore } from '../../src/core/raft-core.js';
 import { asIndex } from '../../src/core/types.js';
-import type { CoreConfig, Entry, HardState, Message, NodeId, Ready, Snapshot } from '../../src/core/types.js';
+import type {
+  CoreConfig,
+  Entry,
+  HardState,
+  Message,
+  NodeId,
+  Ready,
+  Snapshot,
+} from '../../src/core/types.js';
 import { asTerm } from '../../src/core/types.js';
 import { ManualClock, Mulberry32Random } from '../../src/testing/scripted-network.js';
 
@@ -172,7 +180,9 @@ class SnapshotSim {
       const seen = this.history[i];
       if (seen === undefined) this.history[i] = applied[i]!;
       else if (seen !== applied[i])
-        throw new Error(`seed ${this.seed}: ${id} applied ${applied[i]} at position ${i}, others ${seen}`);
+        throw new Error(
+          `seed ${this.seed}: ${id} applied ${applied[i]} at position ${i}, others ${seen}`,
+        );
     }
   }
 
@@ -223,7 +233,8 @@ class SnapshotSim {
     let best: RaftCore | null = null;
     for (const n of this.nodes.values()) {
       const ss = n.core?.softState();
-      if (ss?.role === 'leader' && (best === null || ss.term > best.softState().term)) best = n.core;
+      if (ss?.role === 'leader' && (best === null || ss.term > best.softState().term))
+        best = n.core;
     }
     return best;
   }
@@ -291,12 +302,16 @@ class SnapshotSim {
   converged(): boolean {
     const states = this.ids.map((id) => this.nodes.get(id)!.applied);
     const first = JSON.stringify(states[0]);
-    return states[0]!.at(-1)?.endsWith(':final') === true && states.every((s) => JSON.stringify(s) === first);
+    return (
+      states[0]!.at(-1)?.endsWith(':final') === true &&
+      states.every((s) => JSON.stringify(s) === first)
+    );
   }
 }
 
 const fixedSeed = process.env.SNAPSHOT_SIM_SEED;
-const seeds = fixedSeed !== undefined ? [Number(fixedSeed)] : Array.from({ length: 24 }, (_, i) => 9001 + i);
+const seeds =
+  fixedSeed !== undefined ? [Number(fixedSeed)] : Array.from({ length: 24 }, (_, i) => 9001 + i);
 
 t.test(
   'seeded runs with compaction, InstallSnapshot, crashes and partitions stay safe and converge',

@@ -56,7 +56,11 @@ const variants: ReadonlyArray<readonly [keyof UnsafeVariants, Schedule]> = [
   ['sendBeforePersistAlways', { nodes: 3, mode: 'safety' }],
   [
     'truncateMatchingEntries',
-    { nodes: 3, mode: 'safety', network: { slowProbability: 0.2, slowLatencyMsMax: 300, duplicateProbability: 0.1 } },
+    {
+      nodes: 3,
+      mode: 'safety',
+      network: { slowProbability: 0.2, slowLatencyMsMax: 300, duplicateProbability: 0.1 },
+    },
   ],
 ];
 
@@ -71,6 +75,9 @@ for (const [flag, schedule] of variants) {
     if (found === null) return;
     t.comment(`seed ${found.seed}: ${found.message}`);
     const correct = runSimulation({ ...schedule, seed: found.seed });
-    t.ok(correct.ok, `seed ${found.seed} passes with the correct core (${correct.violation?.message ?? 'ok'})`);
+    t.ok(
+      correct.ok,
+      `seed ${found.seed} passes with the correct core (${correct.violation?.message ?? 'ok'})`,
+    );
   });
 }

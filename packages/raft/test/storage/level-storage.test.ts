@@ -85,7 +85,9 @@ t.test('a gap in an append is an assertion, not a silent hole', async (t) => {
   const dataDir = t.testdir();
   const storage = await LevelRaftStorage.open({ dataDir, ...id });
   await storage.recover();
-  t.throws(() => storage.persist({ hardState: null, entries: [entry(2, 1)] }), { code: 'ERR_ASSERTION' });
+  t.throws(() => storage.persist({ hardState: null, entries: [entry(2, 1)] }), {
+    code: 'ERR_ASSERTION',
+  });
   await storage.close();
 });
 
@@ -107,13 +109,18 @@ t.test('identity mismatch: another cluster or node is refused with a clear error
 t.test('a directory held by another open storage is refused', async (t) => {
   const dataDir = t.testdir();
   const storage = await LevelRaftStorage.open({ dataDir, ...id });
-  await t.rejects(LevelRaftStorage.open({ dataDir, ...id }), { message: /cannot open raft data directory/ });
+  await t.rejects(LevelRaftStorage.open({ dataDir, ...id }), {
+    message: /cannot open raft data directory/,
+  });
   await storage.close();
 });
 
 t.test('the in-memory storage follows the same truncation rule', async (t) => {
   const storage = new MemoryRaftStorage();
-  await storage.persist({ hardState: hard(1, null, 0), entries: [1, 2, 3].map((i) => entry(i, 1)) });
+  await storage.persist({
+    hardState: hard(1, null, 0),
+    entries: [1, 2, 3].map((i) => entry(i, 1)),
+  });
   await storage.persist({ hardState: null, entries: [entry(2, 2, 7)] });
   const initial = await storage.recover();
   t.same(initial.entries, [entry(1, 1), entry(2, 2, 7)]);

@@ -28,7 +28,8 @@ const snap = (index: number, term: number, text = `state@${index}`): Snapshot =>
 const range = (from: number, to: number, term = 1) =>
   Array.from({ length: to - from + 1 }, (_, i) => entry(from + i, term));
 const id = { clusterId: 'c1', nodeId: 'n1' };
-const text = (b: Uint8Array | undefined) => (b === undefined ? undefined : new TextDecoder().decode(b));
+const text = (b: Uint8Array | undefined) =>
+  b === undefined ? undefined : new TextDecoder().decode(b);
 
 async function reopen(
   dataDir: string,
@@ -38,7 +39,10 @@ async function reopen(
 }
 
 /** Raw access to the LevelDB of a closed storage, to build the disk a crash would leave. */
-async function raw(dataDir: string, edit: (db: Level<string, Uint8Array>) => Promise<void>): Promise<void> {
+async function raw(
+  dataDir: string,
+  edit: (db: Level<string, Uint8Array>) => Promise<void>,
+): Promise<void> {
   const db = new Level<string, Uint8Array>(dataDir, { keyEncoding: 'utf8', valueEncoding: 'view' });
   await db.open();
   try {
@@ -70,7 +74,11 @@ t.test(
     await storage.saveSnapshot(snap(8, 1));
     await storage.compactLog(asIndex(5), asIndex(8));
     await storage.close();
-    t.same(await keysOf(dataDir, 'e'), [6, 7, 8, 9, 10].map(entryKey), 'entries ≤ 5 deleted from disk');
+    t.same(
+      await keysOf(dataDir, 'e'),
+      [6, 7, 8, 9, 10].map(entryKey),
+      'entries ≤ 5 deleted from disk',
+    );
     const { storage: again, initial } = await reopen(dataDir);
     storage = again;
     t.same(initial.snapshot, snap(8, 1).meta);
@@ -110,7 +118,11 @@ t.test(
     );
     await s2.compactLog(asIndex(9), asIndex(9));
     await s2.close();
-    t.same(await keysOf(dataDir, 's'), [snapshotKey(9)], 'older snapshot removed by the next compaction');
+    t.same(
+      await keysOf(dataDir, 's'),
+      [snapshotKey(9)],
+      'older snapshot removed by the next compaction',
+    );
     t.same(await keysOf(dataDir, 'e'), [entryKey(10)]);
   },
 );
@@ -122,7 +134,9 @@ t.test('kill during compaction (partial range delete) recovers from the snapshot
   await storage.saveSnapshot(snap(7, 1));
   await storage.close();
   // A crash part-way through deleting entries ≤ 7: a hole below the snapshot.
-  await raw(dataDir, (db) => db.batch([3, 4, 5].map((i) => ({ type: 'del' as const, key: entryKey(i) }))));
+  await raw(dataDir, (db) =>
+    db.batch([3, 4, 5].map((i) => ({ type: 'del' as const, key: entryKey(i) }))),
+  );
   const { initial } = await reopen(dataDir);
   t.same(initial.snapshot, snap(7, 1).meta);
   t.same(
@@ -173,48 +187,58 @@ t.test('installing a snapshot replaces a conflicting log in one write (BC-25)', 
   );
   t.same(initial.hardState, hard(2, 6));
   await s2.close();
-  t.same(await keysOf(dataDir, 'e'), [entryKey(7)], 'entries below the snapshot cleared afterwards');
-});
-
-t.test('a kill before an install write leaves the old state; after it, the new — never a mix', async (t) => {
-  const dataDir = t.testdir();
-  const { storage } = await reopen(dataDir);
-  await storage.persist({ hardState: hard(1, 3), entries: range(1, 4) });
-  await storage.close();
-  // Before: the install batch never reached the disk.
-  const before = await reopen(dataDir);
-  t.equal(before.initial.snapshot, null);
-  t.equal(before.initial.hardState.commitIndex, 3, 'commitIndex within the old log');
-  // After: the batch landed, but the later clean-up of old entries did not.
-  await before.storage.close();
-  await raw(dataDir, async (db) => {
-    const packr = createPackr();
-    const s = snap(20, 2);
-    await db.batch([
-      { type: 'put', key: snapshotKey(20), value: packr.pack({ ...s.meta, data: s.data }) },
-      { type: 'put', key: 'h', value: packr.pack(hard(2, 20)) },
-    ]);
-  });
-  const after = await reopen(dataDir);
-  t.same(after.initial.snapshot, snap(20, 2).meta);
-  t.same(after.initial.entries, [], 'old entries 1..4 ignored');
-  t.equal(after.initial.hardState.commitIndex, 20, 'commitIndex covered by the snapshot');
-  await after.storage.close();
-});
-
-t.test('a lost unsynced commitIndex below the snapshot is raised to the snapshot index', async (t) => {
-  const dataDir = t.testdir();
-  const { storage } = await reopen(dataDir);
-  await storage.persist({ hardState: hard(1, 2), entries: range(1, 6) });
-  await storage.saveSnapshot(snap(5, 1));
-  await storage.close();
-  const { initial } = await reopen(dataDir);
-  t.equal(initial.hardState.commitIndex, 5);
   t.same(
-    initial.entries.map((e) => e.index),
-    [6],
+    await keysOf(dataDir, 'e'),
+    [entryKey(7)],
+    'entries below the snapshot cleared afterwards',
   );
 });
+
+t.test(
+  'a kill before an install write leaves the old state; after it, the new — never a mix',
+  async (t) => {
+    const dataDir = t.testdir();
+    const { storage } = await reopen(dataDir);
+    await storage.persist({ hardState: hard(1, 3), entries: range(1, 4) });
+    await storage.close();
+    // Before: the install batch never reached the disk.
+    const before = await reopen(dataDir);
+    t.equal(before.initial.snapshot, null);
+    t.equal(before.initial.hardState.commitIndex, 3, 'commitIndex within the old log');
+    // After: the batch landed, but the later clean-up of old entries did not.
+    await before.storage.close();
+    await raw(dataDir, async (db) => {
+      const packr = createPackr();
+      const s = snap(20, 2);
+      await db.batch([
+        { type: 'put', key: snapshotKey(20), value: packr.pack({ ...s.meta, data: s.data }) },
+        { type: 'put', key: 'h', value: packr.pack(hard(2, 20)) },
+      ]);
+    });
+    const after = await reopen(dataDir);
+    t.same(after.initial.snapshot, snap(20, 2).meta);
+    t.same(after.initial.entries, [], 'old entries 1..4 ignored');
+    t.equal(after.initial.hardState.commitIndex, 20, 'commitIndex covered by the snapshot');
+    await after.storage.close();
+  },
+);
+
+t.test(
+  'a lost unsynced commitIndex below the snapshot is raised to the snapshot index',
+  async (t) => {
+    const dataDir = t.testdir();
+    const { storage } = await reopen(dataDir);
+    await storage.persist({ hardState: hard(1, 2), entries: range(1, 6) });
+    await storage.saveSnapshot(snap(5, 1));
+    await storage.close();
+    const { initial } = await reopen(dataDir);
+    t.equal(initial.hardState.commitIndex, 5);
+    t.same(
+      initial.entries.map((e) => e.index),
+      [6],
+    );
+  },
+);
 
 t.test('MemoryRaftStorage follows the same snapshot semantics', async (t) => {
   const storage = new MemoryRaftStorage();

@@ -1,6 +1,10 @@
 // Proves the frame decoder reassembles frames split at any byte boundary and refuses oversized ones.
 import t from 'tap';
-import { FrameDecoder, FrameTooLargeError, frameHeader } from '../../src/transport/frame-decoder.js';
+import {
+  FrameDecoder,
+  FrameTooLargeError,
+  frameHeader,
+} from '../../src/transport/frame-decoder.js';
 
 const frame = (payload: Buffer) => Buffer.concat([frameHeader(payload.length), payload]);
 

@@ -66,9 +66,16 @@ async function pair(t: Test, options: { clusterId2?: string; sendQueueFramesMax?
     clusterId: 'c',
     peers,
     listen: addrA,
-    ...(options.sendQueueFramesMax !== undefined ? { sendQueueFramesMax: options.sendQueueFramesMax } : {}),
+    ...(options.sendQueueFramesMax !== undefined
+      ? { sendQueueFramesMax: options.sendQueueFramesMax }
+      : {}),
   });
-  const n2 = new TcpTransport({ id: 'n2', clusterId: options.clusterId2 ?? 'c', peers, listen: addrB });
+  const n2 = new TcpTransport({
+    id: 'n2',
+    clusterId: options.clusterId2 ?? 'c',
+    peers,
+    listen: addrB,
+  });
   await n1.start();
   await n2.start();
   t.teardown(async () => {

@@ -61,7 +61,10 @@ function parseArgs(argv: string[]): LaunchOptions {
     else if (a === '--only') o.only = next();
     else fail(`unknown argument ${a}`);
   }
-  for (const [k, v] of [['--http-port', o.httpPort], ['--raft-port', o.raftPort]] as const) {
+  for (const [k, v] of [
+    ['--http-port', o.httpPort],
+    ['--raft-port', o.raftPort],
+  ] as const) {
     if (!Number.isInteger(v) || v < 1 || v > 65535 - o.nodes) fail(`${k} must be a port number`);
   }
   if (!Number.isInteger(o.nodes) || o.nodes < 1 || o.nodes > 9) fail('--nodes must be 1..9');
@@ -83,7 +86,14 @@ function restartCommand(id: string, o: LaunchOptions): string {
   const args = [id];
   if (o.host !== '127.0.0.1') args.push('--host', o.host);
   if (o.nodes !== 3) args.push('--nodes', String(o.nodes));
-  args.push('--http-port', String(o.httpPort), '--raft-port', String(o.raftPort), '--data-dir', o.dataDir);
+  args.push(
+    '--http-port',
+    String(o.httpPort),
+    '--raft-port',
+    String(o.raftPort),
+    '--data-dir',
+    o.dataDir,
+  );
   if (o.extra.length > 0) args.push('--', ...o.extra);
   return `npm run node -- ${args.map(shellQuote).join(' ')}`;
 }
@@ -92,7 +102,9 @@ async function waitForLeader(httpAddress: string, timeoutMs: number): Promise<st
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     try {
-      const res = await fetch(`http://${httpAddress}/v1/cluster`, { signal: AbortSignal.timeout(1000) });
+      const res = await fetch(`http://${httpAddress}/v1/cluster`, {
+        signal: AbortSignal.timeout(1000),
+      });
       const body = (await res.json()) as { leader?: string | null };
       if (body.leader) return body.leader;
     } catch {
@@ -108,7 +120,8 @@ function main(): void {
   const nodes = localNodes(o);
   const peers = nodes.map((n) => `${n.id}=${n.raftAddress}@${n.httpAddress}`).join(',');
   const selected = o.only === null ? nodes : nodes.filter((n) => n.id === o.only);
-  if (selected.length === 0) fail(`--only ${o.only}: no such node (have ${nodes.map((n) => n.id).join(', ')})`);
+  if (selected.length === 0)
+    fail(`--only ${o.only}: no such node (have ${nodes.map((n) => n.id).join(', ')})`);
   const mainJs = join(dirname(fileURLToPath(import.meta.url)), '..', 'main.js');
   const children = new Map<string, ChildProcess>();
   let stopping = false;
@@ -120,13 +133,21 @@ function main(): void {
   for (const n of selected) {
     mkdirSync(n.dataDir, { recursive: true });
     // Own process group: Ctrl-C reaches only the launcher, which then stops each node once.
-    const child = spawn(process.execPath, [mainJs, '--id', n.id, '--peers', peers, '--data-dir', n.dataDir, ...o.extra], { stdio: 'inherit', detached: true });
+    const child = spawn(
+      process.execPath,
+      [mainJs, '--id', n.id, '--peers', peers, '--data-dir', n.dataDir, ...o.extra],
+      { stdio: 'inherit', detached: true },
+    );
     children.set(n.id, child);
-    log(`started ${n.id} (pid ${child.pid}) http ${n.httpAddress} raft ${n.raftAddress} data ${n.dataDir}`);
+    log(
+      `started ${n.id} (pid ${child.pid}) http ${n.httpAddress} raft ${n.raftAddress} data ${n.dataDir}`,
+    );
     child.on('exit', (code, signal) => {
       children.delete(n.id);
       if (!stopping) {
-        log(`${n.id} exited (${signal ?? `code ${code}`}); the other nodes keep running. Restart it with: ${restartCommand(n.id, o)}`);
+        log(
+          `${n.id} exited (${signal ?? `code ${code}`}); the other nodes keep running. Restart it with: ${restartCommand(n.id, o)}`,
+        );
       }
       if (children.size === 0) {
         log(stopping ? 'all nodes stopped' : 'no node is running; exiting');
@@ -159,10 +180,13 @@ function main(): void {
       if (leader === null) return log('no leader elected yet; check the logs above');
       const a = nodes[0]!.httpAddress;
       log(`Tenure local cluster is up; leader ${leader}`);
-      for (const n of nodes) log(`  ${n.id}: http://${n.httpAddress}   raft ${n.raftAddress}   data ${n.dataDir}`);
+      for (const n of nodes)
+        log(`  ${n.id}: http://${n.httpAddress}   raft ${n.raftAddress}   data ${n.dataDir}`);
       log(`  OpenAPI: http://${a}/docs`);
       log('Try:');
-      log(`  curl -s -X POST http://${a}/v1/leases/demo/acquire -H 'content-type: application/json' -d '{"holder":"me","ttlMs":30000}'`);
+      log(
+        `  curl -s -X POST http://${a}/v1/leases/demo/acquire -H 'content-type: application/json' -d '{"holder":"me","ttlMs":30000}'`,
+      );
     });
   }
 }

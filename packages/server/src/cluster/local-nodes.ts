@@ -12,7 +12,13 @@ export interface LocalNodeSpec {
 }
 
 /** Node specs n1..n`nodes`; e.g. defaults give n1 = HTTP 127.0.0.1:7001, Raft 127.0.0.1:7101. */
-export function localNodes(o: { readonly host: string; readonly httpPort: number; readonly raftPort: number; readonly nodes: number; readonly dataDir: string }): LocalNodeSpec[] {
+export function localNodes(o: {
+  readonly host: string;
+  readonly httpPort: number;
+  readonly raftPort: number;
+  readonly nodes: number;
+  readonly dataDir: string;
+}): LocalNodeSpec[] {
   return Array.from({ length: o.nodes }, (_, i) => ({
     id: `n${i + 1}`,
     httpAddress: `${o.host}:${o.httpPort + i}`,

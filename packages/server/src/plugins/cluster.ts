@@ -26,7 +26,8 @@ export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptio
       const m = byId.get(p.id);
       let role: MemberRole = 'follower';
       if (p.id === s.leaderId) role = 'leader';
-      else if (p.id === s.id) role = s.role === 'leader' ? 'leader' : s.role === 'follower' ? 'follower' : 'candidate';
+      else if (p.id === s.id)
+        role = s.role === 'leader' ? 'leader' : s.role === 'follower' ? 'follower' : 'candidate';
       else if (m && (m.role === 'candidate' || m.role === 'precandidate')) role = 'candidate';
       return {
         id: p.id,
@@ -37,7 +38,15 @@ export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptio
         ...(m?.lastContactMs !== undefined ? { lastContactMs: Math.floor(m.lastContactMs) } : {}),
       };
     });
-    return { id: s.id, leader: s.leaderId, term: s.term, commitIndex: s.commitIndex, appliedIndex: s.appliedIndex, clusterTimeMs: Math.floor(s.clusterTimeMs), members };
+    return {
+      id: s.id,
+      leader: s.leaderId,
+      term: s.term,
+      commitIndex: s.commitIndex,
+      appliedIndex: s.appliedIndex,
+      clusterTimeMs: Math.floor(s.clusterTimeMs),
+      members,
+    };
   });
 
   /**
@@ -62,7 +71,10 @@ export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptio
     },
     async (request, reply) => {
       const b = request.body as Static<typeof S.transfer>;
-      if (b.to !== undefined && !config.peers.some((p) => p.id === b.to)) throw new HttpError('invalid_argument', `body.to: no member named ${b.to}`, { field: 'body.to' });
+      if (b.to !== undefined && !config.peers.some((p) => p.id === b.to))
+        throw new HttpError('invalid_argument', `body.to: no member named ${b.to}`, {
+          field: 'body.to',
+        });
       return gw.onLeader(request, reply, 0, async () => {
         const from = raft.status().id;
         if (b.to === from) return { from, leader: from, term: raft.status().term };
@@ -73,15 +85,30 @@ export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptio
     },
   );
 
-  app.get('/healthz', { schema: { tags: ['operations'] } }, async () => ({ status: 'ok', id: config.nodeId }));
+  app.get('/healthz', { schema: { tags: ['operations'] } }, async () => ({
+    status: 'ok',
+    id: config.nodeId,
+  }));
 
   app.get('/readyz', { schema: { tags: ['operations'] } }, async () => {
     const s = raft.status();
     if (s.leaderId === null) throw noLeader('not ready: no leader known');
     if (s.appliedIndex < s.commitIndex) {
-      throw new HttpError('no_leader', `not ready: applied ${s.appliedIndex} < commit ${s.commitIndex}`, { appliedIndex: s.appliedIndex, commitIndex: s.commitIndex }, { 'retry-after': '1' });
+      throw new HttpError(
+        'no_leader',
+        `not ready: applied ${s.appliedIndex} < commit ${s.commitIndex}`,
+        { appliedIndex: s.appliedIndex, commitIndex: s.commitIndex },
+        { 'retry-after': '1' },
+      );
     }
-    return { status: 'ready', id: s.id, leader: s.leaderId, term: s.term, commitIndex: s.commitIndex, appliedIndex: s.appliedIndex };
+    return {
+      status: 'ready',
+      id: s.id,
+      leader: s.leaderId,
+      term: s.term,
+      commitIndex: s.commitIndex,
+      appliedIndex: s.appliedIndex,
+    };
   });
 
   app.get('/metrics', { schema: { tags: ['operations'], hide: true } }, async (_request, reply) => {

@@ -20,8 +20,14 @@ export interface LeaderStretch {
 }
 
 /** Leadership stretches (self-claims of reachable nodes) overlapping [fromMs, toMs], in time order. */
-export function leadersDuring(samples: readonly LeaderSample[], fromMs: number, toMs: number): LeaderStretch[] {
-  const claims = samples.filter((s) => s.reachable && s.leader !== null && s.leader === s.node).sort((a, b) => a.timeMs - b.timeMs);
+export function leadersDuring(
+  samples: readonly LeaderSample[],
+  fromMs: number,
+  toMs: number,
+): LeaderStretch[] {
+  const claims = samples
+    .filter((s) => s.reachable && s.leader !== null && s.leader === s.node)
+    .sort((a, b) => a.timeMs - b.timeMs);
   const stretches: { leader: string; term: number | null; fromMs: number; toMs: number }[] = [];
   for (const c of claims) {
     const last = stretches[stretches.length - 1];
@@ -32,7 +38,10 @@ export function leadersDuring(samples: readonly LeaderSample[], fromMs: number, 
 }
 
 /** The leader (self-claim) sampled last at or before `timeMs`, or null. */
-export function leaderAt(samples: readonly LeaderSample[], timeMs: number): { leader: string; term: number | null; sampledMs: number } | null {
+export function leaderAt(
+  samples: readonly LeaderSample[],
+  timeMs: number,
+): { leader: string; term: number | null; sampledMs: number } | null {
   let best: LeaderSample | null = null;
   for (const s of samples) {
     if (s.timeMs > timeMs || !s.reachable || s.leader === null || s.leader !== s.node) continue;
@@ -42,13 +51,22 @@ export function leaderAt(samples: readonly LeaderSample[], timeMs: number): { le
 }
 
 /** Faults (inject→heal, or still active) overlapping [fromMs − lookbackMs, toMs], described. */
-export function faultsNear(faults: readonly FaultEvent[], fromMs: number, toMs: number, lookbackMs = contextLookbackMs): string[] {
+export function faultsNear(
+  faults: readonly FaultEvent[],
+  fromMs: number,
+  toMs: number,
+  lookbackMs = contextLookbackMs,
+): string[] {
   const out: string[] = [];
   for (const inj of faults.filter((f) => f.action === 'inject')) {
-    const heal = faults.find((f) => f.action === 'heal' && f.faultId === inj.faultId && f.timeMs >= inj.timeMs);
+    const heal = faults.find(
+      (f) => f.action === 'heal' && f.faultId === inj.faultId && f.timeMs >= inj.timeMs,
+    );
     const endMs = heal?.timeMs ?? Infinity;
     if (inj.timeMs <= toMs && endMs >= fromMs - lookbackMs) {
-      out.push(`${inj.kind} [${s(inj.timeMs)}–${heal === undefined ? 'end' : s(endMs)}] ${inj.detail}`);
+      out.push(
+        `${inj.kind} [${s(inj.timeMs)}–${heal === undefined ? 'end' : s(endMs)}] ${inj.detail}`,
+      );
     }
   }
   return out;
@@ -59,8 +77,15 @@ function s(ms: number): string {
 }
 
 /** One line: leaders/terms over the window and nearby faults. */
-export function describeContext(samples: readonly LeaderSample[], faults: readonly FaultEvent[], fromMs: number, toMs: number): string {
-  const leaders = leadersDuring(samples, fromMs, toMs).map((l) => `${l.leader}@t${l.term ?? '?'} ${s(l.fromMs)}–${s(l.toMs)}`);
+export function describeContext(
+  samples: readonly LeaderSample[],
+  faults: readonly FaultEvent[],
+  fromMs: number,
+  toMs: number,
+): string {
+  const leaders = leadersDuring(samples, fromMs, toMs).map(
+    (l) => `${l.leader}@t${l.term ?? '?'} ${s(l.fromMs)}–${s(l.toMs)}`,
+  );
   const near = faultsNear(faults, fromMs, toMs);
   return `[context ${s(fromMs)}–${s(toMs)}: leaders ${leaders.length > 0 ? leaders.join(', ') : 'none sampled'}; faults from ${s(Math.max(0, fromMs - contextLookbackMs))}: ${near.length > 0 ? near.join('; ') : 'none'}]`;
 }

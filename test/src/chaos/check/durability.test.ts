@@ -9,7 +9,14 @@ t.test('acked writes visible later; deletes excuse 404', async (t) => {
   h.add('a', 'kv.put', { key: 'k', value: 1 }, 0, 10, ok({ key: 'k', revision: 4 }));
   h.add('q', 'kv.get', { key: 'k' }, 20, 30, ok({ key: 'k', value: 1, revision: 4 }));
   t.ok(checkDurability(h.ops).ok);
-  h.add('q', 'kv.get', { key: 'k', final: true }, 100, 110, ok({ key: 'k', value: 0, revision: 2 }));
+  h.add(
+    'q',
+    'kv.get',
+    { key: 'k', final: true },
+    100,
+    110,
+    ok({ key: 'k', value: 0, revision: 2 }),
+  );
   const r = checkDurability(h.ops);
   t.notOk(r.ok);
   t.equal(r.violations[0]!.property, 'lost-write');
@@ -22,8 +29,22 @@ t.test('acked writes visible later; deletes excuse 404', async (t) => {
 
 t.test('BC-26: a token granted to two holders is flagged', async (t) => {
   const h = new HistoryBuilder();
-  h.add('a', 'lease.acquire', { name: 'L', holder: 'A', ttlMs: 3000 }, 0, 10, ok({ name: 'L', holder: 'A', fencingToken: 3, ttlMs: 3000 }));
-  h.add('b', 'lease.acquire', { name: 'L', holder: 'B', ttlMs: 3000 }, 9000, 9010, ok({ name: 'L', holder: 'B', fencingToken: 3, ttlMs: 3000 }));
+  h.add(
+    'a',
+    'lease.acquire',
+    { name: 'L', holder: 'A', ttlMs: 3000 },
+    0,
+    10,
+    ok({ name: 'L', holder: 'A', fencingToken: 3, ttlMs: 3000 }),
+  );
+  h.add(
+    'b',
+    'lease.acquire',
+    { name: 'L', holder: 'B', ttlMs: 3000 },
+    9000,
+    9010,
+    ok({ name: 'L', holder: 'B', fencingToken: 3, ttlMs: 3000 }),
+  );
   const r = checkDurability(h.ops);
   t.notOk(r.ok);
   t.equal(r.violations[0]!.property, 'token-reissued');
@@ -31,9 +52,30 @@ t.test('BC-26: a token granted to two holders is flagged', async (t) => {
 
 t.test('a released token granted again to the same holder is flagged', async (t) => {
   const h = new HistoryBuilder();
-  h.add('a', 'lease.acquire', { name: 'L', holder: 'A', ttlMs: 3000 }, 0, 10, ok({ name: 'L', holder: 'A', fencingToken: 3, ttlMs: 3000 }));
-  h.add('a', 'lease.release', { name: 'L', holder: 'A', fencingToken: 3 }, 20, 30, ok({ name: 'L', released: true }));
-  h.add('a', 'lease.acquire', { name: 'L', holder: 'A', ttlMs: 3000 }, 40, 50, ok({ name: 'L', holder: 'A', fencingToken: 3, ttlMs: 3000 }));
+  h.add(
+    'a',
+    'lease.acquire',
+    { name: 'L', holder: 'A', ttlMs: 3000 },
+    0,
+    10,
+    ok({ name: 'L', holder: 'A', fencingToken: 3, ttlMs: 3000 }),
+  );
+  h.add(
+    'a',
+    'lease.release',
+    { name: 'L', holder: 'A', fencingToken: 3 },
+    20,
+    30,
+    ok({ name: 'L', released: true }),
+  );
+  h.add(
+    'a',
+    'lease.acquire',
+    { name: 'L', holder: 'A', ttlMs: 3000 },
+    40,
+    50,
+    ok({ name: 'L', holder: 'A', fencingToken: 3, ttlMs: 3000 }),
+  );
   t.notOk(checkDurability(h.ops).ok);
 });
 
@@ -53,12 +95,47 @@ t.test('an idempotent retry must return the first outcome', async (t) => {
 t.test('BC-13: counter increments applied twice or lost are flagged', async (t) => {
   const mk = (finalValue: number) => {
     const h = new HistoryBuilder();
-    h.add('a', 'kv.put', { key: 'c', value: 1, ifRevision: 0, counter: true, idempotencyKey: 'i1' }, 0, 10, ok({ key: 'c', revision: 2 }));
+    h.add(
+      'a',
+      'kv.put',
+      { key: 'c', value: 1, ifRevision: 0, counter: true, idempotencyKey: 'i1' },
+      0,
+      10,
+      ok({ key: 'c', revision: 2 }),
+    );
     // Applied but reported as a failure: the retry was not deduplicated.
-    h.add('a', 'kv.put', { key: 'c', value: 2, ifRevision: 2, counter: true, idempotencyKey: 'i2', attempt: 1 }, 20, 5000, unknown());
-    h.add('a', 'kv.put', { key: 'c', value: 2, ifRevision: 2, counter: true, idempotencyKey: 'i2', attempt: 2 }, 5000, 5010, fail('revision_mismatch'));
-    h.add('a', 'kv.put', { key: 'c', value: 3, ifRevision: 5, counter: true, idempotencyKey: 'i3' }, 5100, 5110, ok({ key: 'c', revision: 8 }));
-    h.add('a', 'kv.get', { key: 'c', final: true }, 6000, 6010, ok({ key: 'c', value: finalValue, revision: 8 }));
+    h.add(
+      'a',
+      'kv.put',
+      { key: 'c', value: 2, ifRevision: 2, counter: true, idempotencyKey: 'i2', attempt: 1 },
+      20,
+      5000,
+      unknown(),
+    );
+    h.add(
+      'a',
+      'kv.put',
+      { key: 'c', value: 2, ifRevision: 2, counter: true, idempotencyKey: 'i2', attempt: 2 },
+      5000,
+      5010,
+      fail('revision_mismatch'),
+    );
+    h.add(
+      'a',
+      'kv.put',
+      { key: 'c', value: 3, ifRevision: 5, counter: true, idempotencyKey: 'i3' },
+      5100,
+      5110,
+      ok({ key: 'c', revision: 8 }),
+    );
+    h.add(
+      'a',
+      'kv.get',
+      { key: 'c', final: true },
+      6000,
+      6010,
+      ok({ key: 'c', value: finalValue, revision: 8 }),
+    );
     return checkDurability(h.ops);
   };
   const r = mk(3);

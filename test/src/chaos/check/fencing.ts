@@ -28,7 +28,12 @@ import { describeOp, num, obj, okValue, readJsonl, str } from './history.js';
 import { mergeAttempts } from './merge.js';
 
 /** One observation of a resource's current grant token. */
-export interface TokenObservation { readonly resource: string; readonly token: number; readonly holder: string | null; readonly op: HistoryOp }
+export interface TokenObservation {
+  readonly resource: string;
+  readonly token: number;
+  readonly holder: string | null;
+  readonly op: HistoryOp;
+}
 
 /**
  * Extracts the current-grant observations from ok ops: lease acquire/renew/get, election
@@ -41,31 +46,47 @@ export function tokenObservations(ops: readonly HistoryOp[]): TokenObservation[]
     if (v === null) continue;
     const a = op.args;
     switch (op.kind) {
-      case 'lease.acquire': case 'lease.renew': case 'lease.get': {
+      case 'lease.acquire':
+      case 'lease.renew':
+      case 'lease.get': {
         const t = num(v, 'fencingToken');
-        if (t !== null) out.push({ resource: `lease:${str(a, 'name')}`, token: t, holder: str(v, 'holder'), op });
+        if (t !== null)
+          out.push({ resource: `lease:${str(a, 'name')}`, token: t, holder: str(v, 'holder'), op });
         break;
       }
-      case 'election.campaign': case 'election.renew': case 'election.get': case 'election.proclaim': {
+      case 'election.campaign':
+      case 'election.renew':
+      case 'election.get':
+      case 'election.proclaim': {
         const leader = obj(v, 'leader');
         const t = num(leader, 'fencingToken');
-        if (t !== null) out.push({ resource: `election:${str(a, 'group')}`, token: t, holder: str(leader, 'candidate'), op });
+        if (t !== null)
+          out.push({
+            resource: `election:${str(a, 'group')}`,
+            token: t,
+            holder: str(leader, 'candidate'),
+            op,
+          });
         break;
       }
       case 'fence.check': {
         const t = num(v, 'current');
-        const r = str(a, 'lease') !== null ? `lease:${str(a, 'lease')}` : `election:${str(a, 'election')}`;
+        const r =
+          str(a, 'lease') !== null ? `lease:${str(a, 'lease')}` : `election:${str(a, 'election')}`;
         if (t !== null) out.push({ resource: r, token: t, holder: null, op });
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   return out;
 }
 
 /** Options: the store log (else read from the run folder). */
-export interface FencingOptions { readonly storeLog?: readonly FencedWriteRecord[] }
+export interface FencingOptions {
+  readonly storeLog?: readonly FencedWriteRecord[];
+}
 
 /** Store records derived from the history when the store's own log is missing. */
 function recordsFromHistory(ops: readonly HistoryOp[]): FencedWriteRecord[] {
@@ -76,13 +97,25 @@ function recordsFromHistory(ops: readonly HistoryOp[]): FencedWriteRecord[] {
     const r = str(op.args, 'resource');
     const w = str(op.args, 'writer');
     if (t === null || r === null || w === null) continue;
-    out.push({ seq: op.opId, timeMs: op.completeMs ?? op.invokeMs, resource: r, fencingToken: t, writer: w, accepted: op.outcome.status === 'ok', highestBefore: null, payload: null });
+    out.push({
+      seq: op.opId,
+      timeMs: op.completeMs ?? op.invokeMs,
+      resource: r,
+      fencingToken: t,
+      writer: w,
+      accepted: op.outcome.status === 'ok',
+      highestBefore: null,
+      payload: null,
+    });
   }
   return out;
 }
 
 /** Checks the store log and the history's observations. */
-export function checkFencing(ops: readonly HistoryOp[], storeLog: readonly FencedWriteRecord[] | null): CheckResult {
+export function checkFencing(
+  ops: readonly HistoryOp[],
+  storeLog: readonly FencedWriteRecord[] | null,
+): CheckResult {
   const violations: Violation[] = [];
   const records = storeLog ?? recordsFromHistory(ops);
   const ordered = storeLog !== null; // the store's seq is a true order; history times are not
@@ -91,24 +124,47 @@ export function checkFencing(ops: readonly HistoryOp[], storeLog: readonly Fence
   let accepted = 0;
   let rejected = 0;
   for (const rec of [...records].sort((a, b) => a.seq - b.seq)) {
-    if (!rec.accepted) { rejected++; continue; }
+    if (!rec.accepted) {
+      rejected++;
+      continue;
+    }
     accepted++;
     const prev = highest.get(rec.resource);
     if (ordered && prev !== undefined && rec.fencingToken < prev.fencingToken) {
-      violations.push({ property: 'fencing-stale-accepted', timeMs: rec.timeMs, message: `store accepted ${rec.resource} token ${rec.fencingToken} from ${rec.writer} (seq ${rec.seq}) after token ${prev.fencingToken} from ${prev.writer} (seq ${prev.seq})`, details: { seq: rec.seq, previousSeq: prev.seq } });
+      violations.push({
+        property: 'fencing-stale-accepted',
+        timeMs: rec.timeMs,
+        message: `store accepted ${rec.resource} token ${rec.fencingToken} from ${rec.writer} (seq ${rec.seq}) after token ${prev.fencingToken} from ${prev.writer} (seq ${prev.seq})`,
+        details: { seq: rec.seq, previousSeq: prev.seq },
+      });
     }
     if (prev === undefined || rec.fencingToken > prev.fencingToken) highest.set(rec.resource, rec);
     const key = `${rec.resource}#${rec.fencingToken}`;
     const first = owner.get(key);
     if (first === undefined) owner.set(key, rec);
     else if (first.writer !== rec.writer) {
-      violations.push({ property: 'fencing-token-shared', timeMs: rec.timeMs, message: `${rec.resource} token ${rec.fencingToken} used by ${first.writer} (seq ${first.seq}) and ${rec.writer} (seq ${rec.seq}): two holders' writes accepted under one token` });
+      violations.push({
+        property: 'fencing-token-shared',
+        timeMs: rec.timeMs,
+        message: `${rec.resource} token ${rec.fencingToken} used by ${first.writer} (seq ${first.seq}) and ${rec.writer} (seq ${rec.seq}): two holders' writes accepted under one token`,
+      });
     }
   }
   if (!ordered) {
     // Without the store's order, real time orders only non-overlapping fs.write ops.
-    const writes = ops.filter((o) => o.kind === 'fs.write' && o.outcome.status === 'ok' && num(o.args, 'fencingToken') !== null)
-      .map((o) => ({ resource: str(o.args, 'resource') ?? '', token: num(o.args, 'fencingToken')!, holder: str(o.args, 'writer'), op: o }));
+    const writes = ops
+      .filter(
+        (o) =>
+          o.kind === 'fs.write' &&
+          o.outcome.status === 'ok' &&
+          num(o.args, 'fencingToken') !== null,
+      )
+      .map((o) => ({
+        resource: str(o.args, 'resource') ?? '',
+        token: num(o.args, 'fencingToken')!,
+        holder: str(o.args, 'writer'),
+        op: o,
+      }));
     violations.push(...holderRegressions(writes, 'fencing-stale-accepted'));
   }
   violations.push(...beliefViolations(ops));
@@ -117,7 +173,12 @@ export function checkFencing(ops: readonly HistoryOp[], storeLog: readonly Fence
   return {
     ok: violations.length === 0,
     violations,
-    stats: { storeLog: ordered ? 'fenced-store.jsonl' : 'history', writesAccepted: accepted, writesRejected: rejected, resources: highest.size },
+    stats: {
+      storeLog: ordered ? 'fenced-store.jsonl' : 'history',
+      writesAccepted: accepted,
+      writesRejected: rejected,
+      resources: highest.size,
+    },
   };
 }
 
@@ -125,13 +186,26 @@ export function checkFencing(ops: readonly HistoryOp[], storeLog: readonly Fence
 export function beliefViolations(ops: readonly HistoryOp[]): Violation[] {
   const out: Violation[] = [];
   for (const op of ops) {
-    if (op.kind !== 'fs.write' || op.outcome.status !== 'fail' || op.outcome.code !== 'stale_token' || op.completeMs === null) continue;
+    if (
+      op.kind !== 'fs.write' ||
+      op.outcome.status !== 'fail' ||
+      op.outcome.code !== 'stale_token' ||
+      op.completeMs === null
+    )
+      continue;
     const until = num(op.args, 'beliefUntilMs');
     const v = op.outcome.value;
-    const libBelieved = v !== null && v !== undefined && typeof v === 'object' && !Array.isArray(v) && v['believedAfter'] === true;
+    const libBelieved =
+      v !== null &&
+      v !== undefined &&
+      typeof v === 'object' &&
+      !Array.isArray(v) &&
+      v['believedAfter'] === true;
     if ((until !== null && op.completeMs <= until) || libBelieved) {
       out.push({
-        property: 'belief-violated', timeMs: op.completeMs, opIds: [op.opId],
+        property: 'belief-violated',
+        timeMs: op.completeMs,
+        opIds: [op.opId],
         message: `${str(op.args, 'writer')}'s write to ${str(op.args, 'resource')} with token ${num(op.args, 'fencingToken')} was rejected as stale at ${op.completeMs.toFixed(1)} ms while it still held the grant by its safe deadline (${until !== null ? `until ${until.toFixed(1)} ms` : 'client library handle not aborted'}): ${describeOp(op)}`,
       });
     }
@@ -143,13 +217,22 @@ export function beliefViolations(ops: readonly HistoryOp[]): Violation[] {
  * `holder-regression`: sweep observations by invoke time, keeping per resource the highest token
  * among observations completed before the current one's invoke.
  */
-export function holderRegressions(obs: readonly TokenObservation[], property = 'holder-regression'): Violation[] {
+export function holderRegressions(
+  obs: readonly TokenObservation[],
+  property = 'holder-regression',
+): Violation[] {
   const out: Violation[] = [];
   const byRes = new Map<string, TokenObservation[]>();
-  for (const o of obs) { const l = byRes.get(o.resource); if (l === undefined) byRes.set(o.resource, [o]); else l.push(o); }
+  for (const o of obs) {
+    const l = byRes.get(o.resource);
+    if (l === undefined) byRes.set(o.resource, [o]);
+    else l.push(o);
+  }
   for (const [res, list] of byRes) {
     const byInvoke = [...list].sort((a, b) => a.op.invokeMs - b.op.invokeMs);
-    const byComplete = list.filter((o) => o.op.completeMs !== null).sort((a, b) => a.op.completeMs! - b.op.completeMs!);
+    const byComplete = list
+      .filter((o) => o.op.completeMs !== null)
+      .sort((a, b) => a.op.completeMs! - b.op.completeMs!);
     let j = 0;
     let best: TokenObservation | null = null;
     for (const o of byInvoke) {
@@ -159,7 +242,9 @@ export function holderRegressions(obs: readonly TokenObservation[], property = '
       }
       if (best !== null && o.token < best.token) {
         out.push({
-          property, timeMs: o.op.invokeMs, opIds: [best.op.opId, o.op.opId],
+          property,
+          timeMs: o.op.invokeMs,
+          opIds: [best.op.opId, o.op.opId],
           message: `${res}: token ${o.token}${o.holder === null ? '' : ` (${o.holder})`} reported by ${describeOp(o.op)} after token ${best.token}${best.holder === null ? '' : ` (${best.holder})`} was observed by ${describeOp(best.op)}`,
         });
       }
@@ -173,7 +258,8 @@ export function fencingChecker(options: FencingOptions = {}): Checker {
   return {
     name: 'fencing',
     check: (run: RunRecord) => {
-      const log = options.storeLog ?? readJsonl<FencedWriteRecord>(join(run.runDir, FENCED_STORE_LOG));
+      const log =
+        options.storeLog ?? readJsonl<FencedWriteRecord>(join(run.runDir, FENCED_STORE_LOG));
       return checkFencing(run.ops, options.storeLog !== undefined || log.length > 0 ? log : null);
     },
   };

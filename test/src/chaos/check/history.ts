@@ -26,12 +26,19 @@ export function pairEvents(events: readonly HistoryEvent[]): HistoryOp[] {
     if (ev.type === 'invoke') {
       if (open.has(ev.opId)) throw new Error(`history: opId ${ev.opId} invoked twice`);
       open.set(ev.opId, {
-        opId: ev.opId, process: ev.process, node: ev.node, kind: ev.kind, args: ev.args,
-        invokeMs: ev.timeMs, completeMs: null, outcome: { status: 'unknown', reason: 'no complete event' },
+        opId: ev.opId,
+        process: ev.process,
+        node: ev.node,
+        kind: ev.kind,
+        args: ev.args,
+        invokeMs: ev.timeMs,
+        completeMs: null,
+        outcome: { status: 'unknown', reason: 'no complete event' },
       });
     } else {
       const inv = open.get(ev.opId);
-      if (inv === undefined) throw new Error(`history: complete for opId ${ev.opId} without an open invoke`);
+      if (inv === undefined)
+        throw new Error(`history: complete for opId ${ev.opId} without an open invoke`);
       open.delete(ev.opId);
       done.push({ ...inv, node: ev.node ?? inv.node, completeMs: ev.timeMs, outcome: ev.outcome });
     }
@@ -61,7 +68,8 @@ export function readJsonl<T>(path: string): T[] {
 /** The checker's view of an outcome (see the module comment). */
 export function effectOf(outcome: OpOutcome): Effect {
   if (outcome.status === 'ok') return 'ok';
-  if (outcome.status === 'fail' && outcome.httpStatus >= 400 && outcome.httpStatus < 500) return 'fail';
+  if (outcome.status === 'fail' && outcome.httpStatus >= 400 && outcome.httpStatus < 500)
+    return 'fail';
   return 'maybe';
 }
 
@@ -107,16 +115,25 @@ export function canonicalJson(value: Json | undefined): string {
 /** A short human description of an op for violation messages. */
 export function describeOp(op: HistoryOp): string {
   const end = op.completeMs === null ? '?' : op.completeMs.toFixed(1);
-  const out = op.outcome.status === 'ok' ? `ok ${JSON.stringify(op.outcome.value)}`
-    : op.outcome.status === 'fail' ? `fail ${op.outcome.httpStatus} ${op.outcome.code}`
-      : `unknown (${op.outcome.reason})`;
+  const out =
+    op.outcome.status === 'ok'
+      ? `ok ${JSON.stringify(op.outcome.value)}`
+      : op.outcome.status === 'fail'
+        ? `fail ${op.outcome.httpStatus} ${op.outcome.code}`
+        : `unknown (${op.outcome.reason})`;
   return `#${op.opId} ${op.process} ${op.kind} ${JSON.stringify(op.args)} [${op.invokeMs.toFixed(1)}..${end}] → ${out}`;
 }
 
 /** Percentiles (nearest-rank) of `values`; empty input gives nulls. */
-export function percentiles(values: readonly number[]): { p50: number | null; p90: number | null; p99: number | null; max: number | null } {
+export function percentiles(values: readonly number[]): {
+  p50: number | null;
+  p90: number | null;
+  p99: number | null;
+  max: number | null;
+} {
   if (values.length === 0) return { p50: null, p90: null, p99: null, max: null };
   const s = [...values].sort((a, b) => a - b);
-  const at = (p: number): number => s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]!;
+  const at = (p: number): number =>
+    s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]!;
   return { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: s[s.length - 1]! };
 }

@@ -10,7 +10,17 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Checker, CheckerFactory, CheckerOptions, CheckResult, FaultEvent, HistoryEvent, LeaderSample, RunRecord, RunTiming } from '../types.js';
+import type {
+  Checker,
+  CheckerFactory,
+  CheckerOptions,
+  CheckResult,
+  FaultEvent,
+  HistoryEvent,
+  LeaderSample,
+  RunRecord,
+  RunTiming,
+} from '../types.js';
 import { pairEvents, readJsonl } from './history.js';
 import { linearizabilityChecker } from './linearizability.js';
 import { fencingChecker } from './fencing.js';
@@ -30,7 +40,11 @@ export { pairEvents, readJsonl } from './history.js';
 
 /** SPEC §3 defaults for a run that did not record its timing. */
 export const DEFAULT_RUN_TIMING: RunTiming = {
-  heartbeatMs: 100, electionTimeoutMinMs: 1000, electionTimeoutMaxMs: 2000, maxDriftRatio: 0.01, expiryLatenessMaxMs: 2 * 2000 + 1000,
+  heartbeatMs: 100,
+  electionTimeoutMinMs: 1000,
+  electionTimeoutMaxMs: 2000,
+  maxDriftRatio: 0.01,
+  expiryLatenessMaxMs: 2 * 2000 + 1000,
 };
 
 /**
@@ -39,7 +53,10 @@ export const DEFAULT_RUN_TIMING: RunTiming = {
  * (default 60 s); the others are linear or n·log n.
  */
 export const createCheckers: CheckerFactory = (options: CheckerOptions): readonly Checker[] => [
-  linearizabilityChecker({ maxDriftRatio: options.timing.maxDriftRatio, searchBudgetMs: options.searchBudgetMs ?? 60_000 }),
+  linearizabilityChecker({
+    maxDriftRatio: options.timing.maxDriftRatio,
+    searchBudgetMs: options.searchBudgetMs ?? 60_000,
+  }),
   fencingChecker(),
   raftChecker(),
   leaseTimingChecker({ timing: options.timing }),
@@ -49,7 +66,9 @@ export const createCheckers: CheckerFactory = (options: CheckerOptions): readonl
 
 /** Reads a run folder into a RunRecord (see the module comment for the files). */
 export function loadRunRecord(runDir: string): RunRecord {
-  const meta = existsSync(join(runDir, 'run.json')) ? JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8')) as Partial<RunRecord> : {};
+  const meta = existsSync(join(runDir, 'run.json'))
+    ? (JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8')) as Partial<RunRecord>)
+    : {};
   const history = readJsonl<HistoryEvent>(join(runDir, 'history.jsonl'));
   const ops = pairEvents(history);
   const lastMs = ops.reduce((m, o) => Math.max(m, o.completeMs ?? o.invokeMs), 0);
@@ -70,7 +89,9 @@ export function loadRunRecord(runDir: string): RunRecord {
 /** The verdict of one run: every checker's result, and `ok` when all are ok. */
 export interface RunVerdict {
   readonly ok: boolean;
-  readonly results: Readonly<Record<string, CheckResult & { readonly elapsedMs: number; readonly error?: string }>>;
+  readonly results: Readonly<
+    Record<string, CheckResult & { readonly elapsedMs: number; readonly error?: string }>
+  >;
 }
 
 /**
@@ -78,9 +99,17 @@ export interface RunVerdict {
  * `check-verdicts.md` into `run.runDir` when `write` (default true). A checker that throws counts as
  * failed with property `checker-error` (a checker bug must not pass a run).
  */
-export async function runChecks(run: RunRecord | string, options: { searchBudgetMs?: number; write?: boolean; checkers?: readonly Checker[] } = {}): Promise<RunVerdict> {
+export async function runChecks(
+  run: RunRecord | string,
+  options: { searchBudgetMs?: number; write?: boolean; checkers?: readonly Checker[] } = {},
+): Promise<RunVerdict> {
   const record = typeof run === 'string' ? loadRunRecord(run) : run;
-  const checkers = options.checkers ?? createCheckers({ timing: record.timing, ...(options.searchBudgetMs !== undefined ? { searchBudgetMs: options.searchBudgetMs } : {}) });
+  const checkers =
+    options.checkers ??
+    createCheckers({
+      timing: record.timing,
+      ...(options.searchBudgetMs !== undefined ? { searchBudgetMs: options.searchBudgetMs } : {}),
+    });
   const results: Record<string, CheckResult & { elapsedMs: number; error?: string }> = {};
   for (const c of checkers) {
     const t0 = performance.now();
@@ -88,13 +117,22 @@ export async function runChecks(run: RunRecord | string, options: { searchBudget
       const r = await c.check(record);
       results[c.name] = { ...r, elapsedMs: Math.round(performance.now() - t0) };
     } catch (err) {
-      const message = err instanceof Error ? err.stack ?? err.message : String(err);
-      results[c.name] = { ok: false, violations: [{ property: 'checker-error', message }], stats: {}, elapsedMs: Math.round(performance.now() - t0), error: message };
+      const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      results[c.name] = {
+        ok: false,
+        violations: [{ property: 'checker-error', message }],
+        stats: {},
+        elapsedMs: Math.round(performance.now() - t0),
+        error: message,
+      };
     }
   }
   const verdict: RunVerdict = { ok: Object.values(results).every((r) => r.ok), results };
   if (options.write !== false && existsSync(record.runDir)) {
-    writeFileSync(join(record.runDir, 'check-verdicts.json'), `${JSON.stringify(verdict, null, 2)}\n`);
+    writeFileSync(
+      join(record.runDir, 'check-verdicts.json'),
+      `${JSON.stringify(verdict, null, 2)}\n`,
+    );
     writeFileSync(join(record.runDir, 'check-verdicts.md'), verdictMarkdown(record, verdict));
   }
   return verdict;
@@ -104,10 +142,18 @@ export async function runChecks(run: RunRecord | string, options: { searchBudget
 export function verdictMarkdown(run: RunRecord, v: RunVerdict): string {
   const lines = [`# Verdicts — ${run.scenario} seed ${run.seed}: ${v.ok ? 'PASS' : 'FAIL'}`, ''];
   for (const [name, r] of Object.entries(v.results)) {
-    lines.push(`## ${name}: ${r.ok ? 'ok' : `${r.violations.length} violation(s)`} (${r.elapsedMs} ms)`, '');
+    lines.push(
+      `## ${name}: ${r.ok ? 'ok' : `${r.violations.length} violation(s)`} (${r.elapsedMs} ms)`,
+      '',
+    );
     for (const [k, val] of Object.entries(r.stats)) lines.push(`- ${k}: ${val}`);
-    for (const viol of r.violations.slice(0, 20)) lines.push('', `**${viol.property}**${viol.opIds ? ` ops ${viol.opIds.join(',')}` : ''}: ${viol.message}`);
-    if (r.violations.length > 20) lines.push('', `… ${r.violations.length - 20} more in check-verdicts.json`);
+    for (const viol of r.violations.slice(0, 20))
+      lines.push(
+        '',
+        `**${viol.property}**${viol.opIds ? ` ops ${viol.opIds.join(',')}` : ''}: ${viol.message}`,
+      );
+    if (r.violations.length > 20)
+      lines.push('', `… ${r.violations.length - 20} more in check-verdicts.json`);
     lines.push('');
   }
   return `${lines.join('\n')}\n`;

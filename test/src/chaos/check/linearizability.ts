@@ -22,7 +22,10 @@ export interface LinearizabilityOptions {
 }
 
 /** One partition: its resources and prepared ops (ordered by invoke). */
-export interface Partition { readonly resources: string[]; readonly ops: ModelOp[] }
+export interface Partition {
+  readonly resources: string[];
+  readonly ops: ModelOp[];
+}
 
 /** Groups modelled ops into independent partitions by shared resources (union–find). */
 export function partitionOps(ops: readonly HistoryOp[]): Partition[] {
@@ -31,7 +34,11 @@ export function partitionOps(ops: readonly HistoryOp[]): Partition[] {
     let r = x;
     while (parent.get(r) !== r) r = parent.get(r)!;
     let c = x;
-    while (c !== r) { const p = parent.get(c)!; parent.set(c, r); c = p; }
+    while (c !== r) {
+      const p = parent.get(c)!;
+      parent.set(c, r);
+      c = p;
+    }
     return r;
   };
   const prepared: ModelOp[] = [];
@@ -46,12 +53,18 @@ export function partitionOps(ops: readonly HistoryOp[]): Partition[] {
   for (const r of parent.keys()) {
     const root = find(r);
     let g = groups.get(root);
-    if (g === undefined) { g = { resources: [], ops: [] }; groups.set(root, g); }
+    if (g === undefined) {
+      g = { resources: [], ops: [] };
+      groups.set(root, g);
+    }
     g.resources.push(r);
   }
   for (const m of prepared) groups.get(find(m.resources[0]!))!.ops.push(m);
   const out = [...groups.values()];
-  for (const g of out) { g.resources.sort(); g.ops.sort((a, b) => a.invokeMs - b.invokeMs || a.op.opId - b.op.opId); }
+  for (const g of out) {
+    g.resources.sort();
+    g.ops.sort((a, b) => a.invokeMs - b.invokeMs || a.op.opId - b.op.opId);
+  }
   return out.sort((a, b) => a.resources[0]!.localeCompare(b.resources[0]!));
 }
 
@@ -59,7 +72,10 @@ export function partitionOps(ops: readonly HistoryOp[]): Partition[] {
  * Checks `ops` for linearizability (retry attempts merged by idempotency key first, merge.ts);
  * pure apart from the wall-time budget.
  */
-export function checkLinearizability(ops: readonly HistoryOp[], options: LinearizabilityOptions): CheckResult {
+export function checkLinearizability(
+  ops: readonly HistoryOp[],
+  options: LinearizabilityOptions,
+): CheckResult {
   const partitions = partitionOps(mergeAttempts(ops));
   const budgetMs = options.searchBudgetMs ?? 60_000;
   const stepsMax = options.stepsMaxPerPartition ?? 5_000_000;
@@ -75,10 +91,21 @@ export function checkLinearizability(ops: readonly HistoryOp[], options: Lineari
     modelled += p.ops.length;
     const left = Math.max(1, budgetMs - (performance.now() - t0));
     const budget: SearchBudget = { stepsMax, timeMsMax: left / (order.length - i) };
-    const r = searchLinearization(p.ops, p.resources, { maxDriftRatio: options.maxDriftRatio }, budget);
+    const r = searchLinearization(
+      p.ops,
+      p.resources,
+      { maxDriftRatio: options.maxDriftRatio },
+      budget,
+    );
     steps += r.steps;
-    if (r.kind === 'unknown') { unknown.push(`${p.resources.join('+')}: ${r.reason}`); continue; }
-    if (r.kind === 'violation') violations.push(describeViolation(p, r.deepest.linearized, r.deepest.blockedOp, r.deepest.stateKey));
+    if (r.kind === 'unknown') {
+      unknown.push(`${p.resources.join('+')}: ${r.reason}`);
+      continue;
+    }
+    if (r.kind === 'violation')
+      violations.push(
+        describeViolation(p, r.deepest.linearized, r.deepest.blockedOp, r.deepest.stateKey),
+      );
   }
   return {
     ok: violations.length === 0,
@@ -94,14 +121,31 @@ export function checkLinearizability(ops: readonly HistoryOp[], options: Lineari
   };
 }
 
-function describeViolation(p: Partition, linearized: readonly number[], blocked: number | null, stateKey: string): Violation {
+function describeViolation(
+  p: Partition,
+  linearized: readonly number[],
+  blocked: number | null,
+  stateKey: string,
+): Violation {
   const blockedOp = blocked === null ? null : p.ops[blocked]!.op;
-  const tail = linearized.slice(-6).map((i) => `  ${describeOp(p.ops[i]!.op)}`).join('\n');
-  const message = `no linearization of ${p.resources.join(' + ')} (${p.ops.length} ops): ` +
+  const tail = linearized
+    .slice(-6)
+    .map((i) => `  ${describeOp(p.ops[i]!.op)}`)
+    .join('\n');
+  const message =
+    `no linearization of ${p.resources.join(' + ')} (${p.ops.length} ops): ` +
     (blockedOp === null ? 'search exhausted' : `op ${describeOp(blockedOp)} cannot be explained`) +
     ` after ${linearized.length} linearized ops; last linearized:\n${tail}\nmodel state: ${stateKey}`;
-  const opIds = [...(blockedOp === null ? [] : [blockedOp.opId]), ...linearized.slice(-6).map((i) => p.ops[i]!.op.opId)];
-  return { property: 'linearizability', message, opIds, ...(blockedOp?.completeMs != null ? { timeMs: blockedOp.completeMs } : {}) };
+  const opIds = [
+    ...(blockedOp === null ? [] : [blockedOp.opId]),
+    ...linearized.slice(-6).map((i) => p.ops[i]!.op.opId),
+  ];
+  return {
+    property: 'linearizability',
+    message,
+    opIds,
+    ...(blockedOp?.completeMs != null ? { timeMs: blockedOp.completeMs } : {}),
+  };
 }
 
 /** The checker object (SPEC §1.2), for `createCheckers`. */
@@ -115,7 +159,10 @@ export function linearizabilityChecker(options: LinearizabilityOptions): Checker
       const violations = result.violations.map((v) => {
         const op = v.opIds?.[0] === undefined ? undefined : byId.get(v.opIds[0]);
         if (op === undefined) return v;
-        return { ...v, message: `${v.message}\n${describeContext(run.leaderSamples, run.faults, op.invokeMs, op.completeMs ?? op.invokeMs)}` };
+        return {
+          ...v,
+          message: `${v.message}\n${describeContext(run.leaderSamples, run.faults, op.invokeMs, op.completeMs ?? op.invokeMs)}`,
+        };
       });
       return { ...result, violations };
     },

@@ -6,9 +6,30 @@ import { HistoryBuilder, ok, fail } from './testing.js';
 import type { FaultEvent } from '../types.js';
 
 const faults: FaultEvent[] = [
-  { timeMs: 1000, kind: 'crash', action: 'inject', targets: ['n1'], detail: 'SIGKILL leader n1', faultId: 1 },
-  { timeMs: 3000, kind: 'crash', action: 'heal', targets: ['n1'], detail: 'restart n1', faultId: 1 },
-  { timeMs: 4000, kind: 'partition', action: 'inject', targets: ['n2'], detail: 'isolate n2', faultId: 2 },
+  {
+    timeMs: 1000,
+    kind: 'crash',
+    action: 'inject',
+    targets: ['n1'],
+    detail: 'SIGKILL leader n1',
+    faultId: 1,
+  },
+  {
+    timeMs: 3000,
+    kind: 'crash',
+    action: 'heal',
+    targets: ['n1'],
+    detail: 'restart n1',
+    faultId: 1,
+  },
+  {
+    timeMs: 4000,
+    kind: 'partition',
+    action: 'inject',
+    targets: ['n2'],
+    detail: 'isolate n2',
+    faultId: 2,
+  },
   { timeMs: 8000, kind: 'partition', action: 'heal', targets: ['n2'], detail: 'heal', faultId: 2 },
 ];
 

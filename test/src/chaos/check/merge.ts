@@ -35,20 +35,37 @@ export function mergeAttempts(ops: readonly HistoryOp[]): HistoryOp[] {
   const out: HistoryOp[] = [];
   for (const op of ops) {
     const k = logicalKey(op);
-    if (k === null) { out.push(op); continue; }
-    const g = groups.get(k);
-    if (g === undefined) groups.set(k, [op]); else g.push(op);
-  }
-  for (const all of groups.values()) for (const g of splitByWindow(all)) {
-    const first = g[0]!;
-    const definite = g.find((o) => effectOf(o.outcome) !== 'maybe');
-    if (definite !== undefined) {
-      out.push({ ...first, node: definite.node, completeMs: definite.completeMs, outcome: definite.outcome });
-    } else {
-      const last = g[g.length - 1]!;
-      out.push({ ...first, completeMs: last.completeMs, outcome: last.outcome.status === 'unknown' ? last.outcome : { status: 'unknown', reason: `all ${g.length} attempts inconclusive` } });
+    if (k === null) {
+      out.push(op);
+      continue;
     }
+    const g = groups.get(k);
+    if (g === undefined) groups.set(k, [op]);
+    else g.push(op);
   }
+  for (const all of groups.values())
+    for (const g of splitByWindow(all)) {
+      const first = g[0]!;
+      const definite = g.find((o) => effectOf(o.outcome) !== 'maybe');
+      if (definite !== undefined) {
+        out.push({
+          ...first,
+          node: definite.node,
+          completeMs: definite.completeMs,
+          outcome: definite.outcome,
+        });
+      } else {
+        const last = g[g.length - 1]!;
+        out.push({
+          ...first,
+          completeMs: last.completeMs,
+          outcome:
+            last.outcome.status === 'unknown'
+              ? last.outcome
+              : { status: 'unknown', reason: `all ${g.length} attempts inconclusive` },
+        });
+      }
+    }
   return out.sort((a, b) => a.invokeMs - b.invokeMs || a.opId - b.opId);
 }
 

@@ -34,22 +34,54 @@ import type { HistoryOp, JsonObject } from '../types.js';
 import { canonicalJson, effectOf, num, obj, okValue, str, type Effect } from './history.js';
 
 /** A lease grant in the model (`base`: lower bound of the run time its acquire/renew was accepted, ms). */
-interface GrantS { readonly h: string; readonly ttl: number; readonly base: number; readonly ld: boolean }
+interface GrantS {
+  readonly h: string;
+  readonly ttl: number;
+  readonly base: number;
+  readonly ld: boolean;
+}
 /** Lease resource: current grant (or null = free), its token if known, the least possible next token. */
-interface LeaseRes { readonly t: 'L'; readonly g: GrantS | null; readonly tok: number | null; readonly next: number; readonly delayed: boolean }
+interface LeaseRes {
+  readonly t: 'L';
+  readonly g: GrantS | null;
+  readonly tok: number | null;
+  readonly next: number;
+  readonly delayed: boolean;
+}
 /** One live candidacy (`v`: canonical JSON of its value). */
-interface Cand { readonly c: string; readonly v: string; readonly ttl: number; readonly base: number }
+interface Cand {
+  readonly c: string;
+  readonly v: string;
+  readonly ttl: number;
+  readonly base: number;
+}
 /** Election group: candidacy queue (head = leader), leader token if known, least possible next token. */
-interface ElecRes { readonly t: 'E'; readonly q: readonly Cand[]; readonly tok: number | null; readonly next: number }
+interface ElecRes {
+  readonly t: 'E';
+  readonly q: readonly Cand[];
+  readonly tok: number | null;
+  readonly next: number;
+}
 /** KV key: canonical value (null = absent), revision if known, least possible next revision. */
-interface KvRes { readonly t: 'K'; readonly v: string | null; readonly rev: number | null; readonly next: number }
+interface KvRes {
+  readonly t: 'K';
+  readonly v: string | null;
+  readonly rev: number | null;
+  readonly next: number;
+}
 type Res = LeaseRes | ElecRes | KvRes;
 
 /** An immutable model state; `key` identifies it exactly (for the search's memo). */
-export interface ModelState { readonly res: Readonly<Record<string, Res>>; readonly key: string }
+export interface ModelState {
+  readonly res: Readonly<Record<string, Res>>;
+  readonly key: string;
+}
 
 /** One possible successor: the state, and whether the op took effect (false = an unknown op that never did). */
-export interface Alt { readonly state: ModelState; readonly effect: boolean }
+export interface Alt {
+  readonly state: ModelState;
+  readonly effect: boolean;
+}
 
 /** An op prepared for the model. `completeMs` is ∞ when the op may take effect after its response. */
 export interface ModelOp {
@@ -63,16 +95,28 @@ export interface ModelOp {
 }
 
 /** Model parameters: the SPEC §2 drift bound. */
-export interface ModelOptions { readonly maxDriftRatio: number }
+export interface ModelOptions {
+  readonly maxDriftRatio: number;
+}
 
 /** Error codes that mean "the grant you named is not the current live one" (SPEC §3 details). */
 const NOT_CURRENT = new Set(['not_holder', 'lease_expired', 'not_found']);
 
 /** Kinds the linearizability checker models (long-polls and fenced-store ops are left out). */
 export const MODELLED_KINDS: ReadonlySet<string> = new Set([
-  'lease.acquire', 'lease.renew', 'lease.release', 'lease.get',
-  'election.campaign', 'election.renew', 'election.resign', 'election.proclaim', 'election.get',
-  'kv.put', 'kv.get', 'kv.delete', 'fence.check',
+  'lease.acquire',
+  'lease.renew',
+  'lease.release',
+  'lease.get',
+  'election.campaign',
+  'election.renew',
+  'election.resign',
+  'election.proclaim',
+  'election.get',
+  'kv.put',
+  'kv.get',
+  'kv.delete',
+  'fence.check',
 ]);
 
 /** Resource key of a fence reference `{lease}` / `{election}` in args, else null. */
@@ -92,9 +136,18 @@ function fenceResource(fence: JsonObject | null): string | null {
 export function opResources(op: HistoryOp): string[] {
   if (!MODELLED_KINDS.has(op.kind)) return [];
   const a = op.args;
-  if (op.kind.startsWith('lease.')) { const n = str(a, 'name'); return n === null ? [] : [`lease:${n}`]; }
-  if (op.kind.startsWith('election.')) { const g = str(a, 'group'); return g === null ? [] : [`election:${g}`]; }
-  if (op.kind === 'fence.check') { const r = fenceResource(a); return r === null ? [] : [r]; }
+  if (op.kind.startsWith('lease.')) {
+    const n = str(a, 'name');
+    return n === null ? [] : [`lease:${n}`];
+  }
+  if (op.kind.startsWith('election.')) {
+    const g = str(a, 'group');
+    return g === null ? [] : [`election:${g}`];
+  }
+  if (op.kind === 'fence.check') {
+    const r = fenceResource(a);
+    return r === null ? [] : [r];
+  }
   const k = str(a, 'key');
   if (k === null) return [];
   const f = fenceResource(obj(a, 'fence'));
@@ -111,19 +164,34 @@ export function prepareOp(op: HistoryOp): ModelOp | null {
   const code = op.outcome.status === 'fail' ? op.outcome.code : null;
   if (effect === 'fail' && code !== null && !isInformativeFailure(op.kind, code)) return null;
   return {
-    op, effect, code, value: okValue(op.outcome), invokeMs: op.invokeMs,
-    completeMs: effect === 'maybe' || op.completeMs === null ? Infinity : op.completeMs, resources,
+    op,
+    effect,
+    code,
+    value: okValue(op.outcome),
+    invokeMs: op.invokeMs,
+    completeMs: effect === 'maybe' || op.completeMs === null ? Infinity : op.completeMs,
+    resources,
   };
 }
 
 function isInformativeFailure(kind: string, code: string): boolean {
   switch (kind) {
-    case 'lease.acquire': return code === 'held';
-    case 'lease.renew': case 'lease.release': case 'election.renew': case 'election.resign': case 'election.proclaim':
+    case 'lease.acquire':
+      return code === 'held';
+    case 'lease.renew':
+    case 'lease.release':
+    case 'election.renew':
+    case 'election.resign':
+    case 'election.proclaim':
       return NOT_CURRENT.has(code);
-    case 'lease.get': case 'kv.get': return code === 'not_found';
-    case 'kv.put': case 'kv.delete': return code === 'revision_mismatch' || code === 'stale_token' || code === 'not_found';
-    default: return false;
+    case 'lease.get':
+    case 'kv.get':
+      return code === 'not_found';
+    case 'kv.put':
+    case 'kv.delete':
+      return code === 'revision_mismatch' || code === 'stale_token' || code === 'not_found';
+    default:
+      return false;
   }
 }
 
@@ -144,14 +212,22 @@ export function initialState(resources: readonly string[]): ModelState {
 }
 
 /** Binds/compares an observed token against (tok, next): the new (tok, next) or null if impossible. */
-function observe(tok: number | null, next: number, t: number | null): { tok: number; next: number } | null {
+function observe(
+  tok: number | null,
+  next: number,
+  t: number | null,
+): { tok: number; next: number } | null {
   if (t === null) return null;
   if (tok !== null) return t === tok ? { tok, next } : null;
   return t >= next ? { tok: t, next: t + 1 } : null;
 }
 
 /** A brand-new token `t` (null = unknown) replacing (tok, next); null if impossible (SPEC §1.4). */
-function issue(tok: number | null, next: number, t: number | null): { tok: number | null; next: number } | null {
+function issue(
+  tok: number | null,
+  next: number,
+  t: number | null,
+): { tok: number | null; next: number } | null {
   if (t === null) return { tok: null, next };
   if (t < next || (tok !== null && t <= tok)) return null;
   return { tok: t, next: t + 1 };
@@ -162,7 +238,12 @@ function issue(tok: number | null, next: number, t: number | null): { tok: numbe
  * real time of this linearization point (max invoke over the linearized prefix, this op included).
  * Unknown ops also get the "never took effect" alternative (`effect: false`), last.
  */
-export function stepModel(state: ModelState, m: ModelOp, nowLoMs: number, opts: ModelOptions): Alt[] {
+export function stepModel(
+  state: ModelState,
+  m: ModelOp,
+  nowLoMs: number,
+  opts: ModelOptions,
+): Alt[] {
   const out = new Map<string, Alt>();
   for (const pre of expiryOptions(state.res, m, opts)) {
     for (const res of applyOp(pre, m, nowLoMs)) {
@@ -191,7 +272,12 @@ function expiryOptions(res: Readonly<ResMap>, m: ModelOp, opts: ModelOptions): R
   let acc: ResMap[] = [{ ...res }];
   for (const r of m.resources) {
     const cur = res[r]!;
-    const variants: Res[] = cur.t === 'L' ? leaseExpiries(cur, m, opts) : cur.t === 'E' ? electionExpiries(cur, m, opts) : [cur];
+    const variants: Res[] =
+      cur.t === 'L'
+        ? leaseExpiries(cur, m, opts)
+        : cur.t === 'E'
+          ? electionExpiries(cur, m, opts)
+          : [cur];
     if (variants.length === 1) continue;
     const next: ResMap[] = [];
     for (const a of acc) for (const v of variants) next.push({ ...a, [r]: v });
@@ -241,23 +327,39 @@ function promoted(e: ElecRes, q: readonly Cand[]): ElecRes {
 
 function applyOp(res: ResMap, m: ModelOp, nowLo: number): ResMap[] {
   switch (m.op.kind) {
-    case 'lease.acquire': return leaseAcquire(res, m, nowLo);
-    case 'lease.renew': return leaseRenewRelease(res, m, nowLo, false);
-    case 'lease.release': return leaseRenewRelease(res, m, nowLo, true);
-    case 'lease.get': return leaseGet(res, m);
-    case 'fence.check': return fenceCheck(res, m);
-    case 'election.campaign': return electionCampaign(res, m, nowLo);
-    case 'election.renew': return electionRenew(res, m, nowLo);
-    case 'election.resign': return electionResign(res, m);
-    case 'election.proclaim': return electionProclaim(res, m);
-    case 'election.get': return electionGet(res, m);
-    case 'kv.put': case 'kv.delete': return kvWrite(res, m);
-    case 'kv.get': return kvGet(res, m);
-    default: return [];
+    case 'lease.acquire':
+      return leaseAcquire(res, m, nowLo);
+    case 'lease.renew':
+      return leaseRenewRelease(res, m, nowLo, false);
+    case 'lease.release':
+      return leaseRenewRelease(res, m, nowLo, true);
+    case 'lease.get':
+      return leaseGet(res, m);
+    case 'fence.check':
+      return fenceCheck(res, m);
+    case 'election.campaign':
+      return electionCampaign(res, m, nowLo);
+    case 'election.renew':
+      return electionRenew(res, m, nowLo);
+    case 'election.resign':
+      return electionResign(res, m);
+    case 'election.proclaim':
+      return electionProclaim(res, m);
+    case 'election.get':
+      return electionGet(res, m);
+    case 'kv.put':
+    case 'kv.delete':
+      return kvWrite(res, m);
+    case 'kv.get':
+      return kvGet(res, m);
+    default:
+      return [];
   }
 }
 
-function with1(res: ResMap, r: string, v: Res): ResMap { return { ...res, [r]: v }; }
+function with1(res: ResMap, r: string, v: Res): ResMap {
+  return { ...res, [r]: v };
+}
 
 /** The holder named in a 409 `held` body (`value.holder` or `value.error.holder`), undefined if absent. */
 function heldHolder(m: ModelOp): string | null | undefined {
@@ -287,7 +389,15 @@ function leaseAcquire(res: ResMap, m: ModelOp, nowLo: number): ResMap[] {
     const t = issue(l.tok, l.next, v === null ? null : num(v, 'fencingToken'));
     if (t === null || (v !== null && t.tok === null)) return [];
     const ttl = (v === null ? null : num(v, 'ttlMs')) ?? ttlArg;
-    return [with1(res, r, { t: 'L', g: { h, ttl, base: nowLo, ld }, tok: t.tok, next: t.next, delayed: false })];
+    return [
+      with1(res, r, {
+        t: 'L',
+        g: { h, ttl, base: nowLo, ld },
+        tok: t.tok,
+        next: t.next,
+        delayed: false,
+      }),
+    ];
   }
   if (l.g.h === h) {
     // Re-acquire by the holder renews and returns the same token (SPEC §3 Leases).
@@ -296,7 +406,8 @@ function leaseAcquire(res: ResMap, m: ModelOp, nowLo: number): ResMap[] {
     if (v !== null) {
       const o = observe(l.tok, l.next, num(v, 'fencingToken'));
       if (o === null || str(v, 'holder') !== h) return [];
-      tok = o.tok; next = o.next;
+      tok = o.tok;
+      next = o.next;
     }
     const ttl = (v === null ? null : num(v, 'ttlMs')) ?? ttlArg;
     return [with1(res, r, { ...l, g: { ...l.g, ttl, base: nowLo }, tok, next })];
@@ -317,11 +428,23 @@ function leaseRenewRelease(res: ResMap, m: ModelOp, nowLo: number, release: bool
     return knownMatch ? [] : [res];
   }
   if (bound === null || l.g === null) return m.effect === 'ok' ? [] : [res];
-  if (release) return [with1(res, r, { t: 'L', g: null, tok: null, next: Math.max(bound.next, l.next), delayed: false })];
+  if (release)
+    return [
+      with1(res, r, {
+        t: 'L',
+        g: null,
+        tok: null,
+        next: Math.max(bound.next, l.next),
+        delayed: false,
+      }),
+    ];
   const v = m.value;
-  if (v !== null && num(v, 'fencingToken') !== null && num(v, 'fencingToken') !== bound.tok) return [];
+  if (v !== null && num(v, 'fencingToken') !== null && num(v, 'fencingToken') !== bound.tok)
+    return [];
   const ttl = (v === null ? null : num(v, 'ttlMs')) ?? l.g.ttl;
-  return [with1(res, r, { ...l, g: { ...l.g, ttl, base: nowLo }, tok: bound.tok, next: bound.next })];
+  return [
+    with1(res, r, { ...l, g: { ...l.g, ttl, base: nowLo }, tok: bound.tok, next: bound.next }),
+  ];
 }
 
 function leaseGet(res: ResMap, m: ModelOp): ResMap[] {
@@ -372,7 +495,9 @@ function fenceCheck(res: ResMap, m: ModelOp): ResMap[] {
   return b === null || b === 'none' ? [] : [b.res];
 }
 
-function campaignValue(m: ModelOp): string { return canonicalJson(m.op.args['value'] ?? null); }
+function campaignValue(m: ModelOp): string {
+  return canonicalJson(m.op.args['value'] ?? null);
+}
 
 /** Checks a campaign/renew answer `{elected, fencingToken?, leader}` against group `e`; binds tokens. */
 function checkElectionAnswer(e: ElecRes, m: ModelOp, c: string): ElecRes | null {
@@ -387,7 +512,8 @@ function checkElectionAnswer(e: ElecRes, m: ModelOp, c: string): ElecRes | null 
   if (elected === true && num(v, 'fencingToken') !== null) {
     const o = observe(tok, next, num(v, 'fencingToken'));
     if (o === null) return null;
-    tok = o.tok; next = o.next;
+    tok = o.tok;
+    next = o.next;
   }
   const leader = obj(v, 'leader');
   if (leader !== null) {
@@ -396,7 +522,8 @@ function checkElectionAnswer(e: ElecRes, m: ModelOp, c: string): ElecRes | null 
     if (num(leader, 'fencingToken') !== null) {
       const o = observe(tok, next, num(leader, 'fencingToken'));
       if (o === null) return null;
-      tok = o.tok; next = o.next;
+      tok = o.tok;
+      next = o.next;
     }
   } else if (v['leader'] === null) return null;
   return { ...e, tok, next };
@@ -415,7 +542,10 @@ function electionCampaign(res: ResMap, m: ModelOp, nowLo: number): ResMap[] {
     const q = [...e.q, { c, v: value, ttl, base: nowLo }];
     if (e.q.length === 0) {
       const v = m.value;
-      const t = v !== null && v['elected'] === true ? num(v, 'fencingToken') ?? num(obj(v, 'leader'), 'fencingToken') : null;
+      const t =
+        v !== null && v['elected'] === true
+          ? (num(v, 'fencingToken') ?? num(obj(v, 'leader'), 'fencingToken'))
+          : null;
       const iss = issue(e.tok, e.next, t);
       if (iss === null) return [];
       candidates.push({ t: 'E', q, tok: iss.tok, next: iss.next });
@@ -427,7 +557,10 @@ function electionCampaign(res: ResMap, m: ModelOp, nowLo: number): ResMap[] {
     // both values are allowed and the shorter ttl is kept (earlier expiry = more permissive).
     const old = e.q[idx]!;
     for (const v of new Set([old.v, value])) {
-      candidates.push({ ...e, q: e.q.map((x, i) => (i === idx ? { c, v, ttl: Math.min(old.ttl, ttl), base: nowLo } : x)) });
+      candidates.push({
+        ...e,
+        q: e.q.map((x, i) => (i === idx ? { c, v, ttl: Math.min(old.ttl, ttl), base: nowLo } : x)),
+      });
     }
   }
   const out: ResMap[] = [];
@@ -474,9 +607,19 @@ function electionProclaim(res: ResMap, m: ModelOp): ResMap[] {
   const o = head !== undefined && head.c === c ? observe(e.tok, e.next, t) : null;
   if (o === null || head === undefined) return m.effect === 'ok' ? [] : [res];
   const value = canonicalJson(m.op.args['value'] ?? null);
-  const after: ElecRes = { ...e, q: [{ ...head, v: value }, ...e.q.slice(1)], tok: o.tok, next: o.next };
+  const after: ElecRes = {
+    ...e,
+    q: [{ ...head, v: value }, ...e.q.slice(1)],
+    tok: o.tok,
+    next: o.next,
+  };
   const leader = m.value === null ? null : obj(m.value, 'leader');
-  if (leader !== null && (str(leader, 'candidate') !== c || ('value' in leader && canonicalJson(leader['value']) !== value))) return [];
+  if (
+    leader !== null &&
+    (str(leader, 'candidate') !== c ||
+      ('value' in leader && canonicalJson(leader['value']) !== value))
+  )
+    return [];
   return [with1(res, r, after)];
 }
 
@@ -489,7 +632,8 @@ function electionGet(res: ResMap, m: ModelOp): ResMap[] {
   const leader = obj(v, 'leader');
   const head = e.q[0];
   if (leader === null || head === undefined) return [];
-  if (str(leader, 'candidate') !== head.c || canonicalJson(leader['value'] ?? null) !== head.v) return [];
+  if (str(leader, 'candidate') !== head.c || canonicalJson(leader['value'] ?? null) !== head.v)
+    return [];
   const o = observe(e.tok, e.next, num(leader, 'fencingToken'));
   return o === null ? [] : [with1(res, r, { ...e, tok: o.tok, next: o.next })];
 }
@@ -513,8 +657,10 @@ function kvWrite(res: ResMap, m: ModelOp): ResMap[] {
         if (ifRev === 0) return k.v === null ? [] : [res];
         return k.v !== null && k.rev !== null && k.rev === ifRev ? [] : [res];
       }
-      case 'not_found': return del && k.v === null ? [res] : [];
-      default: return [res];
+      case 'not_found':
+        return del && k.v === null ? [res] : [];
+      default:
+        return [res];
     }
   }
   // Took effect (ok, or maybe-with-effect): the fence and the revision condition held.
@@ -534,12 +680,27 @@ function kvWrite(res: ResMap, m: ModelOp): ResMap[] {
       kk = { ...kk, rev: o.tok, next: o.next };
     }
   }
-  if (del) return [with1(cur, r, { t: 'K', v: null, rev: null, next: kk.rev !== null ? Math.max(kk.next, kk.rev + 1) : kk.next })];
+  if (del)
+    return [
+      with1(cur, r, {
+        t: 'K',
+        v: null,
+        rev: null,
+        next: kk.rev !== null ? Math.max(kk.next, kk.rev + 1) : kk.next,
+      }),
+    ];
   const newRev = m.value === null ? null : num(m.value, 'revision');
   if (m.effect === 'ok' && newRev === null) return [];
   const iss = issue(kk.v === null ? null : kk.rev, kk.next, newRev);
   if (iss === null) return [];
-  return [with1(cur, r, { t: 'K', v: canonicalJson(m.op.args['value'] ?? null), rev: iss.tok, next: iss.next })];
+  return [
+    with1(cur, r, {
+      t: 'K',
+      v: canonicalJson(m.op.args['value'] ?? null),
+      rev: iss.tok,
+      next: iss.next,
+    }),
+  ];
 }
 
 function kvGet(res: ResMap, m: ModelOp): ResMap[] {

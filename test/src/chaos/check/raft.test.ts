@@ -4,14 +4,33 @@ import t from 'tap';
 import { checkRaft } from './raft.js';
 import type { LeaderSample } from '../types.js';
 
-const s = (timeMs: number, node: string, leader: string | null, term: number | null, commitIndex: number | null, reachable = true): LeaderSample =>
-  ({ timeMs, node, reachable, leader, term, commitIndex, appliedIndex: commitIndex });
+const s = (
+  timeMs: number,
+  node: string,
+  leader: string | null,
+  term: number | null,
+  commitIndex: number | null,
+  reachable = true,
+): LeaderSample => ({
+  timeMs,
+  node,
+  reachable,
+  leader,
+  term,
+  commitIndex,
+  appliedIndex: commitIndex,
+});
 
 t.test('a normal failover passes', async (t) => {
   const r = checkRaft([
-    s(0, 'n1', 'n1', 1, 5), s(0, 'n2', 'n1', 1, 5), s(0, 'n3', 'n1', 1, 4),
-    s(200, 'n1', null, null, null, false), s(200, 'n2', null, 2, 5), s(200, 'n3', null, 2, 5),
-    s(400, 'n2', 'n2', 2, 7), s(400, 'n3', 'n2', 2, 7),
+    s(0, 'n1', 'n1', 1, 5),
+    s(0, 'n2', 'n1', 1, 5),
+    s(0, 'n3', 'n1', 1, 4),
+    s(200, 'n1', null, null, null, false),
+    s(200, 'n2', null, 2, 5),
+    s(200, 'n3', null, 2, 5),
+    s(400, 'n2', 'n2', 2, 7),
+    s(400, 'n3', 'n2', 2, 7),
     s(600, 'n1', 'n2', 2, 7),
   ]);
   t.ok(r.ok, JSON.stringify(r.violations));
@@ -33,7 +52,11 @@ t.test('conflicting follower views are counted, and fail only when strict', asyn
 });
 
 t.test('commit index going back on one node is flagged, across a restart too', async (t) => {
-  const r = checkRaft([s(0, 'n1', 'n1', 1, 10), s(200, 'n1', null, null, null, false), s(400, 'n1', 'n2', 2, 8)]);
+  const r = checkRaft([
+    s(0, 'n1', 'n1', 1, 10),
+    s(200, 'n1', null, null, null, false),
+    s(400, 'n1', 'n2', 2, 8),
+  ]);
   t.notOk(r.ok);
   t.equal(r.violations[0]!.property, 'commit-index-regression');
 });

@@ -12,10 +12,15 @@
 import type { Checker, CheckResult, LeaderSample, RunRecord, Violation } from '../types.js';
 
 /** Options: treat conflicting follower views of a term's leader as violations. */
-export interface RaftCheckOptions { readonly strictLeaderViews?: boolean }
+export interface RaftCheckOptions {
+  readonly strictLeaderViews?: boolean;
+}
 
 /** Checks samples (any order; sorted by time here). */
-export function checkRaft(samples: readonly LeaderSample[], options: RaftCheckOptions = {}): CheckResult {
+export function checkRaft(
+  samples: readonly LeaderSample[],
+  options: RaftCheckOptions = {},
+): CheckResult {
   const violations: Violation[] = [];
   const sorted = samples.filter((s) => s.reachable).sort((a, b) => a.timeMs - b.timeMs);
   const selfLeaders = new Map<number, Map<string, LeaderSample>>();
@@ -26,16 +31,28 @@ export function checkRaft(samples: readonly LeaderSample[], options: RaftCheckOp
     if (s.term !== null && s.leader !== null) {
       const target = s.leader === s.node ? selfLeaders : views;
       let m = target.get(s.term);
-      if (m === undefined) { m = new Map(); target.set(s.term, m); }
+      if (m === undefined) {
+        m = new Map();
+        target.set(s.term, m);
+      }
       if (!m.has(s.leader)) {
         if (m.size > 0) {
           const other = [...m.values()][0]!;
           if (target === selfLeaders) {
-            violations.push({ property: 'one-leader-per-term', timeMs: s.timeMs, message: `term ${s.term}: ${other.node} claimed leadership at ${other.timeMs.toFixed(0)} ms and ${s.node} at ${s.timeMs.toFixed(0)} ms`, details: { term: s.term, leaders: [other.node, s.node] } });
+            violations.push({
+              property: 'one-leader-per-term',
+              timeMs: s.timeMs,
+              message: `term ${s.term}: ${other.node} claimed leadership at ${other.timeMs.toFixed(0)} ms and ${s.node} at ${s.timeMs.toFixed(0)} ms`,
+              details: { term: s.term, leaders: [other.node, s.node] },
+            });
           } else {
             conflicts++;
             if (options.strictLeaderViews === true) {
-              violations.push({ property: 'one-leader-per-term', timeMs: s.timeMs, message: `term ${s.term}: ${other.node} saw leader ${other.leader} and ${s.node} saw ${s.leader}` });
+              violations.push({
+                property: 'one-leader-per-term',
+                timeMs: s.timeMs,
+                message: `term ${s.term}: ${other.node} saw leader ${other.leader} and ${s.node} saw ${s.leader}`,
+              });
             }
           }
         }
@@ -45,10 +62,18 @@ export function checkRaft(samples: readonly LeaderSample[], options: RaftCheckOp
     const prev = lastByNode.get(s.node);
     if (prev !== undefined) {
       if (prev.commitIndex !== null && s.commitIndex !== null && s.commitIndex < prev.commitIndex) {
-        violations.push({ property: 'commit-index-regression', timeMs: s.timeMs, message: `${s.node}: commitIndex ${prev.commitIndex} at ${prev.timeMs.toFixed(0)} ms, then ${s.commitIndex} at ${s.timeMs.toFixed(0)} ms` });
+        violations.push({
+          property: 'commit-index-regression',
+          timeMs: s.timeMs,
+          message: `${s.node}: commitIndex ${prev.commitIndex} at ${prev.timeMs.toFixed(0)} ms, then ${s.commitIndex} at ${s.timeMs.toFixed(0)} ms`,
+        });
       }
       if (prev.term !== null && s.term !== null && s.term < prev.term) {
-        violations.push({ property: 'term-regression', timeMs: s.timeMs, message: `${s.node}: term ${prev.term} at ${prev.timeMs.toFixed(0)} ms, then ${s.term} at ${s.timeMs.toFixed(0)} ms` });
+        violations.push({
+          property: 'term-regression',
+          timeMs: s.timeMs,
+          message: `${s.node}: term ${prev.term} at ${prev.timeMs.toFixed(0)} ms, then ${s.term} at ${s.timeMs.toFixed(0)} ms`,
+        });
       }
     }
     const merged: LeaderSample = {
@@ -62,7 +87,12 @@ export function checkRaft(samples: readonly LeaderSample[], options: RaftCheckOp
   return {
     ok: violations.length === 0,
     violations,
-    stats: { samples: samples.length, reachableSamples: sorted.length, termsSeen: terms.size, leaderViewConflicts: conflicts },
+    stats: {
+      samples: samples.length,
+      reachableSamples: sorted.length,
+      termsSeen: terms.size,
+      leaderViewConflicts: conflicts,
+    },
   };
 }
 

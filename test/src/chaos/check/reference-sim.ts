@@ -7,8 +7,18 @@
  */
 import type { HistoryOp, JsonObject, OpKind, OpOutcome, Random } from '../types.js';
 
-interface SimGrant { holder: string; token: number; ttlMs: number; expiresAt: number }
-interface SimCand { c: string; value: string | null; expiresAt: number; ttlMs: number }
+interface SimGrant {
+  holder: string;
+  token: number;
+  ttlMs: number;
+  expiresAt: number;
+}
+interface SimCand {
+  c: string;
+  value: string | null;
+  expiresAt: number;
+  ttlMs: number;
+}
 
 /** Options of `simulateHistory`. */
 export interface SimOptions {
@@ -21,7 +31,11 @@ export interface SimOptions {
   readonly freezeMsMax: number;
 }
 
-interface Pending { at: number; seq: number; run: () => void }
+interface Pending {
+  at: number;
+  seq: number;
+  run: () => void;
+}
 
 /** A correct in-memory Tenure (one node, real-time expiry): `serve` answers one request at `now`. */
 export interface ReferenceTenure {
@@ -46,15 +60,36 @@ export function createReferenceTenure(random: Random, freezeMsMax: number): Refe
     for (const e of elections.values()) {
       const headBefore = e.q[0]?.c;
       e.q = e.q.filter((c) => c.expiresAt > now);
-      if (e.q.length > 0 && e.q[0]!.c !== headBefore) { e.next += r.int(1, 2); e.token = e.next; e.rev++; }
+      if (e.q.length > 0 && e.q[0]!.c !== headBefore) {
+        e.next += r.int(1, 2);
+        e.token = e.next;
+        e.rev++;
+      }
     }
   };
-  const newToken = (name: string): number => { const t = (leaseNext.get(name) ?? 0) + r.int(1, 3); leaseNext.set(name, t); return t; };
+  const newToken = (name: string): number => {
+    const t = (leaseNext.get(name) ?? 0) + r.int(1, 3);
+    leaseNext.set(name, t);
+    return t;
+  };
   const ttlExtra = (): number => r.int(0, freezeMsMax);
-  const group = (g: string) => { let e = elections.get(g); if (e === undefined) { e = { q: [], token: 0, next: 0, rev: 0 }; elections.set(g, e); } return e; };
-  const leaderOf = (e: { q: SimCand[]; token: number }): JsonObject | null => (e.q[0] === undefined ? null : { candidate: e.q[0].c, value: e.q[0].value, fencingToken: e.token });
+  const group = (g: string) => {
+    let e = elections.get(g);
+    if (e === undefined) {
+      e = { q: [], token: 0, next: 0, rev: 0 };
+      elections.set(g, e);
+    }
+    return e;
+  };
+  const leaderOf = (e: { q: SimCand[]; token: number }): JsonObject | null =>
+    e.q[0] === undefined
+      ? null
+      : { candidate: e.q[0].c, value: e.q[0].value, fencingToken: e.token };
   const okv = (v: JsonObject): OpOutcome => ({ status: 'ok', httpStatus: 200, value: v });
-  const err = (code: string, status = 409, value?: JsonObject): OpOutcome => (value === undefined ? { status: 'fail', httpStatus: status, code } : { status: 'fail', httpStatus: status, code, value });
+  const err = (code: string, status = 409, value?: JsonObject): OpOutcome =>
+    value === undefined
+      ? { status: 'fail', httpStatus: status, code }
+      : { status: 'fail', httpStatus: status, code, value };
 
   /** The server's deterministic answer to one request at time `now` (mutates state). */
   const serve = (kind: OpKind, a: JsonObject, now: number): OpOutcome => {
@@ -64,22 +99,49 @@ export function createReferenceTenure(random: Random, freezeMsMax: number): Refe
       case 'lease.acquire': {
         const g = leases.get(name);
         const ttl = a['ttlMs'] as number;
-        if (g === undefined) { const t = newToken(name); leases.set(name, { holder: a['holder'] as string, token: t, ttlMs: ttl, expiresAt: now + ttl + ttlExtra() }); return okv({ name, holder: a['holder'] as string, fencingToken: t, ttlMs: ttl }); }
-        if (g.holder === a['holder']) { g.ttlMs = ttl; g.expiresAt = now + ttl + ttlExtra(); return okv({ name, holder: g.holder, fencingToken: g.token, ttlMs: ttl }); }
+        if (g === undefined) {
+          const t = newToken(name);
+          leases.set(name, {
+            holder: a['holder'] as string,
+            token: t,
+            ttlMs: ttl,
+            expiresAt: now + ttl + ttlExtra(),
+          });
+          return okv({ name, holder: a['holder'] as string, fencingToken: t, ttlMs: ttl });
+        }
+        if (g.holder === a['holder']) {
+          g.ttlMs = ttl;
+          g.expiresAt = now + ttl + ttlExtra();
+          return okv({ name, holder: g.holder, fencingToken: g.token, ttlMs: ttl });
+        }
         return err('held', 409, { error: { code: 'held', holder: g.holder } });
       }
-      case 'lease.renew': case 'lease.release': {
+      case 'lease.renew':
+      case 'lease.release': {
         const g = leases.get(name);
-        if (g === undefined || g.holder !== a['holder'] || g.token !== a['fencingToken']) return err(r.next() < 0.5 ? 'not_holder' : 'lease_expired');
-        if (kind === 'lease.release') { leases.delete(name); return okv({ name, released: true }); }
+        if (g === undefined || g.holder !== a['holder'] || g.token !== a['fencingToken'])
+          return err(r.next() < 0.5 ? 'not_holder' : 'lease_expired');
+        if (kind === 'lease.release') {
+          leases.delete(name);
+          return okv({ name, released: true });
+        }
         g.expiresAt = now + g.ttlMs + ttlExtra();
         return okv({ name, holder: g.holder, fencingToken: g.token, ttlMs: g.ttlMs });
       }
       case 'lease.get': {
         const g = leases.get(name);
-        return g === undefined ? err('not_found', 404) : okv({ name, holder: g.holder, fencingToken: g.token, ttlMs: g.ttlMs, remainingMs: Math.max(0, Math.round(g.expiresAt - now)) });
+        return g === undefined
+          ? err('not_found', 404)
+          : okv({
+              name,
+              holder: g.holder,
+              fencingToken: g.token,
+              ttlMs: g.ttlMs,
+              remainingMs: Math.max(0, Math.round(g.expiresAt - now)),
+            });
       }
-      case 'election.campaign': case 'election.renew': {
+      case 'election.campaign':
+      case 'election.renew': {
         const e = group(a['group'] as string);
         const c = a['candidate'] as string;
         const x = e.q.find((y) => y.c === c);
@@ -87,18 +149,36 @@ export function createReferenceTenure(random: Random, freezeMsMax: number): Refe
         if (x !== undefined) x.expiresAt = now + x.ttlMs + ttlExtra();
         else {
           const ttl = a['ttlMs'] as number;
-          e.q.push({ c, value: (a['value'] ?? null) as string | null, ttlMs: ttl, expiresAt: now + ttl + ttlExtra() });
-          if (e.q.length === 1) { e.next += r.int(1, 2); e.token = e.next; e.rev++; }
+          e.q.push({
+            c,
+            value: (a['value'] ?? null) as string | null,
+            ttlMs: ttl,
+            expiresAt: now + ttl + ttlExtra(),
+          });
+          if (e.q.length === 1) {
+            e.next += r.int(1, 2);
+            e.token = e.next;
+            e.rev++;
+          }
         }
         const elected = e.q[0]!.c === c;
-        return okv({ group: a['group'] as string, candidate: c, elected, ...(elected ? { fencingToken: e.token } : {}), leader: leaderOf(e) });
+        return okv({
+          group: a['group'] as string,
+          candidate: c,
+          elected,
+          ...(elected ? { fencingToken: e.token } : {}),
+          leader: leaderOf(e),
+        });
       }
       case 'election.resign': {
         const e = group(a['group'] as string);
         const idx = e.q.findIndex((y) => y.c === a['candidate']);
         if (idx < 0) return err('not_holder');
         e.q.splice(idx, 1);
-        if (idx === 0 && e.q.length > 0) { e.next += r.int(1, 2); e.token = e.next; }
+        if (idx === 0 && e.q.length > 0) {
+          e.next += r.int(1, 2);
+          e.token = e.next;
+        }
         e.rev++;
         return okv({ group: a['group'] as string, resigned: true });
       }
@@ -111,20 +191,31 @@ export function createReferenceTenure(random: Random, freezeMsMax: number): Refe
       }
       case 'election.get': {
         const e = group(a['group'] as string);
-        return okv({ group: a['group'] as string, leader: leaderOf(e), candidates: e.q.map((y) => ({ candidate: y.c, value: y.value })), revision: e.rev });
+        return okv({
+          group: a['group'] as string,
+          leader: leaderOf(e),
+          candidates: e.q.map((y) => ({ candidate: y.c, value: y.value })),
+          revision: e.rev,
+        });
       }
       case 'kv.put': {
         const key = a['key'] as string;
         const cur = kv.get(key);
         const fence = a['fence'] as JsonObject | undefined;
         if (fence !== undefined) {
-          const current = typeof fence['lease'] === 'string' ? leases.get(fence['lease'])?.token
-            : (() => { const e = group(fence['election'] as string); return e.q.length > 0 ? e.token : undefined; })();
+          const current =
+            typeof fence['lease'] === 'string'
+              ? leases.get(fence['lease'])?.token
+              : (() => {
+                  const e = group(fence['election'] as string);
+                  return e.q.length > 0 ? e.token : undefined;
+                })();
           if (current === undefined || current !== fence['fencingToken']) return err('stale_token');
         }
         if (a['ifRevision'] !== undefined) {
           const want = a['ifRevision'] as number;
-          if (want === 0 ? cur !== undefined : cur?.revision !== want) return err('revision_mismatch');
+          if (want === 0 ? cur !== undefined : cur?.revision !== want)
+            return err('revision_mismatch');
         }
         logIndex += r.int(1, 3);
         kv.set(key, { value: a['value'] as number, revision: logIndex });
@@ -133,15 +224,21 @@ export function createReferenceTenure(random: Random, freezeMsMax: number): Refe
       case 'kv.get': {
         const key = a['key'] as string;
         const cur = kv.get(key);
-        return cur === undefined ? err('not_found', 404) : okv({ key, value: cur.value, revision: cur.revision });
+        return cur === undefined
+          ? err('not_found', 404)
+          : okv({ key, value: cur.value, revision: cur.revision });
       }
       case 'fence.check': {
         let current: number | null;
         if (typeof a['lease'] === 'string') current = leases.get(a['lease'])?.token ?? null;
-        else { const e = group(a['election'] as string); current = e.q.length > 0 ? e.token : null; }
+        else {
+          const e = group(a['election'] as string);
+          current = e.q.length > 0 ? e.token : null;
+        }
         return okv({ valid: current !== null && current === a['fencingToken'], current });
       }
-      default: throw new Error(`sim: kind ${kind}`);
+      default:
+        throw new Error(`sim: kind ${kind}`);
     }
   };
   return { serve };
@@ -154,9 +251,17 @@ export function simulateHistory(o: SimOptions): HistoryOp[] {
   const ops: HistoryOp[] = [];
   const queue: Pending[] = [];
   let seq = 0;
-  const at = (t: number, run: () => void): void => { queue.push({ at: t, seq: seq++, run }); };
+  const at = (t: number, run: () => void): void => {
+    queue.push({ at: t, seq: seq++, run });
+  };
   let opId = 0;
-  const procs = Array.from({ length: o.processes }, (_, i) => ({ id: `p${i}`, holder: `H${i}`, token: null as number | null, left: o.opsPerProcess, lastRev: 0 }));
+  const procs = Array.from({ length: o.processes }, (_, i) => ({
+    id: `p${i}`,
+    holder: `H${i}`,
+    token: null as number | null,
+    left: o.opsPerProcess,
+    lastRev: 0,
+  }));
   const next = (p: (typeof procs)[number], now: number): void => {
     if (p.left-- <= 0) return;
     const choice = r.int(0, 11);
@@ -164,17 +269,68 @@ export function simulateHistory(o: SimOptions): HistoryOp[] {
     let kind: OpKind;
     let args: JsonObject;
     switch (choice) {
-      case 0: case 1: kind = 'lease.acquire'; args = { name: L, holder: p.holder, ttlMs: r.pick([300, 800]) }; break;
-      case 2: kind = 'lease.renew'; args = { name: L, holder: p.holder, fencingToken: p.token ?? 1 }; break;
-      case 3: kind = 'lease.release'; args = { name: L, holder: p.holder, fencingToken: p.token ?? 1 }; break;
-      case 4: kind = 'lease.get'; args = { name: L }; break;
-      case 5: kind = 'election.campaign'; args = { group: 'G', candidate: p.holder, ttlMs: r.pick([300, 900]), value: `v${r.int(0, 2)}` }; break;
-      case 6: kind = r.pick(['election.resign', 'election.renew'] as const); args = { group: 'G', candidate: p.holder }; break;
-      case 7: kind = 'election.get'; args = { group: 'G' }; break;
-      case 8: kind = 'election.proclaim'; args = { group: 'G', candidate: p.holder, fencingToken: p.token ?? 1, value: `w${r.int(0, 2)}` }; break;
-      case 9: kind = 'kv.put'; args = r.next() < 0.5 ? { key: 'k', value: r.int(0, 5), ifRevision: p.lastRev } : { key: 'k', value: r.int(0, 5) }; break;
-      case 10: kind = 'kv.put'; args = { key: `f-${L}`, value: r.int(0, 5), fence: { lease: L, fencingToken: p.token ?? 1 } }; break;
-      default: kind = 'kv.get'; args = { key: r.pick(['k', 'f-L1', 'f-L2']) }; break;
+      case 0:
+      case 1:
+        kind = 'lease.acquire';
+        args = { name: L, holder: p.holder, ttlMs: r.pick([300, 800]) };
+        break;
+      case 2:
+        kind = 'lease.renew';
+        args = { name: L, holder: p.holder, fencingToken: p.token ?? 1 };
+        break;
+      case 3:
+        kind = 'lease.release';
+        args = { name: L, holder: p.holder, fencingToken: p.token ?? 1 };
+        break;
+      case 4:
+        kind = 'lease.get';
+        args = { name: L };
+        break;
+      case 5:
+        kind = 'election.campaign';
+        args = {
+          group: 'G',
+          candidate: p.holder,
+          ttlMs: r.pick([300, 900]),
+          value: `v${r.int(0, 2)}`,
+        };
+        break;
+      case 6:
+        kind = r.pick(['election.resign', 'election.renew'] as const);
+        args = { group: 'G', candidate: p.holder };
+        break;
+      case 7:
+        kind = 'election.get';
+        args = { group: 'G' };
+        break;
+      case 8:
+        kind = 'election.proclaim';
+        args = {
+          group: 'G',
+          candidate: p.holder,
+          fencingToken: p.token ?? 1,
+          value: `w${r.int(0, 2)}`,
+        };
+        break;
+      case 9:
+        kind = 'kv.put';
+        args =
+          r.next() < 0.5
+            ? { key: 'k', value: r.int(0, 5), ifRevision: p.lastRev }
+            : { key: 'k', value: r.int(0, 5) };
+        break;
+      case 10:
+        kind = 'kv.put';
+        args = {
+          key: `f-${L}`,
+          value: r.int(0, 5),
+          fence: { lease: L, fencingToken: p.token ?? 1 },
+        };
+        break;
+      default:
+        kind = 'kv.get';
+        args = { key: r.pick(['k', 'f-L1', 'f-L2']) };
+        break;
     }
     const id = ++opId;
     const invokeMs = now;
@@ -195,7 +351,8 @@ export function simulateHistory(o: SimOptions): HistoryOp[] {
           outcome = out;
           const v = out.status === 'ok' ? (out.value as JsonObject) : null;
           if (v !== null && typeof v['fencingToken'] === 'number') p.token = v['fencingToken'];
-          if (v !== null && typeof v['revision'] === 'number' && kind.startsWith('kv.')) p.lastRev = v['revision'];
+          if (v !== null && typeof v['revision'] === 'number' && kind.startsWith('kv.'))
+            p.lastRev = v['revision'];
         }
       });
     }

@@ -17,7 +17,13 @@ t.test('histories of a correct server pass every history checker', async (t) => 
   let ops = 0;
   let unknownPartitions = 0;
   for (const seed of seeds) {
-    const h = simulateHistory({ random: createRandom(seed), processes: 4, opsPerProcess: 40, lostProbability: 0.1, freezeMsMax: 200 });
+    const h = simulateHistory({
+      random: createRandom(seed),
+      processes: 4,
+      opsPerProcess: 40,
+      lostProbability: 0.1,
+      freezeMsMax: 200,
+    });
     ops += h.length;
     const lin = checkLinearizability(h, { maxDriftRatio: 0.01, searchBudgetMs: 5000 });
     unknownPartitions += Number(lin.stats['partitionsUnknown']);
@@ -40,14 +46,22 @@ function corruptRead(h: HistoryOp[], pick: number): HistoryOp[] | null {
   if (target === undefined || target.outcome.status !== 'ok') return null;
   const v = target.outcome.value as JsonObject;
   const forged: JsonObject = { ...v, holder: 'H-nobody' };
-  return h.map((o) => (o === target ? { ...o, outcome: { status: 'ok', httpStatus: 200, value: forged } } : o));
+  return h.map((o) =>
+    o === target ? { ...o, outcome: { status: 'ok', httpStatus: 200, value: forged } } : o,
+  );
 }
 
 t.test('a forged read in a correct history is caught', async (t) => {
   let caught = 0;
   let tried = 0;
   for (const seed of seeds.slice(0, 10)) {
-    const h = simulateHistory({ random: createRandom(seed), processes: 4, opsPerProcess: 40, lostProbability: 0.1, freezeMsMax: 200 });
+    const h = simulateHistory({
+      random: createRandom(seed),
+      processes: 4,
+      opsPerProcess: 40,
+      lostProbability: 0.1,
+      freezeMsMax: 200,
+    });
     const bad = corruptRead(h, seed);
     if (bad === null) continue;
     tried++;

@@ -9,7 +9,14 @@
  * same request only the earliest is tried (symmetry reduction).
  */
 import { canonicalJson } from './history.js';
-import { stepModel, initialState, type ModelOp, type ModelOptions, type ModelState, type Alt } from './model.js';
+import {
+  stepModel,
+  initialState,
+  type ModelOp,
+  type ModelOptions,
+  type ModelState,
+  type Alt,
+} from './model.js';
 
 /** Search verdict: linearizable, not (with where it got stuck), or gave up within the budget. */
 export type SearchResult =
@@ -28,7 +35,10 @@ export interface DeepestPoint {
 }
 
 /** Budget: at most `stepsMax` search steps and `timeMsMax` ms of wall time, whichever comes first. */
-export interface SearchBudget { readonly stepsMax: number; readonly timeMsMax: number }
+export interface SearchBudget {
+  readonly stepsMax: number;
+  readonly timeMsMax: number;
+}
 
 interface Entry {
   readonly call: boolean;
@@ -58,7 +68,10 @@ interface Node {
 /** 32-bit FNV-1a of a string. */
 function hashString(s: string): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 0x01000193); }
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
   return h >>> 0;
 }
 
@@ -66,23 +79,55 @@ function hashString(s: string): number {
 function zobrist(n: number): Uint32Array {
   const z = new Uint32Array(n);
   let x = 0x9e3779b9;
-  for (let i = 0; i < n; i++) { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; z[i] = x >>> 0; }
+  for (let i = 0; i < n; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    z[i] = x >>> 0;
+  }
   return z;
 }
 
 function buildEntries(ops: readonly ModelOp[]): Entry {
   const entries: Entry[] = [];
   ops.forEach((m, i) => {
-    const call: Entry = { call: true, opIdx: i, timeMs: m.invokeMs, match: null, prev: null, next: null };
-    const ret: Entry = { call: false, opIdx: i, timeMs: m.completeMs, match: null, prev: null, next: null };
+    const call: Entry = {
+      call: true,
+      opIdx: i,
+      timeMs: m.invokeMs,
+      match: null,
+      prev: null,
+      next: null,
+    };
+    const ret: Entry = {
+      call: false,
+      opIdx: i,
+      timeMs: m.completeMs,
+      match: null,
+      prev: null,
+      next: null,
+    };
     call.match = ret;
     entries.push(call, ret);
   });
   // Calls before returns at equal times: touching intervals count as concurrent (permissive = sound).
-  entries.sort((a, b) => a.timeMs - b.timeMs || (a.call === b.call ? a.opIdx - b.opIdx : a.call ? -1 : 1));
-  const head: Entry = { call: false, opIdx: -1, timeMs: -Infinity, match: null, prev: null, next: null };
+  entries.sort(
+    (a, b) => a.timeMs - b.timeMs || (a.call === b.call ? a.opIdx - b.opIdx : a.call ? -1 : 1),
+  );
+  const head: Entry = {
+    call: false,
+    opIdx: -1,
+    timeMs: -Infinity,
+    match: null,
+    prev: null,
+    next: null,
+  };
   let prev = head;
-  for (const e of entries) { prev.next = e; e.prev = prev; prev = e; }
+  for (const e of entries) {
+    prev.next = e;
+    e.prev = prev;
+    prev = e;
+  }
   return head;
 }
 
@@ -106,7 +151,12 @@ function unlift(e: Entry): void {
  * Searches for a linearization of `ops` (one partition) from the empty state over `resources`.
  * Returns within the budget; never throws on bad histories (they are violations).
  */
-export function searchLinearization(ops: readonly ModelOp[], resources: readonly string[], model: ModelOptions, budget: SearchBudget): SearchResult {
+export function searchLinearization(
+  ops: readonly ModelOp[],
+  resources: readonly string[],
+  model: ModelOptions,
+  budget: SearchBudget,
+): SearchResult {
   const n = ops.length;
   if (n === 0) return { kind: 'ok', steps: 0 };
   const head = buildEntries(ops);
@@ -144,7 +194,8 @@ export function searchLinearization(ops: readonly ModelOp[], resources: readonly
       }
     }
     const rec = { bits: bits.slice(), key, nowLo: lo };
-    if (bucket === undefined) memo.set(full, [rec]); else bucket.push(rec);
+    if (bucket === undefined) memo.set(full, [rec]);
+    else bucket.push(rec);
     return false;
   };
 
@@ -155,11 +206,26 @@ export function searchLinearization(ops: readonly ModelOp[], resources: readonly
     const cands: Entry[] = [];
     const sigs = new Set<string>();
     for (let e = head.next; e !== null && e.call; e = e.next) {
-      if (ops[e.opIdx]!.effect !== 'maybe') { cands.push(e); continue; }
+      if (ops[e.opIdx]!.effect !== 'maybe') {
+        cands.push(e);
+        continue;
+      }
       const sg = sig[e.opIdx]!;
-      if (!sigs.has(sg)) { sigs.add(sg); cands.push(e); }
+      if (!sigs.has(sg)) {
+        sigs.add(sg);
+        cands.push(e);
+      }
     }
-    return { cands, ci: 0, alts: null, ai: 0, lifted: null, prevState: null, prevNowLo: 0, prevHash: 0 };
+    return {
+      cands,
+      ci: 0,
+      alts: null,
+      ai: 0,
+      lifted: null,
+      prevState: null,
+      prevNowLo: 0,
+      prevHash: 0,
+    };
   };
   const firstReturn = (): number | null => {
     for (let e = head.next; e !== null; e = e.next) if (!e.call) return e.opIdx;
@@ -170,36 +236,61 @@ export function searchLinearization(ops: readonly ModelOp[], resources: readonly
   let node = newNode();
   while (definiteLeft > 0) {
     steps++;
-    if ((steps & 1023) === 0 && (steps > budget.stepsMax || performance.now() - t0 > budget.timeMsMax)) {
-      return { kind: 'unknown', steps, reason: `search budget exhausted after ${steps} steps, ${(performance.now() - t0).toFixed(0)} ms (${n} ops)` };
+    if (
+      (steps & 1023) === 0 &&
+      (steps > budget.stepsMax || performance.now() - t0 > budget.timeMsMax)
+    ) {
+      return {
+        kind: 'unknown',
+        steps,
+        reason: `search budget exhausted after ${steps} steps, ${(performance.now() - t0).toFixed(0)} ms (${n} ops)`,
+      };
     }
     let descended = false;
     while (!descended && node.ci < node.cands.length) {
       const e = node.cands[node.ci]!;
       const i = e.opIdx;
       const m = ops[i]!;
-      if (node.alts === null) { node.alts = stepModel(state, m, Math.max(nowLo, m.invokeMs), model); node.ai = 0; }
+      if (node.alts === null) {
+        node.alts = stepModel(state, m, Math.max(nowLo, m.invokeMs), model);
+        node.ai = 0;
+      }
       while (node.ai < node.alts.length) {
         const alt = node.alts[node.ai++]!;
         const lo = alt.effect ? Math.max(nowLo, m.invokeMs) : nowLo;
         const h = (setHash ^ z[i]!) >>> 0;
         bits[i >>> 5]! |= 1 << (i & 31);
-        if (seen(h, alt.state.key, lo)) { bits[i >>> 5]! &= ~(1 << (i & 31)); continue; }
-        node.lifted = e; node.prevState = state; node.prevNowLo = nowLo; node.prevHash = setHash;
+        if (seen(h, alt.state.key, lo)) {
+          bits[i >>> 5]! &= ~(1 << (i & 31));
+          continue;
+        }
+        node.lifted = e;
+        node.prevState = state;
+        node.prevNowLo = nowLo;
+        node.prevHash = setHash;
         stack.push(node);
-        state = alt.state; nowLo = lo; setHash = h;
+        state = alt.state;
+        nowLo = lo;
+        setHash = h;
         if (m.effect !== 'maybe') definiteLeft--;
         lift(e);
         node = newNode();
         descended = true;
         break;
       }
-      if (!descended) { node.ci++; node.alts = null; }
+      if (!descended) {
+        node.ci++;
+        node.alts = null;
+      }
     }
     if (descended) continue;
     // Every candidate failed here: remember the deepest point, then backtrack one level.
     if (stack.length >= deepest.linearized.length) {
-      deepest = { linearized: stack.map((f) => f.lifted!.opIdx), stateKey: state.key, blockedOp: firstReturn() };
+      deepest = {
+        linearized: stack.map((f) => f.lifted!.opIdx),
+        stateKey: state.key,
+        blockedOp: firstReturn(),
+      };
     }
     const parent = stack.pop();
     if (parent === undefined) return { kind: 'violation', steps, deepest };
@@ -208,7 +299,9 @@ export function searchLinearization(ops: readonly ModelOp[], resources: readonly
     const i = e.opIdx;
     if (ops[i]!.effect !== 'maybe') definiteLeft++;
     bits[i >>> 5]! &= ~(1 << (i & 31));
-    state = parent.prevState!; nowLo = parent.prevNowLo; setHash = parent.prevHash;
+    state = parent.prevState!;
+    nowLo = parent.prevNowLo;
+    setHash = parent.prevHash;
     parent.lifted = null;
     node = parent;
   }

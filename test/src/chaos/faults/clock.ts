@@ -7,12 +7,22 @@
  * - `wall-step`: step only the wall clock (monotonic untouched) by `offsetSeconds` at run time
  *   (BC-03); heal steps it back. Needs the backend started with wall-clock faults enabled.
  */
-import { activeFault, resolveTarget, type ActiveFault, type FaultContext, type NodeTarget } from './fault.js';
+import {
+  activeFault,
+  resolveTarget,
+  type ActiveFault,
+  type FaultContext,
+  type NodeTarget,
+} from './fault.js';
 
 /** Clock fault variants. */
 export type ClockParams =
   | { readonly mode: 'rate'; readonly target: NodeTarget; readonly rate: number }
-  | { readonly mode: 'wall-step'; readonly target: NodeTarget | 'all'; readonly offsetSeconds: number };
+  | {
+      readonly mode: 'wall-step';
+      readonly target: NodeTarget | 'all';
+      readonly offsetSeconds: number;
+    };
 
 /** Applies the clock fault. Throws when the backend lacks libfaketime support. */
 export async function inject(ctx: FaultContext, params: ClockParams): Promise<ActiveFault> {
@@ -25,16 +35,33 @@ export async function inject(ctx: FaultContext, params: ClockParams): Promise<Ac
     ctx.record({ kind: 'clock', action: 'inject', targets: [node], detail, faultId });
     await ctx.backend.stopNode(node);
     await ctx.backend.startNode(node, { clockRate: params.rate });
-    return activeFault(ctx, faultId, 'clock', [node], `clock rate x1 on ${node} (restarted)`, async () => {
-      await ctx.backend.stopNode(node);
-      await ctx.backend.startNode(node);
-    });
+    return activeFault(
+      ctx,
+      faultId,
+      'clock',
+      [node],
+      `clock rate x1 on ${node} (restarted)`,
+      async () => {
+        await ctx.backend.stopNode(node);
+        await ctx.backend.startNode(node);
+      },
+    );
   }
-  const nodes = params.target === 'all' ? [...ctx.backend.nodeIds] : [resolveTarget(ctx, params.target, ctx.backend.nodeIds).node];
+  const nodes =
+    params.target === 'all'
+      ? [...ctx.backend.nodeIds]
+      : [resolveTarget(ctx, params.target, ctx.backend.nodeIds).node];
   for (const node of nodes) await ctx.backend.setWallClockOffset(node, params.offsetSeconds);
   const detail = `wall clock ${params.offsetSeconds >= 0 ? '+' : ''}${params.offsetSeconds}s on ${nodes.join(',')}`;
   ctx.record({ kind: 'clock', action: 'inject', targets: nodes, detail, faultId });
-  return activeFault(ctx, faultId, 'clock', nodes, `wall clock back on ${nodes.join(',')}`, async () => {
-    for (const node of nodes) await ctx.backend.setWallClockOffset(node, 0);
-  });
+  return activeFault(
+    ctx,
+    faultId,
+    'clock',
+    nodes,
+    `wall clock back on ${nodes.join(',')}`,
+    async () => {
+      for (const node of nodes) await ctx.backend.setWallClockOffset(node, 0);
+    },
+  );
 }

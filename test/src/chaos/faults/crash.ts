@@ -2,7 +2,13 @@
  * Crash fault: SIGKILL one node (leader, follower or random); heal restarts it from its own data
  * dir (SPEC §1.7: a restarted node recovers from its own disk).
  */
-import { activeFault, resolveTarget, type ActiveFault, type FaultContext, type NodeTarget } from './fault.js';
+import {
+  activeFault,
+  resolveTarget,
+  type ActiveFault,
+  type FaultContext,
+  type NodeTarget,
+} from './fault.js';
 
 /** Parameters of a crash. */
 export interface CrashParams {

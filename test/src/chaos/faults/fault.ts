@@ -87,13 +87,19 @@ export type NodeTarget = 'leader' | 'follower' | 'random' | { readonly node: Nod
  * when none is known, and says so in the returned label), `follower` a random non-leader.
  * Only nodes in `eligible` (default: running ones) are chosen. Throws when none is eligible.
  */
-export function resolveTarget(ctx: FaultContext, target: NodeTarget, eligible?: readonly NodeId[]): { node: NodeId; label: string } {
-  const nodes = eligible ?? ctx.backend.nodeIds.filter((id) => ctx.backend.nodeState(id) === 'running');
+export function resolveTarget(
+  ctx: FaultContext,
+  target: NodeTarget,
+  eligible?: readonly NodeId[],
+): { node: NodeId; label: string } {
+  const nodes =
+    eligible ?? ctx.backend.nodeIds.filter((id) => ctx.backend.nodeState(id) === 'running');
   if (nodes.length === 0) throw new Error('no eligible node for the fault');
   if (typeof target === 'object') return { node: target.node, label: target.node };
   const leader = ctx.currentLeader();
   if (target === 'leader') {
-    if (leader !== null && nodes.includes(leader)) return { node: leader, label: `leader ${leader}` };
+    if (leader !== null && nodes.includes(leader))
+      return { node: leader, label: `leader ${leader}` };
     const node = ctx.random.pick(nodes);
     return { node, label: `${node} (no leader known)` };
   }
@@ -107,7 +113,14 @@ export function resolveTarget(ctx: FaultContext, target: NodeTarget, eligible?: 
 }
 
 /** Builds an ActiveFault whose heal runs once and records the heal event. */
-export function activeFault(ctx: FaultContext, faultId: number, kind: FaultKind, targets: readonly string[], detail: string, undo: () => Promise<void>): ActiveFault {
+export function activeFault(
+  ctx: FaultContext,
+  faultId: number,
+  kind: FaultKind,
+  targets: readonly string[],
+  detail: string,
+  undo: () => Promise<void>,
+): ActiveFault {
   let healed: Promise<void> | null = null;
   return {
     faultId,

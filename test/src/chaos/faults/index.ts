@@ -17,14 +17,30 @@ import * as rollingRestart from './rolling-restart.js';
 export type FaultPlan =
   | { readonly kind: 'crash'; readonly holdMs: number; readonly params: crash.CrashParams }
   | { readonly kind: 'pause'; readonly holdMs: number; readonly params: pause.PauseParams }
-  | { readonly kind: 'partition'; readonly holdMs: number; readonly params: partition.PartitionParams }
+  | {
+      readonly kind: 'partition';
+      readonly holdMs: number;
+      readonly params: partition.PartitionParams;
+    }
   | { readonly kind: 'netem'; readonly holdMs: number; readonly params: netem.NetemParams }
   | { readonly kind: 'clock'; readonly holdMs: number; readonly params: clock.ClockParams }
   | { readonly kind: 'restart-all'; readonly holdMs: number }
-  | { readonly kind: 'rolling-restart'; readonly holdMs: number; readonly params: rollingRestart.RollingRestartParams };
+  | {
+      readonly kind: 'rolling-restart';
+      readonly holdMs: number;
+      readonly params: rollingRestart.RollingRestartParams;
+    };
 
 /** Every fault kind, in the order `--faults` documents them. */
-export const faultKinds: readonly FaultKind[] = ['crash', 'pause', 'partition', 'netem', 'clock', 'restart-all', 'rolling-restart'];
+export const faultKinds: readonly FaultKind[] = [
+  'crash',
+  'pause',
+  'partition',
+  'netem',
+  'clock',
+  'restart-all',
+  'rolling-restart',
+];
 
 /** Parses `--faults a,b,c`. Throws naming the unknown kind. */
 export function parseFaultKinds(text: string): FaultKind[] {
@@ -33,7 +49,8 @@ export function parseFaultKinds(text: string): FaultKind[] {
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
   for (const kind of kinds) {
-    if (!(faultKinds as readonly string[]).includes(kind)) throw new Error(`--faults: unknown fault "${kind}" (known: ${faultKinds.join(', ')})`);
+    if (!(faultKinds as readonly string[]).includes(kind))
+      throw new Error(`--faults: unknown fault "${kind}" (known: ${faultKinds.join(', ')})`);
   }
   return kinds as FaultKind[];
 }

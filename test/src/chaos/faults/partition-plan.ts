@@ -21,7 +21,12 @@ export function cutBetween(a: readonly string[], b: readonly string[]): LinkBloc
  * Isolates `node` from the other nodes; with `peerOnly` false also from every client (a dead
  * network card), with `peerOnly` true clients still reach it (BC-08: deposed leader serving reads).
  */
-export function isolate(node: NodeId, nodeIds: readonly NodeId[], clientIds: readonly string[], peerOnly: boolean): LinkBlock[] {
+export function isolate(
+  node: NodeId,
+  nodeIds: readonly NodeId[],
+  clientIds: readonly string[],
+  peerOnly: boolean,
+): LinkBlock[] {
   const others = nodeIds.filter((id) => id !== node);
   return [...cutBetween([node], others), ...(peerOnly ? [] : cutBetween([node], clientIds))];
 }

@@ -3,7 +3,13 @@
  * peers only (BC-08), majority/minority split, bridge (non-transitive), one-way loss into a node,
  * or a client cut. Heal removes this fault's blocks only.
  */
-import { activeFault, resolveTarget, type ActiveFault, type FaultContext, type NodeTarget } from './fault.js';
+import {
+  activeFault,
+  resolveTarget,
+  type ActiveFault,
+  type FaultContext,
+  type NodeTarget,
+} from './fault.js';
 import { bridge, clientCut, isolate, oneWay, split } from './partition-plan.js';
 import type { LinkBlock } from '../topology/backend.js';
 
@@ -14,7 +20,11 @@ export type PartitionParams =
   | { readonly shape: 'bridge'; readonly target: NodeTarget }
   | { readonly shape: 'one-way-in'; readonly target: NodeTarget }
   | { readonly shape: 'one-way-out'; readonly target: NodeTarget }
-  | { readonly shape: 'client-cut'; readonly clients: readonly string[]; readonly nodes?: readonly string[] };
+  | {
+      readonly shape: 'client-cut';
+      readonly clients: readonly string[];
+      readonly nodes?: readonly string[];
+    };
 
 /** Applies the partition. Throws when the backend cannot block links. */
 export async function inject(ctx: FaultContext, params: PartitionParams): Promise<ActiveFault> {
@@ -75,5 +85,7 @@ export async function inject(ctx: FaultContext, params: PartitionParams): Promis
   const faultId = ctx.nextFaultId();
   await ctx.network.add(faultId, blocks);
   ctx.record({ kind: 'partition', action: 'inject', targets, detail, faultId });
-  return activeFault(ctx, faultId, 'partition', targets, `heal ${detail}`, () => ctx.network.remove(faultId));
+  return activeFault(ctx, faultId, 'partition', targets, `heal ${detail}`, () =>
+    ctx.network.remove(faultId),
+  );
 }

@@ -2,7 +2,13 @@
  * Pause fault: SIGSTOP one node (a GC pause / VM freeze, BC-02 and BC-07) for a length chosen
  * around and beyond the lease TTL; heal sends SIGCONT.
  */
-import { activeFault, resolveTarget, type ActiveFault, type FaultContext, type NodeTarget } from './fault.js';
+import {
+  activeFault,
+  resolveTarget,
+  type ActiveFault,
+  type FaultContext,
+  type NodeTarget,
+} from './fault.js';
 
 /** Parameters of a pause. */
 export interface PauseParams {
@@ -14,7 +20,13 @@ export async function inject(ctx: FaultContext, params: PauseParams): Promise<Ac
   const { node, label } = resolveTarget(ctx, params.target);
   const faultId = ctx.nextFaultId();
   await ctx.backend.pauseNode(node);
-  ctx.record({ kind: 'pause', action: 'inject', targets: [node], detail: `SIGSTOP ${label}`, faultId });
+  ctx.record({
+    kind: 'pause',
+    action: 'inject',
+    targets: [node],
+    detail: `SIGSTOP ${label}`,
+    faultId,
+  });
   return activeFault(ctx, faultId, 'pause', [node], `SIGCONT ${node}`, async () => {
     await ctx.backend.resumeNode(node);
   });

@@ -9,8 +9,15 @@ export async function inject(ctx: FaultContext): Promise<ActiveFault> {
   const nodes = [...ctx.backend.nodeIds];
   const faultId = ctx.nextFaultId();
   await Promise.all(nodes.map((id) => ctx.backend.killNode(id)));
-  ctx.record({ kind: 'restart-all', action: 'inject', targets: nodes, detail: 'SIGKILL all nodes (power loss)', faultId });
+  ctx.record({
+    kind: 'restart-all',
+    action: 'inject',
+    targets: nodes,
+    detail: 'SIGKILL all nodes (power loss)',
+    faultId,
+  });
   return activeFault(ctx, faultId, 'restart-all', nodes, 'restart all nodes', async () => {
-    for (const id of nodes) if (ctx.backend.nodeState(id) === 'stopped') await ctx.backend.startNode(id);
+    for (const id of nodes)
+      if (ctx.backend.nodeState(id) === 'stopped') await ctx.backend.startNode(id);
   });
 }

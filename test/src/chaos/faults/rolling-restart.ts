@@ -15,11 +15,23 @@ export interface RollingRestartParams {
 }
 
 /** Performs the roll (resolves when the last node is back). */
-export async function inject(ctx: FaultContext, params: RollingRestartParams): Promise<ActiveFault> {
+export async function inject(
+  ctx: FaultContext,
+  params: RollingRestartParams,
+): Promise<ActiveFault> {
   const leader = ctx.currentLeader();
-  const order = [...ctx.backend.nodeIds.filter((id) => id !== leader), ...(leader !== null ? [leader] : [])];
+  const order = [
+    ...ctx.backend.nodeIds.filter((id) => id !== leader),
+    ...(leader !== null ? [leader] : []),
+  ];
   const faultId = ctx.nextFaultId();
-  ctx.record({ kind: 'rolling-restart', action: 'inject', targets: order, detail: `rolling restart ${order.join(' -> ')}`, faultId });
+  ctx.record({
+    kind: 'rolling-restart',
+    action: 'inject',
+    targets: order,
+    detail: `rolling restart ${order.join(' -> ')}`,
+    faultId,
+  });
   for (const id of order) {
     await ctx.backend.stopNode(id);
     await new Promise((resolve) => setTimeout(resolve, params.downMs));
@@ -27,6 +39,7 @@ export async function inject(ctx: FaultContext, params: RollingRestartParams): P
     await ctx.waitForLeader(params.leaderWaitMs).catch(() => undefined);
   }
   return activeFault(ctx, faultId, 'rolling-restart', order, 'rolling restart done', async () => {
-    for (const id of order) if (ctx.backend.nodeState(id) === 'stopped') await ctx.backend.startNode(id);
+    for (const id of order)
+      if (ctx.backend.nodeState(id) === 'stopped') await ctx.backend.startNode(id);
   });
 }

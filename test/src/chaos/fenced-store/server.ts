@@ -40,7 +40,10 @@ export interface FencedStoreOptions {
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -50,7 +53,11 @@ function readBody(req: IncomingMessage): Promise<string | null> {
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > fencedStoreBodyBytesMax) { resolve(null); req.destroy(); return; }
+      if (size > fencedStoreBodyBytesMax) {
+        resolve(null);
+        req.destroy();
+        return;
+      }
       chunks.push(c);
     });
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
@@ -58,35 +65,79 @@ function readBody(req: IncomingMessage): Promise<string | null> {
   });
 }
 
-async function handle(store: FencedStore, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(
+  store: FencedStore,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://fs');
   if (req.method === 'POST' && url.pathname === '/write') {
     const text = await readBody(req);
-    if (text === null) { send(res, 413, { error: { code: 'payload_too_large', message: `body over ${fencedStoreBodyBytesMax} bytes` } }); return; }
+    if (text === null) {
+      send(res, 413, {
+        error: { code: 'payload_too_large', message: `body over ${fencedStoreBodyBytesMax} bytes` },
+      });
+      return;
+    }
     let body: unknown;
-    try { body = JSON.parse(text); } catch { send(res, 400, { error: { code: 'invalid_argument', message: 'body is not JSON' } }); return; }
+    try {
+      body = JSON.parse(text);
+    } catch {
+      send(res, 400, { error: { code: 'invalid_argument', message: 'body is not JSON' } });
+      return;
+    }
     const w = validateWrite(body);
-    if ('error' in w) { send(res, 400, { error: { code: 'invalid_argument', message: w.error } }); return; }
+    if ('error' in w) {
+      send(res, 400, { error: { code: 'invalid_argument', message: w.error } });
+      return;
+    }
     const rec = store.write(w);
-    if (rec.accepted) send(res, 200, { accepted: true, seq: rec.seq, highestToken: rec.fencingToken });
-    else send(res, 409, { error: { code: 'stale_token', message: `token ${rec.fencingToken} < highest ${rec.highestBefore}`, highestToken: rec.highestBefore }, accepted: false, seq: rec.seq });
+    if (rec.accepted)
+      send(res, 200, { accepted: true, seq: rec.seq, highestToken: rec.fencingToken });
+    else
+      send(res, 409, {
+        error: {
+          code: 'stale_token',
+          message: `token ${rec.fencingToken} < highest ${rec.highestBefore}`,
+          highestToken: rec.highestBefore,
+        },
+        accepted: false,
+        seq: rec.seq,
+      });
     return;
   }
   if (req.method === 'GET' && url.pathname === '/read') {
     const r = url.searchParams.get('resource');
-    if (r === null || r === '') { send(res, 400, { error: { code: 'invalid_argument', message: 'query resource is required' } }); return; }
+    if (r === null || r === '') {
+      send(res, 400, {
+        error: { code: 'invalid_argument', message: 'query resource is required' },
+      });
+      return;
+    }
     send(res, 200, store.read(r));
     return;
   }
-  if (req.method === 'GET' && url.pathname === '/log') { send(res, 200, { records: store.records() }); return; }
-  send(res, 404, { error: { code: 'not_found', message: `no route ${req.method} ${url.pathname}` } });
+  if (req.method === 'GET' && url.pathname === '/log') {
+    send(res, 200, { records: store.records() });
+    return;
+  }
+  send(res, 404, {
+    error: { code: 'not_found', message: `no route ${req.method} ${url.pathname}` },
+  });
 }
 
 /** Starts the store; resolves once listening. Rejects when the port cannot be bound. */
 export async function startFencedStore(options: FencedStoreOptions): Promise<FencedStoreServer> {
   let log: WriteStream | null = null;
   if (options.logPath !== undefined) log = createWriteStream(options.logPath, { flags: 'a' });
-  const store = new FencedStore(options.now, log === null ? null : (r: FencedWriteRecord) => { log!.write(`${JSON.stringify(r)}\n`); });
+  const store = new FencedStore(
+    options.now,
+    log === null
+      ? null
+      : (r: FencedWriteRecord) => {
+          log!.write(`${JSON.stringify(r)}\n`);
+        },
+  );
   const server = createServer((req, res) => {
     handle(store, req, res).catch((err: unknown) => {
       if (!res.headersSent) send(res, 500, { error: { code: 'internal', message: String(err) } });
@@ -95,7 +146,10 @@ export async function startFencedStore(options: FencedStoreOptions): Promise<Fen
   server.keepAliveTimeout = 1000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => { server.off('error', reject); resolve(); });
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;

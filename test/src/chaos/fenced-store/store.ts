@@ -51,7 +51,10 @@ export const fencedStoreResourcesMax = 10_000;
 export class FencedStore {
   readonly #now: () => RunMs;
   readonly #records: FencedWriteRecord[] = [];
-  readonly #resources = new Map<string, { highest: number | null; value: Json; accepted: number; rejected: number }>();
+  readonly #resources = new Map<
+    string,
+    { highest: number | null; value: Json; accepted: number; rejected: number }
+  >();
   readonly #onRecord: ((r: FencedWriteRecord) => void) | null;
 
   constructor(now: () => RunMs, onRecord: ((r: FencedWriteRecord) => void) | null = null) {
@@ -61,20 +64,35 @@ export class FencedStore {
 
   /** Applies the fencing rule; returns the record (accepted or rejected). Throws RangeError when full. */
   write(w: FencedWrite): FencedWriteRecord {
-    if (this.#records.length >= fencedStoreRecordsMax) throw new RangeError(`fenced store full (${fencedStoreRecordsMax} records)`);
+    if (this.#records.length >= fencedStoreRecordsMax)
+      throw new RangeError(`fenced store full (${fencedStoreRecordsMax} records)`);
     let r = this.#resources.get(w.resource);
     if (r === undefined) {
-      if (this.#resources.size >= fencedStoreResourcesMax) throw new RangeError(`fenced store: too many resources (${fencedStoreResourcesMax})`);
+      if (this.#resources.size >= fencedStoreResourcesMax)
+        throw new RangeError(`fenced store: too many resources (${fencedStoreResourcesMax})`);
       r = { highest: null, value: null, accepted: 0, rejected: 0 };
       this.#resources.set(w.resource, r);
     }
     const accepted = r.highest === null || w.fencingToken >= r.highest;
     const rec: FencedWriteRecord = {
-      seq: this.#records.length + 1, timeMs: this.#now(), resource: w.resource, fencingToken: w.fencingToken,
-      writer: w.writer, accepted, highestBefore: r.highest, payload: w.payload,
+      seq: this.#records.length + 1,
+      timeMs: this.#now(),
+      resource: w.resource,
+      fencingToken: w.fencingToken,
+      writer: w.writer,
+      accepted,
+      highestBefore: r.highest,
+      payload: w.payload,
     };
-    if (accepted) { r.highest = w.fencingToken; r.value = w.payload; r.accepted++; } else r.rejected++;
-    assert(!accepted || r.highest === w.fencingToken, 'fenced store: an accepted write must become the highest token');
+    if (accepted) {
+      r.highest = w.fencingToken;
+      r.value = w.payload;
+      r.accepted++;
+    } else r.rejected++;
+    assert(
+      !accepted || r.highest === w.fencingToken,
+      'fenced store: an accepted write must become the highest token',
+    );
     this.#records.push(rec);
     this.#onRecord?.(rec);
     return rec;
@@ -83,20 +101,43 @@ export class FencedStore {
   /** The resource's state (a never-written resource reads as empty). */
   read(resource: string): FencedResourceState {
     const r = this.#resources.get(resource);
-    return { resource, highestToken: r?.highest ?? null, value: r?.value ?? null, acceptedCount: r?.accepted ?? 0, rejectedCount: r?.rejected ?? 0 };
+    return {
+      resource,
+      highestToken: r?.highest ?? null,
+      value: r?.value ?? null,
+      acceptedCount: r?.accepted ?? 0,
+      rejectedCount: r?.rejected ?? 0,
+    };
   }
 
   /** All records so far, in arrival order (a copy). */
-  records(): FencedWriteRecord[] { return [...this.#records]; }
+  records(): FencedWriteRecord[] {
+    return [...this.#records];
+  }
 }
 
 /** Validates an untrusted body; returns the write or an error naming the field. */
 export function validateWrite(body: unknown): FencedWrite | { error: string } {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { error: 'body must be a JSON object' };
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    return { error: 'body must be a JSON object' };
   const b = body as Record<string, unknown>;
-  for (const k of Object.keys(b)) if (!['resource', 'fencingToken', 'writer', 'payload'].includes(k)) return { error: `unknown field ${k}` };
-  if (typeof b['resource'] !== 'string' || b['resource'].length === 0 || b['resource'].length > 256) return { error: 'resource must be a string of 1-256 characters' };
-  if (typeof b['writer'] !== 'string' || b['writer'].length === 0 || b['writer'].length > 256) return { error: 'writer must be a string of 1-256 characters' };
-  if (typeof b['fencingToken'] !== 'number' || !Number.isSafeInteger(b['fencingToken']) || b['fencingToken'] < 0) return { error: 'fencingToken must be a non-negative integer' };
-  return { resource: b['resource'], writer: b['writer'], fencingToken: b['fencingToken'], payload: (b['payload'] ?? null) as Json };
+  for (const k of Object.keys(b))
+    if (!['resource', 'fencingToken', 'writer', 'payload'].includes(k))
+      return { error: `unknown field ${k}` };
+  if (typeof b['resource'] !== 'string' || b['resource'].length === 0 || b['resource'].length > 256)
+    return { error: 'resource must be a string of 1-256 characters' };
+  if (typeof b['writer'] !== 'string' || b['writer'].length === 0 || b['writer'].length > 256)
+    return { error: 'writer must be a string of 1-256 characters' };
+  if (
+    typeof b['fencingToken'] !== 'number' ||
+    !Number.isSafeInteger(b['fencingToken']) ||
+    b['fencingToken'] < 0
+  )
+    return { error: 'fencingToken must be a non-negative integer' };
+  return {
+    resource: b['resource'],
+    writer: b['writer'],
+    fencingToken: b['fencingToken'],
+    payload: (b['payload'] ?? null) as Json,
+  };
 }

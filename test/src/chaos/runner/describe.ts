@@ -15,13 +15,20 @@ export function describePlan(plan: FaultPlan): string {
       return `pause ${target(plan.params.target)} ${hold}`;
     case 'partition': {
       const p = plan.params;
-      const what = p.shape === 'client-cut' ? `client-cut ${p.clients.join(',')}` : p.shape === 'split' ? `split minority ${target(p.minority)}` : `${p.shape}${p.shape === 'isolate' && p.peerOnly ? ' (peer-only)' : ''} ${target(p.target)}`;
+      const what =
+        p.shape === 'client-cut'
+          ? `client-cut ${p.clients.join(',')}`
+          : p.shape === 'split'
+            ? `split minority ${target(p.minority)}`
+            : `${p.shape}${p.shape === 'isolate' && p.peerOnly ? ' (peer-only)' : ''} ${target(p.target)}`;
       return `partition ${what} ${hold}`;
     }
     case 'netem':
       return `netem ${describeNetem(plan.params.spec)} on ${target(plan.params.target)} ${hold}`;
     case 'clock':
-      return plan.params.mode === 'rate' ? `clock rate x${plan.params.rate} on ${target(plan.params.target)} ${hold}` : `wall clock ${plan.params.offsetSeconds}s on ${target(plan.params.target)} ${hold}`;
+      return plan.params.mode === 'rate'
+        ? `clock rate x${plan.params.rate} on ${target(plan.params.target)} ${hold}`
+        : `wall clock ${plan.params.offsetSeconds}s on ${target(plan.params.target)} ${hold}`;
     case 'restart-all':
       return `kill all nodes, restart after ${(plan.holdMs / 1000).toFixed(1)} s`;
     case 'rolling-restart':

@@ -7,9 +7,13 @@
 import type { Checker, CheckResult, LeaderSample, NodeId, Violation } from '../types.js';
 
 /** Longest stretch (ms) in which no majority-agreed leader was sampled, and the number of distinct leader terms. */
-export function leaderStats(samples: readonly LeaderSample[], nodeCount: number): { leaderTerms: number; leaderlessMaxMs: number } {
+export function leaderStats(
+  samples: readonly LeaderSample[],
+  nodeCount: number,
+): { leaderTerms: number; leaderlessMaxMs: number } {
   const terms = new Set<number>();
-  for (const s of samples) if (s.reachable && s.leader === s.node && s.term !== null) terms.add(s.term);
+  for (const s of samples)
+    if (s.reachable && s.leader === s.node && s.term !== null) terms.add(s.term);
   // Sweep in time order, tracking each node's latest sample.
   const latest = new Map<NodeId, LeaderSample>();
   let leaderlessSinceMs: number | null = null;
@@ -17,7 +21,8 @@ export function leaderStats(samples: readonly LeaderSample[], nodeCount: number)
   for (const s of samples) {
     latest.set(s.node, s);
     const votes = new Map<NodeId, number>();
-    for (const l of latest.values()) if (l.reachable && l.leader !== null) votes.set(l.leader, (votes.get(l.leader) ?? 0) + 1);
+    for (const l of latest.values())
+      if (l.reachable && l.leader !== null) votes.set(l.leader, (votes.get(l.leader) ?? 0) + 1);
     const agreed = [...votes.values()].some((count) => count * 2 > nodeCount);
     if (!agreed && leaderlessSinceMs === null) leaderlessSinceMs = s.timeMs;
     if (agreed && leaderlessSinceMs !== null) {
@@ -26,7 +31,8 @@ export function leaderStats(samples: readonly LeaderSample[], nodeCount: number)
     }
   }
   const lastMs = samples.at(-1)?.timeMs;
-  if (leaderlessSinceMs !== null && lastMs !== undefined) leaderlessMaxMs = Math.max(leaderlessMaxMs, lastMs - leaderlessSinceMs);
+  if (leaderlessSinceMs !== null && lastMs !== undefined)
+    leaderlessMaxMs = Math.max(leaderlessMaxMs, lastMs - leaderlessSinceMs);
   return { leaderTerms: terms.size, leaderlessMaxMs: Math.round(leaderlessMaxMs) };
 }
 
@@ -64,7 +70,12 @@ export function leaderSampleChecker(): Checker {
       return {
         ok: violations.length === 0,
         violations,
-        stats: { samples: run.leaderSamples.length, reachableSamples: run.leaderSamples.filter((s) => s.reachable).length, leaderTerms: stats.leaderTerms, leaderlessMaxMs: stats.leaderlessMaxMs },
+        stats: {
+          samples: run.leaderSamples.length,
+          reachableSamples: run.leaderSamples.filter((s) => s.reachable).length,
+          leaderTerms: stats.leaderTerms,
+          leaderlessMaxMs: stats.leaderlessMaxMs,
+        },
       };
     },
   };

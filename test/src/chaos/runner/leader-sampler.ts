@@ -30,7 +30,8 @@ interface ClusterAnswer {
   readonly appliedIndex?: unknown;
 }
 
-const numberOrNull = (value: unknown): number | null => (typeof value === 'number' && Number.isFinite(value) ? value : null);
+const numberOrNull = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isFinite(value) ? value : null;
 
 /** Background poller; `start` once, `stop` once. */
 export class LeaderSampler {
@@ -82,7 +83,15 @@ export class LeaderSampler {
         appliedIndex: numberOrNull(body?.appliedIndex),
       };
     } catch {
-      sample = { timeMs, node: endpoint.id, reachable: false, leader: null, term: null, commitIndex: null, appliedIndex: null };
+      sample = {
+        timeMs,
+        node: endpoint.id,
+        reachable: false,
+        leader: null,
+        term: null,
+        commitIndex: null,
+        appliedIndex: null,
+      };
     } finally {
       this.#inFlight.delete(endpoint.id);
     }
@@ -105,10 +114,12 @@ export class LeaderSampler {
     const votes = new Map<NodeId, number>();
     for (const e of endpoints) {
       const s = this.#latest.get(e.id);
-      if (s?.reachable === true && s.leader !== null) votes.set(s.leader, (votes.get(s.leader) ?? 0) + 1);
+      if (s?.reachable === true && s.leader !== null)
+        votes.set(s.leader, (votes.get(s.leader) ?? 0) + 1);
     }
     for (const [leader, count] of votes) {
-      if (count * 2 > endpoints.length && this.#latest.get(leader)?.leader === leader) return leader;
+      if (count * 2 > endpoints.length && this.#latest.get(leader)?.leader === leader)
+        return leader;
     }
     return null;
   }
@@ -134,8 +145,14 @@ export class LeaderSampler {
       };
       const timer = setTimeout(() => {
         done();
-        const polled = this.#options.endpoints().map((e) => `${e.id}:${JSON.stringify(this.#latest.get(e.id) ?? null)}`);
-        reject(new Error(`no majority-agreed leader within ${timeoutMs} ms (latest: ${polled.join(' ')})`));
+        const polled = this.#options
+          .endpoints()
+          .map((e) => `${e.id}:${JSON.stringify(this.#latest.get(e.id) ?? null)}`);
+        reject(
+          new Error(
+            `no majority-agreed leader within ${timeoutMs} ms (latest: ${polled.join(' ')})`,
+          ),
+        );
       }, timeoutMs);
       this.#waiters.add(check);
       signal?.addEventListener('abort', onAbort, { once: true });

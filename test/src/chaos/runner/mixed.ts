@@ -33,18 +33,36 @@ export async function runMixed(options: MixedRunOptions): Promise<SessionResult>
   const leaseTtlMs = options.leaseTtlMs ?? 3_000;
   const random = session.random.fork('nemesis');
   const kinds = feasibleKinds(options.faults, session.backend.capabilities);
-  for (const kind of options.faults) if (!kinds.includes(kind)) session.notes.push(`fault ${kind} skipped: the ${session.backend.kind} backend cannot do it here`);
-  if (!session.backend.capabilities.netemDelay && kinds.includes('netem')) session.notes.push('netem: this kernel has no netem qdisc, so only loss (iptables statistic) and rate caps (tbf) were injected');
+  for (const kind of options.faults)
+    if (!kinds.includes(kind))
+      session.notes.push(
+        `fault ${kind} skipped: the ${session.backend.kind} backend cannot do it here`,
+      );
+  if (!session.backend.capabilities.netemDelay && kinds.includes('netem'))
+    session.notes.push(
+      'netem: this kernel has no netem qdisc, so only loss (iptables statistic) and rate caps (tbf) were injected',
+    );
   const stop = new AbortController();
   const workload =
-    session.modules.createWorkload?.({ seed: options.seed, random: session.random.fork('workload'), ttlMs: leaseTtlMs, runDir: session.runDir, log }) ??
-    createSmokeWorkload(session.random.fork('workload'), 4, leaseTtlMs);
-  log(`workload ${workload.name}; faults ${kinds.join(',') || '(none)'}; ${Math.round(options.durationMs / 1000)} s; seed ${options.seed}`);
+    session.modules.createWorkload?.({
+      seed: options.seed,
+      random: session.random.fork('workload'),
+      ttlMs: leaseTtlMs,
+      runDir: session.runDir,
+      log,
+    }) ?? createSmokeWorkload(session.random.fork('workload'), 4, leaseTtlMs);
+  log(
+    `workload ${workload.name}; faults ${kinds.join(',') || '(none)'}; ${Math.round(options.durationMs / 1000)} s; seed ${options.seed}`,
+  );
   try {
     await workload.start(session.cluster, session.history, stop.signal);
     const endMs = session.clock.now() + options.durationMs;
     while (kinds.length > 0) {
-      const { gapMs, plan } = nextFault(random, kinds, { timing: session.timing, leaseTtlMs, capabilities: session.backend.capabilities });
+      const { gapMs, plan } = nextFault(random, kinds, {
+        timing: session.timing,
+        leaseTtlMs,
+        capabilities: session.backend.capabilities,
+      });
       if (session.clock.now() + gapMs + plan.holdMs > endMs) break;
       await delay(gapMs);
       log(`[${(session.clock.now() / 1000).toFixed(1).padStart(6)}s] plan ${describePlan(plan)}`);
@@ -57,16 +75,22 @@ export async function runMixed(options: MixedRunOptions): Promise<SessionResult>
         continue;
       }
       await delay(plan.holdMs);
-      await session.heal(fault).catch((error: Error) => log(`heal ${plan.kind} failed: ${error.message}`));
+      await session
+        .heal(fault)
+        .catch((error: Error) => log(`heal ${plan.kind} failed: ${error.message}`));
     }
     const remainingMs = endMs - session.clock.now();
     if (remainingMs > 0) await delay(remainingMs);
     await session.healAll();
-    const leader = await session.cluster.waitForLeader(options.recoveryWaitMs ?? 20_000).catch((error: Error) => {
-      session.notes.push(`no leader after healing: ${error.message}`);
-      return null;
-    });
-    log(`[${(session.clock.now() / 1000).toFixed(1).padStart(6)}s] healed; leader ${leader ?? 'NONE'}`);
+    const leader = await session.cluster
+      .waitForLeader(options.recoveryWaitMs ?? 20_000)
+      .catch((error: Error) => {
+        session.notes.push(`no leader after healing: ${error.message}`);
+        return null;
+      });
+    log(
+      `[${(session.clock.now() / 1000).toFixed(1).padStart(6)}s] healed; leader ${leader ?? 'NONE'}`,
+    );
     await delay(options.tailMs ?? 2_000);
   } finally {
     stop.abort();

@@ -13,13 +13,48 @@ const run: RunRecord = {
   durationMs: 2000,
   timing: runTiming(),
   history: [],
-  ops: [{ opId: 1, process: 'p', node: 'n1', kind: 'lease.acquire', args: { name: 'L' }, invokeMs: 10, completeMs: 20, outcome: { status: 'ok', httpStatus: 200, value: null } }],
-  faults: [
-    { timeMs: 100, kind: 'partition', action: 'inject', targets: ['n1'], detail: 'a | b', faultId: 1 },
-    { timeMs: 900, kind: 'partition', action: 'heal', targets: ['n1'], detail: 'heal', faultId: 1 },
-    { timeMs: 1000, kind: 'crash', action: 'inject', targets: ['n2'], detail: 'SIGKILL n2', faultId: 2 },
+  ops: [
+    {
+      opId: 1,
+      process: 'p',
+      node: 'n1',
+      kind: 'lease.acquire',
+      args: { name: 'L' },
+      invokeMs: 10,
+      completeMs: 20,
+      outcome: { status: 'ok', httpStatus: 200, value: null },
+    },
   ],
-  leaderSamples: [{ timeMs: 0, node: 'n1', reachable: true, leader: 'n1', term: 1, commitIndex: 1, appliedIndex: 1 }],
+  faults: [
+    {
+      timeMs: 100,
+      kind: 'partition',
+      action: 'inject',
+      targets: ['n1'],
+      detail: 'a | b',
+      faultId: 1,
+    },
+    { timeMs: 900, kind: 'partition', action: 'heal', targets: ['n1'], detail: 'heal', faultId: 1 },
+    {
+      timeMs: 1000,
+      kind: 'crash',
+      action: 'inject',
+      targets: ['n2'],
+      detail: 'SIGKILL n2',
+      faultId: 2,
+    },
+  ],
+  leaderSamples: [
+    {
+      timeMs: 0,
+      node: 'n1',
+      reachable: true,
+      leader: 'n1',
+      term: 1,
+      commitIndex: 1,
+      appliedIndex: 1,
+    },
+  ],
 };
 
 t.test('fault spans pair inject and heal', async (t) => {
@@ -30,7 +65,15 @@ t.test('fault spans pair inject and heal', async (t) => {
 });
 
 t.test('summary escapes pipes and lists verdicts', async (t) => {
-  const md = renderSummary({ title: 'T', facts: [['seed', '1']], notes: ['n'] }, run, [{ checker: 'c', ok: false, violations: [{ property: 'p', message: 'broken' }], stats: { x: 1 }, elapsedMs: 3 }]);
+  const md = renderSummary({ title: 'T', facts: [['seed', '1']], notes: ['n'] }, run, [
+    {
+      checker: 'c',
+      ok: false,
+      violations: [{ property: 'p', message: 'broken' }],
+      stats: { x: 1 },
+      elapsedMs: 3,
+    },
+  ]);
   t.match(md, /\| 1 \| partition \| a \\\| b \| 0\.1 \| 0\.8 \|/);
   t.match(md, /\| c \| FAIL \| 1 \|/);
   t.match(md, /not healed/);

@@ -6,9 +6,36 @@ import { feasibleKinds, nextFault, planFault, type ScheduleContext } from './sch
 import { runTiming } from './session.js';
 import type { FaultKind } from '../types.js';
 
-const all: FaultKind[] = ['crash', 'pause', 'partition', 'netem', 'clock', 'restart-all', 'rolling-restart'];
-const netns: ScheduleContext = { timing: runTiming(), leaseTtlMs: 3000, capabilities: { linkBlocks: true, netemLoss: true, netemDelay: false, clockRate: true, wallClockStep: true } };
-const compose: ScheduleContext = { ...netns, capabilities: { linkBlocks: false, netemLoss: false, netemDelay: false, clockRate: false, wallClockStep: false } };
+const all: FaultKind[] = [
+  'crash',
+  'pause',
+  'partition',
+  'netem',
+  'clock',
+  'restart-all',
+  'rolling-restart',
+];
+const netns: ScheduleContext = {
+  timing: runTiming(),
+  leaseTtlMs: 3000,
+  capabilities: {
+    linkBlocks: true,
+    netemLoss: true,
+    netemDelay: false,
+    clockRate: true,
+    wallClockStep: true,
+  },
+};
+const compose: ScheduleContext = {
+  ...netns,
+  capabilities: {
+    linkBlocks: false,
+    netemLoss: false,
+    netemDelay: false,
+    clockRate: false,
+    wallClockStep: false,
+  },
+};
 
 t.test('same seed, same schedule; different seed, different schedule', async (t) => {
   const plans = (seed: number) => {
@@ -20,7 +47,13 @@ t.test('same seed, same schedule; different seed, different schedule', async (t)
 });
 
 t.test('feasibleKinds drops what the backend cannot do', async (t) => {
-  t.same(feasibleKinds(all, compose.capabilities), ['crash', 'pause', 'partition', 'restart-all', 'rolling-restart']);
+  t.same(feasibleKinds(all, compose.capabilities), [
+    'crash',
+    'pause',
+    'partition',
+    'restart-all',
+    'rolling-restart',
+  ]);
   t.same(feasibleKinds(all, netns.capabilities), all);
 });
 
@@ -34,20 +67,27 @@ t.test('compose partitions are whole-node isolations only', async (t) => {
   }
 });
 
-t.test('clock rates stay within maxDriftRatio; netem never asks for delay without netem', async (t) => {
-  const r = createRandom(3);
-  let rates = 0;
-  for (let i = 0; i < 500; i++) {
-    const clock = planFault(r, 'clock', netns);
-    if (clock.kind === 'clock' && clock.params.mode === 'rate') {
-      rates++;
-      t.ok(Math.abs(clock.params.rate - 1) <= netns.timing.maxDriftRatio + 1e-9, `rate ${clock.params.rate}`);
+t.test(
+  'clock rates stay within maxDriftRatio; netem never asks for delay without netem',
+  async (t) => {
+    const r = createRandom(3);
+    let rates = 0;
+    for (let i = 0; i < 500; i++) {
+      const clock = planFault(r, 'clock', netns);
+      if (clock.kind === 'clock' && clock.params.mode === 'rate') {
+        rates++;
+        t.ok(
+          Math.abs(clock.params.rate - 1) <= netns.timing.maxDriftRatio + 1e-9,
+          `rate ${clock.params.rate}`,
+        );
+      }
+      const netem = planFault(r, 'netem', netns);
+      if (netem.kind === 'netem')
+        t.notOk((netem.params.spec.delayMs ?? 0) > 0, 'no delay on a kernel without netem');
     }
-    const netem = planFault(r, 'netem', netns);
-    if (netem.kind === 'netem') t.notOk((netem.params.spec.delayMs ?? 0) > 0, 'no delay on a kernel without netem');
-  }
-  t.ok(rates > 0, 'some rate faults planned');
-});
+    t.ok(rates > 0, 'some rate faults planned');
+  },
+);
 
 t.test('pauses last 0.3 to 2.2 lease TTLs', async (t) => {
   const r = createRandom(4);

@@ -30,7 +30,10 @@ const pickTarget = (random: Random): NodeTarget => {
 };
 
 /** Kinds the backend can actually perform (clock needs libfaketime). */
-export function feasibleKinds(kinds: readonly FaultKind[], capabilities: BackendCapabilities): FaultKind[] {
+export function feasibleKinds(
+  kinds: readonly FaultKind[],
+  capabilities: BackendCapabilities,
+): FaultKind[] {
   return kinds.filter((kind) => {
     if (kind === 'clock') return capabilities.clockRate || capabilities.wallClockStep;
     if (kind === 'netem') return capabilities.netemLoss || capabilities.netemDelay;
@@ -50,9 +53,17 @@ export function planFault(random: Random, kind: FaultKind, ctx: ScheduleContext)
       return { kind, holdMs, params: { target: pickTarget(random) } };
     }
     case 'partition': {
-      const holdMs = random.int(Math.max(1_000, electionMs * 1.5), Math.max(3_000, electionMs * 10));
+      const holdMs = random.int(
+        Math.max(1_000, electionMs * 1.5),
+        Math.max(3_000, electionMs * 10),
+      );
       const r = random.next();
-      if (!ctx.capabilities.linkBlocks) return { kind, holdMs, params: { shape: 'isolate', target: r < 0.6 ? 'leader' : 'follower', peerOnly: false } };
+      if (!ctx.capabilities.linkBlocks)
+        return {
+          kind,
+          holdMs,
+          params: { shape: 'isolate', target: r < 0.6 ? 'leader' : 'follower', peerOnly: false },
+        };
       const params: PartitionParams =
         r < 0.25
           ? { shape: 'isolate', target: 'leader', peerOnly: false }
@@ -74,20 +85,51 @@ export function planFault(random: Random, kind: FaultKind, ctx: ScheduleContext)
       const holdMs = random.int(3_000, 10_000);
       if (ctx.capabilities.netemDelay && random.next() < 0.5) {
         const delayMs = random.int(10, 200);
-        return { kind, holdMs, params: { target, spec: { delayMs, jitterMs: Math.round(delayMs * 0.3), lossPercent: random.int(0, 5), reorderPercent: random.int(0, 10) } } };
+        return {
+          kind,
+          holdMs,
+          params: {
+            target,
+            spec: {
+              delayMs,
+              jitterMs: Math.round(delayMs * 0.3),
+              lossPercent: random.int(0, 5),
+              reorderPercent: random.int(0, 10),
+            },
+          },
+        };
       }
       return random.next() < 0.7
         ? { kind, holdMs, params: { target, spec: { lossPercent: random.int(5, 30) } } }
-        : { kind, holdMs, params: { target, spec: { rateKbit: random.pick([256, 512, 1024]), lossPercent: random.int(0, 5) } } };
+        : {
+            kind,
+            holdMs,
+            params: {
+              target,
+              spec: { rateKbit: random.pick([256, 512, 1024]), lossPercent: random.int(0, 5) },
+            },
+          };
     }
     case 'clock': {
       if (ctx.capabilities.wallClockStep && (!ctx.capabilities.clockRate || random.next() < 0.5)) {
-        return { kind, holdMs: random.int(3_000, 8_000), params: { mode: 'wall-step', target: random.next() < 0.3 ? 'all' : pickTarget(random), offsetSeconds: random.pick([3600, -3600, 86_400, -300]) } };
+        return {
+          kind,
+          holdMs: random.int(3_000, 8_000),
+          params: {
+            mode: 'wall-step',
+            target: random.next() < 0.3 ? 'all' : pickTarget(random),
+            offsetSeconds: random.pick([3600, -3600, 86_400, -300]),
+          },
+        };
       }
       // Inside the drift bound: runs with clock faults must still pass every check (SPEC §2).
       const drift = ctx.timing.maxDriftRatio * (0.5 + 0.5 * random.next());
       const rate = Number((random.next() < 0.5 ? 1 + drift : 1 - drift).toFixed(4));
-      return { kind, holdMs: random.int(5_000, 15_000), params: { mode: 'rate', target: pickTarget(random), rate } };
+      return {
+        kind,
+        holdMs: random.int(5_000, 15_000),
+        params: { mode: 'rate', target: pickTarget(random), rate },
+      };
     }
     case 'restart-all':
       return { kind, holdMs: random.int(500, 3_000) };
@@ -100,10 +142,22 @@ export function planFault(random: Random, kind: FaultKind, ctx: ScheduleContext)
  * Relative weights of the kinds: whole-cluster restarts are rarer than single-node faults so a
  * run spends most of its time with a live majority under partial failure.
  */
-export const faultWeights: Readonly<Record<FaultKind, number>> = { crash: 3, pause: 3, partition: 3, netem: 2, clock: 2, 'restart-all': 1, 'rolling-restart': 1 };
+export const faultWeights: Readonly<Record<FaultKind, number>> = {
+  crash: 3,
+  pause: 3,
+  partition: 3,
+  netem: 2,
+  clock: 2,
+  'restart-all': 1,
+  'rolling-restart': 1,
+};
 
 /** Picks the next kind (weighted by `faultWeights`) and plans it; also returns the quiet gap before it. */
-export function nextFault(random: Random, kinds: readonly FaultKind[], ctx: ScheduleContext): { gapMs: number; plan: FaultPlan } {
+export function nextFault(
+  random: Random,
+  kinds: readonly FaultKind[],
+  ctx: ScheduleContext,
+): { gapMs: number; plan: FaultPlan } {
   const gapMs = random.int(gapMsMin, gapMsMax);
   const total = kinds.reduce((sum, k) => sum + faultWeights[k], 0);
   let r = random.next() * total;

@@ -13,7 +13,21 @@ import { ComposeCluster } from '../topology/compose-cluster.js';
 import { NetnsCluster } from '../topology/netns-cluster.js';
 import { tenureServerCommand, type NodeCommandBuilder } from '../topology/node-command.js';
 import { BlockSet, type ActiveFault, type FaultContext } from '../faults/fault.js';
-import type { Checker, CheckerFactory, ClusterHandle, FaultEvent, FaultKind, HistoryFactory, HistorySink, NodeId, Random, RunClock, RunRecord, RunTiming, WorkloadFactory } from '../types.js';
+import type {
+  Checker,
+  CheckerFactory,
+  ClusterHandle,
+  FaultEvent,
+  FaultKind,
+  HistoryFactory,
+  HistorySink,
+  NodeId,
+  Random,
+  RunClock,
+  RunRecord,
+  RunTiming,
+  WorkloadFactory,
+} from '../types.js';
 import { createRandom } from '../util/random.js';
 import { createRunClock } from '../util/clock.js';
 import { LeaderSampler } from './leader-sampler.js';
@@ -89,7 +103,8 @@ export async function loadModules(): Promise<LoadedModules> {
   const check = await load('../check/index.js');
   const fn = <T>(mod: Record<string, unknown> | null, name: string): T | null => {
     const value = mod?.[name];
-    if (mod !== null && typeof value !== 'function') notes.push(`${name} not exported: using the harness fallback`);
+    if (mod !== null && typeof value !== 'function')
+      notes.push(`${name} not exported: using the harness fallback`);
     return typeof value === 'function' ? (value as T) : null;
   };
   return {
@@ -136,7 +151,13 @@ export class Session {
   readonly #cleanupHandlers: (() => void)[] = [];
   #closed = false;
 
-  constructor(options: SessionOptions, runDir: string, backend: ChaosBackend, modules: LoadedModules, clock: RunClock) {
+  constructor(
+    options: SessionOptions,
+    runDir: string,
+    backend: ChaosBackend,
+    modules: LoadedModules,
+    clock: RunClock,
+  ) {
     this.options = options;
     this.runDir = runDir;
     this.backend = backend;
@@ -174,7 +195,9 @@ export class Session {
         const full: FaultEvent = { timeMs: clock.now(), ...event };
         this.#faultEvents.push(full);
         appendFileSync(faultsPath, `${JSON.stringify(full)}\n`);
-        options.log(`[${(full.timeMs / 1000).toFixed(1).padStart(6)}s] ${full.action === 'inject' ? 'INJECT' : 'heal  '} ${full.kind}: ${full.detail}`);
+        options.log(
+          `[${(full.timeMs / 1000).toFixed(1).padStart(6)}s] ${full.action === 'inject' ? 'INJECT' : 'heal  '} ${full.kind}: ${full.detail}`,
+        );
         return full;
       },
     };
@@ -199,14 +222,24 @@ export class Session {
    */
   async healAll(): Promise<void> {
     for (const fault of [...this.#active.values()]) {
-      await fault.heal().catch((error: Error) => this.options.log(`heal #${fault.faultId} failed: ${error.message}`));
+      await fault
+        .heal()
+        .catch((error: Error) =>
+          this.options.log(`heal #${fault.faultId} failed: ${error.message}`),
+        );
       this.#active.delete(fault.faultId);
     }
-    await this.faults.network.clear().catch((error: Error) => this.options.log(`clear blocks failed: ${error.message}`));
+    await this.faults.network
+      .clear()
+      .catch((error: Error) => this.options.log(`clear blocks failed: ${error.message}`));
     for (const id of this.backend.nodeIds) {
       await this.backend.setNetem(id, null).catch(() => undefined);
-      if (this.backend.nodeState(id) === 'paused') await this.backend.resumeNode(id).catch(() => undefined);
-      if (this.backend.nodeState(id) === 'stopped') await this.backend.startNode(id).catch((error: Error) => this.options.log(`restart ${id} failed: ${error.message}`));
+      if (this.backend.nodeState(id) === 'paused')
+        await this.backend.resumeNode(id).catch(() => undefined);
+      if (this.backend.nodeState(id) === 'stopped')
+        await this.backend
+          .startNode(id)
+          .catch((error: Error) => this.options.log(`restart ${id} failed: ${error.message}`));
     }
   }
 
@@ -244,7 +277,11 @@ export class Session {
    * the backend down. `extraVerdicts` are scenario-specific results. Never throws for a failed
    * checker (it becomes a FAIL verdict).
    */
-  async finish(extraCheckers: readonly Checker[] = [], extraVerdicts: readonly Verdict[] = [], options: { keepData?: boolean } = {}): Promise<SessionResult> {
+  async finish(
+    extraCheckers: readonly Checker[] = [],
+    extraVerdicts: readonly Verdict[] = [],
+    options: { keepData?: boolean } = {},
+  ): Promise<SessionResult> {
     this.sampler.stop();
     const durationMs = this.clock.now();
     const events = this.history.events();
@@ -261,17 +298,42 @@ export class Session {
       leaderSamples: this.sampler.samples(),
     };
     await this.close();
-    writeFileSync(join(this.runDir, 'history.jsonl'), events.map((e) => JSON.stringify(e)).join('\n') + (events.length > 0 ? '\n' : ''));
-    writeFileSync(join(this.runDir, 'leader-samples.jsonl'), record.leaderSamples.map((s) => JSON.stringify(s)).join('\n') + '\n');
-    const checkers: Checker[] = [leaderSampleChecker(), ...(this.modules.createCheckers?.({ timing: this.timing, searchBudgetMs: this.options.searchBudgetMs ?? 60_000 }) ?? []), ...extraCheckers];
+    writeFileSync(
+      join(this.runDir, 'history.jsonl'),
+      events.map((e) => JSON.stringify(e)).join('\n') + (events.length > 0 ? '\n' : ''),
+    );
+    writeFileSync(
+      join(this.runDir, 'leader-samples.jsonl'),
+      record.leaderSamples.map((s) => JSON.stringify(s)).join('\n') + '\n',
+    );
+    const checkers: Checker[] = [
+      leaderSampleChecker(),
+      ...(this.modules.createCheckers?.({
+        timing: this.timing,
+        searchBudgetMs: this.options.searchBudgetMs ?? 60_000,
+      }) ?? []),
+      ...extraCheckers,
+    ];
     const verdicts: Verdict[] = [...extraVerdicts];
     for (const checker of checkers) {
       const startMs = performance.now();
       try {
         const result = await checker.check(record);
-        verdicts.push({ checker: checker.name, ...result, ok: result.ok && result.violations.length === 0, elapsedMs: performance.now() - startMs });
+        verdicts.push({
+          checker: checker.name,
+          ...result,
+          ok: result.ok && result.violations.length === 0,
+          elapsedMs: performance.now() - startMs,
+        });
       } catch (error) {
-        verdicts.push({ checker: checker.name, ok: false, violations: [], stats: {}, error: (error as Error).message, elapsedMs: performance.now() - startMs });
+        verdicts.push({
+          checker: checker.name,
+          ok: false,
+          violations: [],
+          stats: {},
+          error: (error as Error).message,
+          elapsedMs: performance.now() - startMs,
+        });
       }
     }
     const ok = verdicts.every((v) => v.ok);
@@ -284,11 +346,18 @@ export class Session {
       ['duration', `${(durationMs / 1000).toFixed(1)} s`],
       ['operations', String(record.ops.length)],
       ['faults injected', String(record.faults.filter((f) => f.action === 'inject').length)],
-      ['replay', `npm run chaos -- ${this.options.scenario === 'mixed' ? '' : `--scenario ${this.options.scenario} `}--seed ${this.options.seed} --backend ${this.backend.kind}`],
+      [
+        'replay',
+        `npm run chaos -- ${this.options.scenario === 'mixed' ? '' : `--scenario ${this.options.scenario} `}--seed ${this.options.seed} --backend ${this.backend.kind}`,
+      ],
     ];
-    writeFileSync(join(this.runDir, 'summary.md'), renderSummary({ title, facts, notes: this.notes }, record, verdicts));
+    writeFileSync(
+      join(this.runDir, 'summary.md'),
+      renderSummary({ title, facts, notes: this.notes }, record, verdicts),
+    );
     writeFileSync(join(this.runDir, 'timeline.html'), renderTimeline(title, record));
-    if (ok && options.keepData !== true) rmSync(join(this.runDir, 'data'), { recursive: true, force: true });
+    if (ok && options.keepData !== true)
+      rmSync(join(this.runDir, 'data'), { recursive: true, force: true });
     return { runDir: this.runDir, ok, verdicts, record };
   }
 
@@ -312,10 +381,21 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   const modules = await loadModules();
   const clock = createRunClock();
   const log = (line: string): void => options.log(line);
-  const command = options.nodeCommand ?? tenureServerCommand(options.repoRoot, { heartbeatMs: options.heartbeatMs ?? 100, electionTimeoutMs: options.electionTimeoutMs ?? 1000, ...(options.serverArgs !== undefined ? { extraArgs: options.serverArgs } : {}) });
+  const command =
+    options.nodeCommand ??
+    tenureServerCommand(options.repoRoot, {
+      heartbeatMs: options.heartbeatMs ?? 100,
+      electionTimeoutMs: options.electionTimeoutMs ?? 1000,
+      ...(options.serverArgs !== undefined ? { extraArgs: options.serverArgs } : {}),
+    });
   const backend: ChaosBackend =
     options.backend === 'netns'
-      ? await NetnsCluster.create({ runDir, command, wallClockFaults: options.wallClockFaults ?? false, log })
+      ? await NetnsCluster.create({
+          runDir,
+          command,
+          wallClockFaults: options.wallClockFaults ?? false,
+          log,
+        })
       : await ComposeCluster.create({ runDir, repoRoot: options.repoRoot, log });
   const session = new Session(options, runDir, backend, modules, clock);
   session.installExitHandlers();
@@ -323,7 +403,9 @@ export async function openSession(options: SessionOptions): Promise<Session> {
     await backend.up();
     session.sampler.start();
     const leader: NodeId = await session.sampler.waitForLeader(options.firstLeaderWaitMs ?? 30_000);
-    log(`[${(clock.now() / 1000).toFixed(1).padStart(6)}s] cluster up, leader ${leader} (run folder ${runDir})`);
+    log(
+      `[${(clock.now() / 1000).toFixed(1).padStart(6)}s] cluster up, leader ${leader} (run folder ${runDir})`,
+    );
   } catch (error) {
     await session.close();
     throw error;
@@ -337,4 +419,10 @@ export function fileUrl(path: string): string {
 }
 
 /** Kinds used when `--faults` is absent. */
-export const defaultFaultKinds: readonly FaultKind[] = ['crash', 'pause', 'partition', 'netem', 'clock'];
+export const defaultFaultKinds: readonly FaultKind[] = [
+  'crash',
+  'pause',
+  'partition',
+  'netem',
+  'clock',
+];

@@ -40,7 +40,13 @@ export const bc02: Scenario = {
       const faultId = session.faults.nextFaultId();
       if (pauseServer) {
         await session.backend.pauseNode(leader);
-        session.faults.record({ kind: 'pause', action: 'inject', targets: [leader], detail: `BC-02 SIGSTOP leader ${leader} for ${pauseMs} ms`, faultId });
+        session.faults.record({
+          kind: 'pause',
+          action: 'inject',
+          targets: [leader],
+          detail: `BC-02 SIGSTOP leader ${leader} for ${pauseMs} ms`,
+          faultId,
+        });
       }
       // B contends while A is stalled (A does nothing during the pause).
       const others = session.backend.nodeIds.filter((id) => id !== leader);
@@ -57,12 +63,22 @@ export const bc02: Scenario = {
       await delay(pauseMs);
       if (pauseServer) {
         await session.backend.resumeNode(leader);
-        session.faults.record({ kind: 'pause', action: 'heal', targets: [leader], detail: `BC-02 SIGCONT ${leader}`, faultId });
+        session.faults.record({
+          kind: 'pause',
+          action: 'heal',
+          targets: [leader],
+          detail: `BC-02 SIGCONT ${leader}`,
+          faultId,
+        });
       }
       const bGot = pauseMs > ttlMs * 1.2 ? await bResult : null;
       if (bGot !== null) {
         v.expect(bGot.t2 > t1, 'fencing-monotonic', `round ${rep}: t2=${bGot.t2} not > t1=${t1}`);
-        v.expect(fs.write(name, bGot.t2, base + 1), 'fs', `round ${rep}: FS rejected B's write with the newest token ${bGot.t2}`);
+        v.expect(
+          fs.write(name, bGot.t2, base + 1),
+          'fs',
+          `round ${rep}: FS rejected B's write with the newest token ${bGot.t2}`,
+        );
       }
       // A wakes up and writes with its old token.
       const aAccepted = fs.write(name, t1, base + 1);
@@ -70,16 +86,26 @@ export const bc02: Scenario = {
       if (bGot !== null) {
         const read = await a.get(bGot.node, name, 2_000);
         const holder = holderOf(read.outcome);
-        v.expect(holder === null || holder === `B-${rep}`, 'holder-after-grant', `round ${rep}: get(L) after B's grant shows ${holder}`);
+        v.expect(
+          holder === null || holder === `B-${rep}`,
+          'holder-after-grant',
+          `round ${rep}: get(L) after B's grant shows ${holder}`,
+        );
       } else {
         await bResult; // let B's attempts finish before the next round
       }
       v.count(bGot !== null ? 'roundsTakenOver' : 'roundsNotTakenOver');
-      log(`${stamp(session, 'BC-02')} round ${rep}: pause ${pauseMs} ms (${pauseServer ? 'server leader' : 'client'}); B ${bGot === null ? 'did not take over' : `took over t2=${bGot.t2}`}; A's stale write ${aAccepted ? 'accepted' : 'rejected'}`);
+      log(
+        `${stamp(session, 'BC-02')} round ${rep}: pause ${pauseMs} ms (${pauseServer ? 'server leader' : 'client'}); B ${bGot === null ? 'did not take over' : `took over t2=${bGot.t2}`}; A's stale write ${aAccepted ? 'accepted' : 'rejected'}`,
+      );
     }
     v.stats['staleAccepted'] = staleAccepted;
     v.stats['fsRejected'] = fs.rejected;
-    v.expect(staleAccepted === 0, 'accepted-stale', `${staleAccepted} stale writes accepted after a newer grant`);
+    v.expect(
+      staleAccepted === 0,
+      'accepted-stale',
+      `${staleAccepted} stale writes accepted after a newer grant`,
+    );
     return v.build();
   },
 };

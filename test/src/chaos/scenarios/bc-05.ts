@@ -30,14 +30,22 @@ export const bc05: Scenario = {
       const sendMs = session.clock.now();
       const got = await a.acquire(leader, name, `A-${rep}`, ttlMs);
       const ackMs = session.clock.now();
-      if (!v.expect(tokenOf(got.outcome) !== null, 'progress', `round ${rep}: A's acquire failed: ${JSON.stringify(got.outcome)}`)) continue;
+      if (
+        !v.expect(
+          tokenOf(got.outcome) !== null,
+          'progress',
+          `round ${rep}: A's acquire failed: ${JSON.stringify(got.outcome)}`,
+        )
+      )
+        continue;
       const stop = new AbortController();
       let bInvokeMs: number | null = null;
       let bDoneMs: number | null = null;
       let kills = 0;
       const contender = every(250, stop.signal, async () => {
         if (bDoneMs !== null) return;
-        const node = session.cluster.currentLeader() ?? session.random.pick(session.backend.nodeIds);
+        const node =
+          session.cluster.currentLeader() ?? session.random.pick(session.backend.nodeIds);
         const invokeMs = session.clock.now();
         const r = await b.acquire(node, name, `B-${rep}`, 3_000, 2_000);
         if (tokenOf(r.outcome) !== null) {
@@ -53,10 +61,22 @@ export const bc05: Scenario = {
         const faultId = session.faults.nextFaultId();
         await session.backend.killNode(target);
         kills++;
-        session.faults.record({ kind: 'crash', action: 'inject', targets: [target], detail: `BC-05 SIGKILL leader ${target}`, faultId });
+        session.faults.record({
+          kind: 'crash',
+          action: 'inject',
+          targets: [target],
+          detail: `BC-05 SIGKILL leader ${target}`,
+          faultId,
+        });
         await delay(1_000);
         await session.backend.startNode(target);
-        session.faults.record({ kind: 'crash', action: 'heal', targets: [target], detail: `BC-05 restart ${target}`, faultId });
+        session.faults.record({
+          kind: 'crash',
+          action: 'heal',
+          targets: [target],
+          detail: `BC-05 restart ${target}`,
+          faultId,
+        });
       });
       const deltaMaxMs = session.timing.expiryLatenessMaxMs;
       const lateBoundMs = () => ackMs + ttlMs + deltaMaxMs * (kills + 1);
@@ -67,13 +87,27 @@ export const bc05: Scenario = {
         await Promise.all([contender, killer]);
       }
       const earliestMs = sendMs + ttlMs * (1 - session.timing.maxDriftRatio);
-      log(`${stamp(session, 'BC-05')} round ${rep}: ${kills} leader kills; B granted ${bDoneMs === null ? 'never' : `${((bDoneMs - ackMs) / 1000).toFixed(1)} s after A's ack`}`);
+      log(
+        `${stamp(session, 'BC-05')} round ${rep}: ${kills} leader kills; B granted ${bDoneMs === null ? 'never' : `${((bDoneMs - ackMs) / 1000).toFixed(1)} s after A's ack`}`,
+      );
       v.count('leaderKills', kills);
-      v.expect(bDoneMs !== null, 'expiry', `round ${rep}: the abandoned lease never expired (bound ${(lateBoundMs() - ackMs) / 1000} s after A's ack)`);
+      v.expect(
+        bDoneMs !== null,
+        'expiry',
+        `round ${rep}: the abandoned lease never expired (bound ${(lateBoundMs() - ackMs) / 1000} s after A's ack)`,
+      );
       if (bDoneMs !== null) {
         v.stats[`r${rep}FreeAfterMs`] = Math.round(bDoneMs - ackMs);
-        v.expect(bDoneMs >= earliestMs, 'no-early-expiry', `round ${rep}: B granted ${Math.round(bDoneMs - sendMs)} ms after A's send (TTL ${ttlMs})`);
-        v.expect(bInvokeMs! <= lateBoundMs(), 'late-expiry', `round ${rep}: B still refused ${Math.round(bInvokeMs! - ackMs)} ms after A's ack (bound ${Math.round(lateBoundMs() - ackMs)} ms with ${kills} kills)`);
+        v.expect(
+          bDoneMs >= earliestMs,
+          'no-early-expiry',
+          `round ${rep}: B granted ${Math.round(bDoneMs - sendMs)} ms after A's send (TTL ${ttlMs})`,
+        );
+        v.expect(
+          bInvokeMs! <= lateBoundMs(),
+          'late-expiry',
+          `round ${rep}: B still refused ${Math.round(bInvokeMs! - ackMs)} ms after A's ack (bound ${Math.round(lateBoundMs() - ackMs)} ms with ${kills} kills)`,
+        );
       }
     }
     return v.build();

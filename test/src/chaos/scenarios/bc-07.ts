@@ -34,7 +34,10 @@ export const bc07: Scenario = {
       const c3 = new LeaseClient(session.history, session.cluster, 'C3');
       const t1 = tokenOf((await c1.acquire(n2, l1, `C1-${rep}`, ttlMs)).outcome);
       const t2 = tokenOf((await c2.acquire(n1, l2, `C2-${rep}`, ttlMs)).outcome);
-      if (!v.expect(t1 !== null && t2 !== null, 'progress', `round ${rep}: initial acquires failed`)) continue;
+      if (
+        !v.expect(t1 !== null && t2 !== null, 'progress', `round ${rep}: initial acquires failed`)
+      )
+        continue;
       const stop = new AbortController();
       let c1Lost = 0;
       const c2Acks: number[] = [];
@@ -43,7 +46,11 @@ export const bc07: Scenario = {
       const loops = [
         every(plan.intervalMs, stop.signal, async () => {
           const r = await c1.renew(n2, l1, `C1-${rep}`, t1!, plan.timeoutMs);
-          if (r.outcome.status === 'fail' && (r.outcome.code === 'not_holder' || r.outcome.code === 'lease_expired')) c1Lost++;
+          if (
+            r.outcome.status === 'fail' &&
+            (r.outcome.code === 'not_holder' || r.outcome.code === 'lease_expired')
+          )
+            c1Lost++;
         }),
         every(plan.intervalMs, stop.signal, async () => {
           const r = await c2.renew(n1, l2, `C2-${rep}`, t2!, plan.timeoutMs);
@@ -63,10 +70,22 @@ export const bc07: Scenario = {
       try {
         await delay(2_000);
         await session.backend.pauseNode(n1);
-        session.faults.record({ kind: 'pause', action: 'inject', targets: [n1], detail: `BC-07 SIGSTOP leader ${n1} for 10 s`, faultId });
+        session.faults.record({
+          kind: 'pause',
+          action: 'inject',
+          targets: [n1],
+          detail: `BC-07 SIGSTOP leader ${n1} for 10 s`,
+          faultId,
+        });
         await delay(10_000);
         await session.backend.resumeNode(n1);
-        session.faults.record({ kind: 'pause', action: 'heal', targets: [n1], detail: `BC-07 SIGCONT ${n1}`, faultId });
+        session.faults.record({
+          kind: 'pause',
+          action: 'heal',
+          targets: [n1],
+          detail: `BC-07 SIGCONT ${n1}`,
+          faultId,
+        });
         await delay(8_000);
       } finally {
         stop.abort();
@@ -74,12 +93,27 @@ export const bc07: Scenario = {
         await session.backend.resumeNode(n1);
       }
       const lateAcks = c3GrantDoneMs === null ? [] : c2Acks.filter((t) => t > c3GrantDoneMs!);
-      log(`${stamp(session, 'BC-07')} round ${rep}: C1 lost ${c1Lost}; C3 ${c3Token === null ? 'never got' : `got t=${c3Token} of`} C2's lock; C2 acks after that: ${lateAcks.length}`);
+      log(
+        `${stamp(session, 'BC-07')} round ${rep}: C1 lost ${c1Lost}; C3 ${c3Token === null ? 'never got' : `got t=${c3Token} of`} C2's lock; C2 acks after that: ${lateAcks.length}`,
+      );
       v.count('c1LostRenewals', c1Lost);
       v.count('c2AcksAfterC3Grant', lateAcks.length);
-      v.expect(c1Lost === 0, 'lease-kept', `round ${rep}: C1 (renewing via follower ${n2}) was told ${c1Lost} times it lost its lock`);
-      v.expect(lateAcks.length === 0, 'renew-after-other-grant', `round ${rep}: ${lateAcks.length} C2 renewals acknowledged after C3's grant of the same lock`);
-      if (c3Token !== null) v.expect(c3Token > t2!, 'fencing-monotonic', `round ${rep}: C3 token ${c3Token} not > C2 token ${t2}`);
+      v.expect(
+        c1Lost === 0,
+        'lease-kept',
+        `round ${rep}: C1 (renewing via follower ${n2}) was told ${c1Lost} times it lost its lock`,
+      );
+      v.expect(
+        lateAcks.length === 0,
+        'renew-after-other-grant',
+        `round ${rep}: ${lateAcks.length} C2 renewals acknowledged after C3's grant of the same lock`,
+      );
+      if (c3Token !== null)
+        v.expect(
+          c3Token > t2!,
+          'fencing-monotonic',
+          `round ${rep}: C3 token ${c3Token} not > C2 token ${t2}`,
+        );
     }
     return v.build();
   },

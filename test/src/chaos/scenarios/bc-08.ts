@@ -29,25 +29,45 @@ export const bc08: Scenario = {
       const t1 = tokenOf(granted.outcome);
       if (t1 === null) {
         v.count('skippedRounds');
-        log(`${stamp(session, 'BC-08')} round ${rep}: A's acquire on ${n1} did not succeed (${JSON.stringify(granted.outcome)}); skipping round`);
+        log(
+          `${stamp(session, 'BC-08')} round ${rep}: A's acquire on ${n1} did not succeed (${JSON.stringify(granted.outcome)}); skipping round`,
+        );
         continue;
       }
       const faultId = session.faults.nextFaultId();
       await session.faults.network.add(faultId, isolate(n1, nodeIds, [], true));
-      session.faults.record({ kind: 'partition', action: 'inject', targets: [n1], detail: `BC-08 peer-only isolate old leader ${n1}`, faultId });
+      session.faults.record({
+        kind: 'partition',
+        action: 'inject',
+        targets: [n1],
+        detail: `BC-08 peer-only isolate old leader ${n1}`,
+        faultId,
+      });
       // Q reads on N1 the whole time.
       const reading = new AbortController();
-      const reads: { invokeMs: number; holder: string | null; token: number | null; ok: boolean }[] = [];
+      const reads: {
+        invokeMs: number;
+        holder: string | null;
+        token: number | null;
+        ok: boolean;
+      }[] = [];
       const reader = every(100, reading.signal, async () => {
         const invokeMs = session.clock.now();
         const r = await q.get(n1, name, 1_500);
-        reads.push({ invokeMs, holder: holderOf(r.outcome), token: tokenOf(r.outcome), ok: r.outcome.status === 'ok' });
+        reads.push({
+          invokeMs,
+          holder: holderOf(r.outcome),
+          token: tokenOf(r.outcome),
+          ok: r.outcome.status === 'ok',
+        });
       });
       let bGrantDoneMs: number | null = null;
       let t2: number | null = null;
       try {
         const n2 = await waitForLeaderOtherThan(session, n1, 20_000);
-        log(`${stamp(session, 'BC-08')} round ${rep}: majority leader ${n2}; A releases and B acquires there`);
+        log(
+          `${stamp(session, 'BC-08')} round ${rep}: majority leader ${n2}; A releases and B acquires there`,
+        );
         await a.release(n2, name, `A-${rep}`, t1);
         for (let attempt = 0; attempt < 20 && t2 === null; attempt++) {
           const got = await b.acquire(n2, name, `B-${rep}`, 10_000);
@@ -56,20 +76,31 @@ export const bc08: Scenario = {
         }
         bGrantDoneMs = session.clock.now();
         v.expect(t2 !== null, 'progress', `round ${rep}: B never got ${name} on the majority side`);
-        if (t2 !== null) v.expect(t2 > t1, 'fencing-monotonic', `round ${rep}: t2=${t2} not > t1=${t1}`);
+        if (t2 !== null)
+          v.expect(t2 > t1, 'fencing-monotonic', `round ${rep}: t2=${t2} not > t1=${t1}`);
         await delay(3_000); // keep reading on the deposed leader after B's grant
       } finally {
         reading.abort();
         await reader;
         await session.faults.network.remove(faultId);
-        session.faults.record({ kind: 'partition', action: 'heal', targets: [n1], detail: `BC-08 heal ${n1}`, faultId });
+        session.faults.record({
+          kind: 'partition',
+          action: 'heal',
+          targets: [n1],
+          detail: `BC-08 heal ${n1}`,
+          faultId,
+        });
       }
       const after = bGrantDoneMs === null ? [] : reads.filter((r) => r.invokeMs > bGrantDoneMs!);
       const stale = after.filter((r) => r.ok && (r.holder === `A-${rep}` || r.token === t1));
       v.count('readsAfterGrant', after.length);
       v.count('okReadsAfterGrant', after.filter((r) => r.ok).length);
       v.count('staleReads', stale.length);
-      v.expect(stale.length === 0, 'stale-read', `round ${rep}: ${stale.length} reads on deposed ${n1} returned A/t1 after B's grant`);
+      v.expect(
+        stale.length === 0,
+        'stale-read',
+        `round ${rep}: ${stale.length} reads on deposed ${n1} returned A/t1 after B's grant`,
+      );
       await waitForAnyLeader(session, 20_000);
     }
     return v.build();

@@ -30,7 +30,13 @@ export const bc10: Scenario = {
       const q = new LeaseClient(session.history, session.cluster, 'Q');
       const faultId = session.faults.nextFaultId();
       await session.faults.network.add(faultId, isolate(n3, nodeIds, [], true));
-      session.faults.record({ kind: 'partition', action: 'inject', targets: [n3], detail: `BC-10 peer-only isolate ${n3}`, faultId });
+      session.faults.record({
+        kind: 'partition',
+        action: 'inject',
+        targets: [n3],
+        detail: `BC-10 peer-only isolate ${n3}`,
+        faultId,
+      });
       let lastToken: number | null = null;
       let lastHolder = '';
       for (let i = 0; i < cycles; i++) {
@@ -42,10 +48,16 @@ export const bc10: Scenario = {
         lastHolder = holder;
         if (i < cycles - 1) await client.release(leader, name, holder, token);
       }
-      v.expect(lastToken !== null, 'progress', `round ${rep}: no acquire succeeded on the majority`);
+      v.expect(
+        lastToken !== null,
+        'progress',
+        `round ${rep}: no acquire succeeded on the majority`,
+      );
       if (lastToken === null) continue;
       const bToken = lastToken;
-      log(`${stamp(session, 'BC-10')} round ${rep}: ${cycles} cycles done, last holder ${lastHolder} t=${bToken}; kill -9 ${n3}`);
+      log(
+        `${stamp(session, 'BC-10')} round ${rep}: ${cycles} cycles done, last holder ${lastHolder} t=${bToken}; kill -9 ${n3}`,
+      );
       const reading = new AbortController();
       const bad: string[] = [];
       let okReads = 0;
@@ -54,25 +66,50 @@ export const bc10: Scenario = {
         const body = okBody(r.outcome);
         if (body === null) return;
         okReads++;
-        if (body['holder'] !== lastHolder || body['fencingToken'] !== bToken) bad.push(`read on ${n3}: ${JSON.stringify(body)}`);
+        if (body['holder'] !== lastHolder || body['fencingToken'] !== bToken)
+          bad.push(`read on ${n3}: ${JSON.stringify(body)}`);
       });
       const watcher = (async () => {
         // A watch resumed after an older token must answer B/t50 (never an older grant as new).
         while (!reading.signal.aborted) {
           const r = await q.watch(n3, name, Math.max(0, bToken - 1), 1_000);
           const body = okBody(r.outcome);
-          if (body !== null && body['changed'] === true && typeof body['fencingToken'] === 'number' && body['fencingToken'] < bToken) bad.push(`watch on ${n3}: ${JSON.stringify(body)}`);
+          if (
+            body !== null &&
+            body['changed'] === true &&
+            typeof body['fencingToken'] === 'number' &&
+            body['fencingToken'] < bToken
+          )
+            bad.push(`watch on ${n3}: ${JSON.stringify(body)}`);
           if (body === null) await delay(100);
         }
       })();
       try {
         await session.backend.killNode(n3);
-        session.faults.record({ kind: 'crash', action: 'inject', targets: [n3], detail: `BC-10 SIGKILL ${n3} (partitioned)`, faultId: faultId + 100_000 });
+        session.faults.record({
+          kind: 'crash',
+          action: 'inject',
+          targets: [n3],
+          detail: `BC-10 SIGKILL ${n3} (partitioned)`,
+          faultId: faultId + 100_000,
+        });
         await session.backend.startNode(n3);
-        session.faults.record({ kind: 'crash', action: 'heal', targets: [n3], detail: `BC-10 restart ${n3} (still partitioned)`, faultId: faultId + 100_000 });
+        session.faults.record({
+          kind: 'crash',
+          action: 'heal',
+          targets: [n3],
+          detail: `BC-10 restart ${n3} (still partitioned)`,
+          faultId: faultId + 100_000,
+        });
         await delay(5_000);
         await session.faults.network.remove(faultId);
-        session.faults.record({ kind: 'partition', action: 'heal', targets: [n3], detail: `BC-10 heal ${n3}`, faultId });
+        session.faults.record({
+          kind: 'partition',
+          action: 'heal',
+          targets: [n3],
+          detail: `BC-10 heal ${n3}`,
+          faultId,
+        });
         await delay(4_000);
       } finally {
         reading.abort();
@@ -82,8 +119,16 @@ export const bc10: Scenario = {
       }
       v.count('okReadsOnRestarted', okReads);
       v.count('staleAnswers', bad.length);
-      v.expect(bad.length === 0, 'stale-read', `round ${rep}: ${bad.length} stale answers on restarted ${n3}; first: ${bad[0] ?? ''}`);
-      v.expect(okReads > 0, 'catch-up', `round ${rep}: ${n3} never answered a read after rejoining (4 s after heal)`);
+      v.expect(
+        bad.length === 0,
+        'stale-read',
+        `round ${rep}: ${bad.length} stale answers on restarted ${n3}; first: ${bad[0] ?? ''}`,
+      );
+      v.expect(
+        okReads > 0,
+        'catch-up',
+        `round ${rep}: ${n3} never answered a read after rejoining (4 s after heal)`,
+      );
     }
     return v.build();
   },

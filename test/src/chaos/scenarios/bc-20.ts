@@ -36,7 +36,14 @@ export const bc20: Scenario = {
       const c = new LeaseClient(session.history, session.cluster, 'C');
       const got = await c.acquire(leader, name, `C-${rep}`, ttlMs);
       const token = tokenOf(got.outcome);
-      if (!v.expect(token !== null, 'progress', `round ${rep}: initial acquire failed: ${JSON.stringify(got.outcome)}`)) continue;
+      if (
+        !v.expect(
+          token !== null,
+          'progress',
+          `round ${rep}: initial acquire failed: ${JSON.stringify(got.outcome)}`,
+        )
+      )
+        continue;
       const renewing = new AbortController();
       let lost = 0;
       let stallMaxMs = 0;
@@ -50,37 +57,88 @@ export const bc20: Scenario = {
         const endMs = session.clock.now();
         stallMaxMs = Math.max(stallMaxMs, endMs - stallStartMs);
         if (r.outcome.status === 'ok') stallStartMs = null;
-        if (r.outcome.status === 'fail' && (r.outcome.code === 'not_holder' || r.outcome.code === 'lease_expired')) lost++;
+        if (
+          r.outcome.status === 'fail' &&
+          (r.outcome.code === 'not_holder' || r.outcome.code === 'lease_expired')
+        )
+          lost++;
       });
       const faultId = session.faults.nextFaultId();
       let healMs = 0;
       let termAtHeal = 0;
       try {
-        await session.faults.network.add(faultId, isolate(n3, nodeIds, session.backend.clientAddresses.map((x) => x.id), false));
-        session.faults.record({ kind: 'partition', action: 'inject', targets: [n3], detail: `BC-20 isolate ${n3} fully for ${isolateMs} ms`, faultId });
+        await session.faults.network.add(
+          faultId,
+          isolate(
+            n3,
+            nodeIds,
+            session.backend.clientAddresses.map((x) => x.id),
+            false,
+          ),
+        );
+        session.faults.record({
+          kind: 'partition',
+          action: 'inject',
+          targets: [n3],
+          detail: `BC-20 isolate ${n3} fully for ${isolateMs} ms`,
+          faultId,
+        });
         await delay(isolateMs);
-        termAtHeal = Math.max(0, ...session.cluster.leaderSamples().filter((s) => majority.includes(s.node) && s.term !== null).map((s) => s.term!));
+        termAtHeal = Math.max(
+          0,
+          ...session.cluster
+            .leaderSamples()
+            .filter((s) => majority.includes(s.node) && s.term !== null)
+            .map((s) => s.term!),
+        );
         healMs = session.clock.now();
         await session.faults.network.remove(faultId);
-        session.faults.record({ kind: 'partition', action: 'heal', targets: [n3], detail: `BC-20 heal ${n3}`, faultId });
+        session.faults.record({
+          kind: 'partition',
+          action: 'heal',
+          targets: [n3],
+          detail: `BC-20 heal ${n3}`,
+          faultId,
+        });
         await delay(5_000);
       } finally {
         renewing.abort();
         await renewer;
         await session.faults.network.remove(faultId);
       }
-      const after = session.cluster.leaderSamples().filter((s) => s.timeMs >= healMs && s.reachable && s.term !== null);
-      const leaderTermsAfter = new Set(after.filter((s) => s.leader === s.node && s.term! > termAtHeal).map((s) => s.term));
+      const after = session.cluster
+        .leaderSamples()
+        .filter((s) => s.timeMs >= healMs && s.reachable && s.term !== null);
+      const leaderTermsAfter = new Set(
+        after.filter((s) => s.leader === s.node && s.term! > termAtHeal).map((s) => s.term),
+      );
       const n3Terms = after.filter((s) => s.node === n3).map((s) => s.term!);
       const n3FirstTerm = n3Terms[0] ?? 0;
-      log(`${stamp(session, 'BC-20')} round ${rep}: term at heal ${termAtHeal}, new leader terms after heal ${leaderTermsAfter.size}, ${n3} rejoined at term ${n3FirstTerm}, renew stall max ${Math.round(stallMaxMs)} ms`);
+      log(
+        `${stamp(session, 'BC-20')} round ${rep}: term at heal ${termAtHeal}, new leader terms after heal ${leaderTermsAfter.size}, ${n3} rejoined at term ${n3FirstTerm}, renew stall max ${Math.round(stallMaxMs)} ms`,
+      );
       v.count('electionsAfterHeal', leaderTermsAfter.size);
-      v.stats['renewStallMaxMs'] = Math.max(Number(v.stats['renewStallMaxMs'] ?? 0), Math.round(stallMaxMs));
+      v.stats['renewStallMaxMs'] = Math.max(
+        Number(v.stats['renewStallMaxMs'] ?? 0),
+        Math.round(stallMaxMs),
+      );
       v.stats['renewStallBoundMs'] = stallBoundMs;
-      v.expect(leaderTermsAfter.size <= 1, 'heal-elections', `round ${rep}: ${leaderTermsAfter.size} elections after heal (allowed ≤ 1)`);
-      v.expect(n3FirstTerm <= termAtHeal + 1, 'term-inflation', `round ${rep}: ${n3} came back with term ${n3FirstTerm} vs majority ${termAtHeal}`);
+      v.expect(
+        leaderTermsAfter.size <= 1,
+        'heal-elections',
+        `round ${rep}: ${leaderTermsAfter.size} elections after heal (allowed ≤ 1)`,
+      );
+      v.expect(
+        n3FirstTerm <= termAtHeal + 1,
+        'term-inflation',
+        `round ${rep}: ${n3} came back with term ${n3FirstTerm} vs majority ${termAtHeal}`,
+      );
       v.expect(lost === 0, 'lease-kept', `round ${rep}: ${lost} renewals said the lease was lost`);
-      v.expect(stallMaxMs <= stallBoundMs, 'stall', `round ${rep}: the holder went ${Math.round(stallMaxMs)} ms without an acknowledged renew (bound ${stallBoundMs} ms = electionTimeoutMax ${session.timing.electionTimeoutMaxMs} + 2 x heartbeat ${session.timing.heartbeatMs} + renew interval ${plan.intervalMs} + slack)`);
+      v.expect(
+        stallMaxMs <= stallBoundMs,
+        'stall',
+        `round ${rep}: the holder went ${Math.round(stallMaxMs)} ms without an acknowledged renew (bound ${stallBoundMs} ms = electionTimeoutMax ${session.timing.electionTimeoutMaxMs} + 2 x heartbeat ${session.timing.heartbeatMs} + renew interval ${plan.intervalMs} + slack)`,
+      );
     }
     return v.build();
   },

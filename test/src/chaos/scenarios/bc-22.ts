@@ -15,7 +15,10 @@ import { every, stamp, waitForAnyLeader } from './helpers.js';
 import { delay } from '../util/clock.js';
 import { FencedStore } from './fenced-store.js';
 
-const epochOf = (body: Record<string, unknown> | null): number | null => (body !== null && body['elected'] === true && typeof body['fencingToken'] === 'number' ? body['fencingToken'] : null);
+const epochOf = (body: Record<string, unknown> | null): number | null =>
+  body !== null && body['elected'] === true && typeof body['fencingToken'] === 'number'
+    ? body['fencingToken']
+    : null;
 
 export const bc22: Scenario = {
   name: 'BC-22',
@@ -43,7 +46,12 @@ export const bc22: Scenario = {
           // P believes it is primary and keeps writing with e1 (it also tries to renew).
           const accepted = fs.write(group, e1!, 1);
           if (accepted && qFirstWriteDone) staleAccepted++;
-          await p.electionRenew(session.cluster.currentLeader() ?? leader, group, `P-${rep}`, 1_000);
+          await p.electionRenew(
+            session.cluster.currentLeader() ?? leader,
+            group,
+            `P-${rep}`,
+            1_000,
+          );
         }),
         every(500, stop.signal, async () => {
           const node = session.cluster.currentLeader() ?? leader;
@@ -59,11 +67,23 @@ export const bc22: Scenario = {
       try {
         await delay(1_000);
         await session.faults.network.add(faultId, clientCut(['c1'], session.backend.nodeIds));
-        session.faults.record({ kind: 'partition', action: 'inject', targets: ['c1'], detail: 'BC-22 cut P (c1) from the cluster for 12 s', faultId });
+        session.faults.record({
+          kind: 'partition',
+          action: 'inject',
+          targets: ['c1'],
+          detail: 'BC-22 cut P (c1) from the cluster for 12 s',
+          faultId,
+        });
         await delay(12_000);
       } finally {
         await session.faults.network.remove(faultId);
-        session.faults.record({ kind: 'partition', action: 'heal', targets: ['c1'], detail: 'BC-22 heal P (c1)', faultId });
+        session.faults.record({
+          kind: 'partition',
+          action: 'heal',
+          targets: ['c1'],
+          detail: 'BC-22 heal P (c1)',
+          faultId,
+        });
         await delay(1_500);
         stop.abort();
         await Promise.all(loops);
@@ -72,15 +92,29 @@ export const bc22: Scenario = {
       const pRenew = (await p.electionRenew(node, group, `P-${rep}`)).outcome;
       const view = okBody((await p.electionGet(node, group)).outcome);
       const viewLeader = view?.['leader'] as { candidate?: string } | null | undefined;
-      log(`${stamp(session, 'BC-22')} round ${rep}: e1=${e1} e2=${e2}; FS accepted ${fs.accepted}, rejected ${fs.rejected}, stale accepted ${staleAccepted}; P renew after heal ${pRenew.status}; leader ${viewLeader?.candidate ?? 'none'}`);
+      log(
+        `${stamp(session, 'BC-22')} round ${rep}: e1=${e1} e2=${e2}; FS accepted ${fs.accepted}, rejected ${fs.rejected}, stale accepted ${staleAccepted}; P renew after heal ${pRenew.status}; leader ${viewLeader?.candidate ?? 'none'}`,
+      );
       v.count('fsRejected', fs.rejected);
       v.count('staleAccepted', staleAccepted);
       v.expect(e2 !== null, 'progress', `round ${rep}: Q was never elected after P was cut off`);
       if (e2 === null) continue;
       v.expect(e2 > e1!, 'fencing-monotonic', `round ${rep}: e2=${e2} not > e1=${e1}`);
-      v.expect(staleAccepted === 0, 'split-brain', `round ${rep}: FS accepted ${staleAccepted} writes with e1 after Q's first write`);
-      v.expect(pRenew.status === 'fail' && pRenew.code === 'not_holder', 'leadership-lost', `round ${rep}: P's renew after the heal answered ${JSON.stringify(pRenew)}`);
-      v.expect(viewLeader?.candidate === `Q-${rep}`, 'observe', `round ${rep}: election shows ${JSON.stringify(view)}`);
+      v.expect(
+        staleAccepted === 0,
+        'split-brain',
+        `round ${rep}: FS accepted ${staleAccepted} writes with e1 after Q's first write`,
+      );
+      v.expect(
+        pRenew.status === 'fail' && pRenew.code === 'not_holder',
+        'leadership-lost',
+        `round ${rep}: P's renew after the heal answered ${JSON.stringify(pRenew)}`,
+      );
+      v.expect(
+        viewLeader?.candidate === `Q-${rep}`,
+        'observe',
+        `round ${rep}: election shows ${JSON.stringify(view)}`,
+      );
     }
     return v.build();
   },

@@ -24,7 +24,12 @@ import { delay } from '../util/clock.js';
 import { httpJson } from '../util/http.js';
 
 /** Server flags: snapshot every 100 applied entries, keep 20 behind it (FAILURE-SCENARIOS BC-25). */
-export const bc25ServerArgs: readonly string[] = ['--snapshot-entries', '100', '--snapshot-keep-entries', '20'];
+export const bc25ServerArgs: readonly string[] = [
+  '--snapshot-entries',
+  '100',
+  '--snapshot-keep-entries',
+  '20',
+];
 /** Lock operations (acquire + release attempts) run on the majority while N3 is first cut off. */
 const lockOps = 1_000;
 /** Lock operations in each later cut-off: > snapshotEntries + keep, so N3 needs a snapshot again. */
@@ -48,9 +53,19 @@ interface ReplicaState {
 
 async function replicaState(session: Session, node: NodeId): Promise<ReplicaState | null> {
   try {
-    const r = await httpJson('GET', `${session.cluster.endpoint(node).httpUrl}/v1/cluster/state`, undefined, { timeoutMs: 1_000 });
+    const r = await httpJson(
+      'GET',
+      `${session.cluster.endpoint(node).httpUrl}/v1/cluster/state`,
+      undefined,
+      { timeoutMs: 1_000 },
+    );
     const body = r.json as { appliedIndex?: unknown; stateHash?: unknown } | undefined;
-    if (r.status !== 200 || typeof body?.appliedIndex !== 'number' || typeof body.stateHash !== 'string') return null;
+    if (
+      r.status !== 200 ||
+      typeof body?.appliedIndex !== 'number' ||
+      typeof body.stateHash !== 'string'
+    )
+      return null;
     return { appliedIndex: body.appliedIndex, stateHash: body.stateHash };
   } catch {
     return null;
@@ -59,7 +74,12 @@ async function replicaState(session: Session, node: NodeId): Promise<ReplicaStat
 
 async function commitIndexOf(session: Session, node: NodeId): Promise<number | null> {
   try {
-    const r = await httpJson('GET', `${session.cluster.endpoint(node).httpUrl}/v1/cluster`, undefined, { timeoutMs: 1_000 });
+    const r = await httpJson(
+      'GET',
+      `${session.cluster.endpoint(node).httpUrl}/v1/cluster`,
+      undefined,
+      { timeoutMs: 1_000 },
+    );
     const c = (r.json as { commitIndex?: unknown } | undefined)?.commitIndex;
     return r.status === 200 && typeof c === 'number' ? c : null;
   } catch {
@@ -68,12 +88,24 @@ async function commitIndexOf(session: Session, node: NodeId): Promise<number | n
 }
 
 /** `holder/token` of lease `name` on `node` (`stale`: the local replica), `-` when free, null on error. */
-async function leaseView(session: Session, node: NodeId, name: string, stale: boolean): Promise<string | null> {
+async function leaseView(
+  session: Session,
+  node: NodeId,
+  name: string,
+  stale: boolean,
+): Promise<string | null> {
   try {
-    const r = await httpJson('GET', `${session.cluster.endpoint(node).httpUrl}/v1/leases/${name}${stale ? '?consistency=stale' : ''}`, undefined, { timeoutMs: 2_000 });
+    const r = await httpJson(
+      'GET',
+      `${session.cluster.endpoint(node).httpUrl}/v1/leases/${name}${stale ? '?consistency=stale' : ''}`,
+      undefined,
+      { timeoutMs: 2_000 },
+    );
     if (r.status === 404) return '-';
     const b = r.json as { holder?: unknown; fencingToken?: unknown } | undefined;
-    return r.status === 200 && typeof b?.holder === 'string' && typeof b.fencingToken === 'number' ? `${b.holder}/${b.fencingToken}` : null;
+    return r.status === 200 && typeof b?.holder === 'string' && typeof b.fencingToken === 'number'
+      ? `${b.holder}/${b.fencingToken}`
+      : null;
   } catch {
     return null;
   }
@@ -92,7 +124,9 @@ export const bc25: Scenario = {
       const leader = await waitForAnyLeader(session);
       const n3 = [...nodeIds].reverse().find((id) => id !== leader)!;
       const names = Array.from({ length: loops }, (_, i) => `bc25-${rep}-L${i}`);
-      const clients = names.map((_, i) => new LeaseClient(session.history, session.cluster, `W${rep}-${i}`));
+      const clients = names.map(
+        (_, i) => new LeaseClient(session.history, session.cluster, `W${rep}-${i}`),
+      );
       const serial = new Map<string, number>();
       /** Grants a loop still holds (released first in the next cycle). */
       const held = new Map<string, { holder: string; token: number }>();
@@ -103,7 +137,13 @@ export const bc25: Scenario = {
         await waitFor(() => replicaState(session, n3), 15_000, `${n3} answering after restart`);
         const faultId = session.faults.nextFaultId();
         await session.faults.network.add(faultId, isolate(n3, nodeIds, [], true));
-        session.faults.record({ kind: 'partition', action: 'inject', targets: [n3], detail: `BC-25 peer-only isolate ${n3}`, faultId });
+        session.faults.record({
+          kind: 'partition',
+          action: 'inject',
+          targets: [n3],
+          detail: `BC-25 peer-only isolate ${n3}`,
+          faultId,
+        });
         const budget = k === 0 ? lockOps : lockOpsPerKill;
         let done = 0;
         let okOps = 0;
@@ -132,24 +172,50 @@ export const bc25: Scenario = {
               }
             }),
           );
-          commitAtHeal = await waitFor(() => commitIndexOf(session, leader), 5_000, `commitIndex of ${leader}`);
+          commitAtHeal = await waitFor(
+            () => commitIndexOf(session, leader),
+            5_000,
+            `commitIndex of ${leader}`,
+          );
         } finally {
           await session.faults.network.remove(faultId);
         }
-        session.faults.record({ kind: 'partition', action: 'heal', targets: [n3], detail: `BC-25 heal ${n3}`, faultId });
+        session.faults.record({
+          kind: 'partition',
+          action: 'heal',
+          targets: [n3],
+          detail: `BC-25 heal ${n3}`,
+          faultId,
+        });
         v.count('lockOpsOk', okOps);
         v.count('lockOps', done);
-        v.expect(okOps >= budget / 2, 'progress', `round ${rep} cycle ${k}: only ${okOps} of ${budget} lock operations succeeded on the majority`);
+        v.expect(
+          okOps >= budget / 2,
+          'progress',
+          `round ${rep} cycle ${k}: only ${okOps} of ${budget} lock operations succeeded on the majority`,
+        );
         const atMs = random.int(0, killWindowMs);
         await delay(atMs);
         const before = await replicaState(session, n3);
         if (before !== null && before.appliedIndex < commitAtHeal) v.count('killsWhileBehind');
         await session.backend.killNode(n3);
         const crashId = session.faults.nextFaultId();
-        session.faults.record({ kind: 'crash', action: 'inject', targets: [n3], detail: `BC-25 SIGKILL ${n3} ${atMs} ms after heal (${okOps}/${done} ops ok; leader commit ${commitAtHeal}, ${n3} applied ${before?.appliedIndex ?? '?'}; kill ${k + 1}/${killsPerRound})`, faultId: crashId });
+        session.faults.record({
+          kind: 'crash',
+          action: 'inject',
+          targets: [n3],
+          detail: `BC-25 SIGKILL ${n3} ${atMs} ms after heal (${okOps}/${done} ops ok; leader commit ${commitAtHeal}, ${n3} applied ${before?.appliedIndex ?? '?'}; kill ${k + 1}/${killsPerRound})`,
+          faultId: crashId,
+        });
         await session.backend.startNode(n3);
         restartedAtMs = performance.now();
-        session.faults.record({ kind: 'crash', action: 'heal', targets: [n3], detail: `BC-25 restart ${n3}`, faultId: crashId });
+        session.faults.record({
+          kind: 'crash',
+          action: 'heal',
+          targets: [n3],
+          detail: `BC-25 restart ${n3}`,
+          faultId: crashId,
+        });
         v.count('kills');
       }
       // Catch-up: bounded polling of N3's applied index.
@@ -162,10 +228,16 @@ export const bc25: Scenario = {
         `${n3} to apply ${commitAtHeal}`,
       ).catch(() => null);
       const catchUpTookMs = Math.round(performance.now() - restartedAtMs);
-      v.expect(caught !== null, 'catch-up', `round ${rep}: ${n3} did not reach applied index ${commitAtHeal} within ${catchUpMs} ms of its last restart`);
+      v.expect(
+        caught !== null,
+        'catch-up',
+        `round ${rep}: ${n3} did not reach applied index ${commitAtHeal} within ${catchUpMs} ms of its last restart`,
+      );
       if (caught === null) continue;
       v.stats[`catchUpMs.r${rep}`] = catchUpTookMs;
-      log(`${stamp(session, 'BC-25')} round ${rep}: ${n3} applied ${caught.appliedIndex} ≥ ${commitAtHeal} ${catchUpTookMs} ms after its last restart`);
+      log(
+        `${stamp(session, 'BC-25')} round ${rep}: ${n3} applied ${caught.appliedIndex} ≥ ${commitAtHeal} ${catchUpTookMs} ms after its last restart`,
+      );
 
       // State hash at a common applied index: poll both, compare the first index both reported.
       const seen = new Map<NodeId, Map<number, string>>([
@@ -174,7 +246,10 @@ export const bc25: Scenario = {
       ]);
       const common = await waitFor(
         async () => {
-          const [a, b] = await Promise.all([replicaState(session, leader), replicaState(session, n3)]);
+          const [a, b] = await Promise.all([
+            replicaState(session, leader),
+            replicaState(session, n3),
+          ]);
           if (a !== null) seen.get(leader)!.set(a.appliedIndex, a.stateHash);
           if (b !== null) seen.get(n3)!.set(b.appliedIndex, b.stateHash);
           for (const [index, hash] of seen.get(n3)!) {
@@ -187,10 +262,18 @@ export const bc25: Scenario = {
         `${leader} and ${n3} reporting the same appliedIndex`,
         20,
       ).catch(() => null);
-      v.expect(common !== null, 'state-hash', `round ${rep}: ${leader} and ${n3} never reported the same appliedIndex within ${compareMs} ms`);
+      v.expect(
+        common !== null,
+        'state-hash',
+        `round ${rep}: ${leader} and ${n3} never reported the same appliedIndex within ${compareMs} ms`,
+      );
       if (common !== null) {
         v.stats[`hashIndex.r${rep}`] = common.index;
-        v.expect(common.leaderHash === common.n3Hash, 'state-hash', `round ${rep}: at appliedIndex ${common.index} ${leader} has ${common.leaderHash.slice(0, 16)}… but ${n3} has ${common.n3Hash.slice(0, 16)}…`);
+        v.expect(
+          common.leaderHash === common.n3Hash,
+          'state-hash',
+          `round ${rep}: at appliedIndex ${common.index} ${leader} has ${common.leaderHash.slice(0, 16)}… but ${n3} has ${common.n3Hash.slice(0, 16)}…`,
+        );
       }
 
       // Holders/tokens N3 serves from its own replica equal the leader's (no ops run now).
@@ -199,8 +282,12 @@ export const bc25: Scenario = {
         async () => {
           mismatches = [];
           for (const name of names) {
-            const [a, b] = await Promise.all([leaseView(session, leader, name, false), leaseView(session, n3, name, true)]);
-            if (a === null || b === null || a !== b) mismatches.push(`${name}: leader ${a ?? 'error'}, ${n3} ${b ?? 'error'}`);
+            const [a, b] = await Promise.all([
+              leaseView(session, leader, name, false),
+              leaseView(session, n3, name, true),
+            ]);
+            if (a === null || b === null || a !== b)
+              mismatches.push(`${name}: leader ${a ?? 'error'}, ${n3} ${b ?? 'error'}`);
           }
           return mismatches.length === 0 ? true : null;
         },
@@ -208,7 +295,11 @@ export const bc25: Scenario = {
         `${n3}'s stale reads to match ${leader}`,
         200,
       ).catch(() => null);
-      v.expect(agreed !== null, 'holders', `round ${rep}: ${mismatches.length} leases differ on ${n3}; first: ${mismatches[0] ?? ''}`);
+      v.expect(
+        agreed !== null,
+        'holders',
+        `round ${rep}: ${mismatches.length} leases differ on ${n3}; first: ${mismatches[0] ?? ''}`,
+      );
     }
     return v.build();
   },

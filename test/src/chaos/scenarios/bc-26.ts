@@ -46,11 +46,25 @@ export const bc26: Scenario = {
         await delay(session.random.int(6_000, 10_000));
         const faultId = session.faults.nextFaultId();
         await Promise.all(session.backend.nodeIds.map((id) => session.backend.killNode(id)));
-        session.faults.record({ kind: 'restart-all', action: 'inject', targets: session.backend.nodeIds, detail: `BC-26 SIGKILL all nodes (cycle ${cycle})`, faultId });
+        session.faults.record({
+          kind: 'restart-all',
+          action: 'inject',
+          targets: session.backend.nodeIds,
+          detail: `BC-26 SIGKILL all nodes (cycle ${cycle})`,
+          faultId,
+        });
         await delay(1_000);
         for (const id of session.backend.nodeIds) await session.backend.startNode(id);
-        session.faults.record({ kind: 'restart-all', action: 'heal', targets: session.backend.nodeIds, detail: `BC-26 restart all`, faultId });
-        log(`${stamp(session, 'BC-26')} cycle ${cycle}: all nodes killed and restarted; acked so far ${[...acked.values()].reduce((x, y) => x + y, 0)}`);
+        session.faults.record({
+          kind: 'restart-all',
+          action: 'heal',
+          targets: session.backend.nodeIds,
+          detail: `BC-26 restart all`,
+          faultId,
+        });
+        log(
+          `${stamp(session, 'BC-26')} cycle ${cycle}: all nodes killed and restarted; acked so far ${[...acked.values()].reduce((x, y) => x + y, 0)}`,
+        );
       }
       await waitForAnyLeader(session, 20_000);
       await delay(2_000);
@@ -65,10 +79,19 @@ export const bc26: Scenario = {
       const r = await reader.kvGet(leader, `bc26-k${i}`, 5_000);
       const value = okBody(r.outcome)?.['value'];
       v.count('ackedWrites', last);
-      if (last > 0) v.expect(typeof value === 'number' && value >= last, 'durability', `counter ${i}: read ${JSON.stringify(value ?? r.outcome)} < last acknowledged ${last}`);
+      if (last > 0)
+        v.expect(
+          typeof value === 'number' && value >= last,
+          'durability',
+          `counter ${i}: read ${JSON.stringify(value ?? r.outcome)} < last acknowledged ${last}`,
+        );
       const ts = tokens.get(i) ?? [];
       v.count('grants', ts.length);
-      v.expect(ts.every((t, k) => k === 0 || t > ts[k - 1]!), 'fencing-monotonic', `lease ${i}: tokens not strictly increasing: ${ts.join(',')}`);
+      v.expect(
+        ts.every((t, k) => k === 0 || t > ts[k - 1]!),
+        'fencing-monotonic',
+        `lease ${i}: tokens not strictly increasing: ${ts.join(',')}`,
+      );
     }
     return v.build();
   },

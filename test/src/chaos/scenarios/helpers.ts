@@ -7,18 +7,28 @@ import { delay } from '../util/clock.js';
  * Polls `predicate` every `stepMs` until it returns a non-null value; rejects with `what` after
  * `timeoutMs`. (Bounded polling of observable state, not a sleep standing in for an event.)
  */
-export async function waitFor<T>(predicate: () => T | null | Promise<T | null>, timeoutMs: number, what: string, stepMs = 100): Promise<T> {
+export async function waitFor<T>(
+  predicate: () => T | null | Promise<T | null>,
+  timeoutMs: number,
+  what: string,
+  stepMs = 100,
+): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const value = await predicate();
     if (value !== null) return value;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (performance.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await delay(stepMs);
   }
 }
 
 /** Waits for a majority-agreed leader that is not `excluded`. */
-export function waitForLeaderOtherThan(session: Session, excluded: NodeId, timeoutMs = 15_000): Promise<NodeId> {
+export function waitForLeaderOtherThan(
+  session: Session,
+  excluded: NodeId,
+  timeoutMs = 15_000,
+): Promise<NodeId> {
   return waitFor(
     () => {
       const leader = session.cluster.currentLeader();
@@ -38,7 +48,11 @@ export function waitForAnyLeader(session: Session, timeoutMs = 15_000): Promise<
  * Runs `step` again and again, at least `intervalMs` apart (start to start), until `signal`
  * aborts. Resolves when the loop ends; a throwing step ends the loop and rejects.
  */
-export async function every(intervalMs: number, signal: AbortSignal, step: () => Promise<void>): Promise<void> {
+export async function every(
+  intervalMs: number,
+  signal: AbortSignal,
+  step: () => Promise<void>,
+): Promise<void> {
   while (!signal.aborted) {
     const startMs = performance.now();
     await step();
@@ -85,7 +99,10 @@ export interface RenewPlan {
 export function renewPlan(ttlMs: number): RenewPlan {
   const intervalMs = Math.floor(ttlMs / 3);
   const plan = { intervalMs, timeoutMs: intervalMs + 1_000, marginMs: ttlMs - 2 * intervalMs };
-  if (plan.marginMs < schedulingSlackMs) throw new Error(`ttlMs ${ttlMs}: renew margin ${plan.marginMs} ms < scheduling slack ${schedulingSlackMs} ms`);
+  if (plan.marginMs < schedulingSlackMs)
+    throw new Error(
+      `ttlMs ${ttlMs}: renew margin ${plan.marginMs} ms < scheduling slack ${schedulingSlackMs} ms`,
+    );
   return plan;
 }
 
@@ -95,6 +112,9 @@ export function renewPlan(ttlMs: number): RenewPlan {
  * commit of the new term) + one renew interval (the holder's next tick) + `schedulingSlackMs`.
  * Source: Raft §5.2 (an election completes one election timeout after the last heartbeat).
  */
-export function renewStallBoundMs(timing: { readonly electionTimeoutMaxMs: number; readonly heartbeatMs: number }, plan: RenewPlan): number {
+export function renewStallBoundMs(
+  timing: { readonly electionTimeoutMaxMs: number; readonly heartbeatMs: number },
+  plan: RenewPlan,
+): number {
   return timing.electionTimeoutMaxMs + 2 * timing.heartbeatMs + plan.intervalMs + schedulingSlackMs;
 }

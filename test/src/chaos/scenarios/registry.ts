@@ -16,13 +16,26 @@ import { bc25 } from './bc-25.js';
 import { bc26 } from './bc-26.js';
 
 /** Every automated scenario, by case number. */
-export const scenarios: readonly Scenario[] = [bc02, bc03, bc05, bc07, bc08, bc10, bc11, bc20, bc22, bc25, bc26];
+export const scenarios: readonly Scenario[] = [
+  bc02,
+  bc03,
+  bc05,
+  bc07,
+  bc08,
+  bc10,
+  bc11,
+  bc20,
+  bc22,
+  bc25,
+  bc26,
+];
 
 /** The scenario named `name` (case-insensitive, `BC-8` and `bc08` accepted). Throws listing the known ones. */
 export function findScenario(name: string): Scenario {
   const m = /^bc-?0*(\d+)$/i.exec(name.trim());
   const wanted = m === null ? name.trim().toUpperCase() : `BC-${m[1]!.padStart(2, '0')}`;
   const found = scenarios.find((s) => s.name === wanted);
-  if (found === undefined) throw new Error(`unknown scenario ${name} (known: ${scenarios.map((s) => s.name).join(', ')})`);
+  if (found === undefined)
+    throw new Error(`unknown scenario ${name} (known: ${scenarios.map((s) => s.name).join(', ')})`);
   return found;
 }

@@ -6,23 +6,47 @@ import { openSession, type SessionOptions, type SessionResult } from '../runner/
 import { findScenario } from './registry.js';
 
 /** Options of `runScenario`. */
-export interface ScenarioRunOptions extends Omit<SessionOptions, 'scenario' | 'wallClockFaults' | 'serverArgs'> {
+export interface ScenarioRunOptions extends Omit<
+  SessionOptions,
+  'scenario' | 'wallClockFaults' | 'serverArgs'
+> {
   readonly repetitions: number;
   readonly keepData?: boolean;
 }
 
 /** Runs scenario `name` (e.g. `BC-08`). Throws on an unknown name or a setup failure. */
-export async function runScenario(name: string, options: ScenarioRunOptions): Promise<SessionResult> {
+export async function runScenario(
+  name: string,
+  options: ScenarioRunOptions,
+): Promise<SessionResult> {
   const scenario = findScenario(name);
-  const session = await openSession({ ...options, scenario: scenario.name, wallClockFaults: scenario.wallClockFaults ?? false, ...(scenario.serverArgs !== undefined ? { serverArgs: scenario.serverArgs } : {}) });
+  const session = await openSession({
+    ...options,
+    scenario: scenario.name,
+    wallClockFaults: scenario.wallClockFaults ?? false,
+    ...(scenario.serverArgs !== undefined ? { serverArgs: scenario.serverArgs } : {}),
+  });
   const startMs = performance.now();
   let verdict;
   try {
     verdict = await scenario.run(session, { repetitions: options.repetitions, log: options.log });
   } catch (error) {
-    verdict = { ok: false, violations: [{ property: 'harness', message: `scenario threw: ${(error as Error).stack ?? String(error)}` }], stats: {} };
+    verdict = {
+      ok: false,
+      violations: [
+        {
+          property: 'harness',
+          message: `scenario threw: ${(error as Error).stack ?? String(error)}`,
+        },
+      ],
+      stats: {},
+    };
   } finally {
     await session.healAll();
   }
-  return session.finish([], [{ checker: scenario.name, ...verdict, elapsedMs: performance.now() - startMs }], { keepData: options.keepData ?? false });
+  return session.finish(
+    [],
+    [{ checker: scenario.name, ...verdict, elapsedMs: performance.now() - startMs }],
+    { keepData: options.keepData ?? false },
+  );
 }

@@ -25,7 +25,10 @@ export interface Scenario {
    * number of rounds (FAILURE-SCENARIOS asks for ≥ 20 in full runs; the test slice uses fewer).
    * Must heal what it injects; may throw only on harness errors.
    */
-  run(session: Session, options: { readonly repetitions: number; readonly log: (line: string) => void }): Promise<ScenarioVerdict>;
+  run(
+    session: Session,
+    options: { readonly repetitions: number; readonly log: (line: string) => void },
+  ): Promise<ScenarioVerdict>;
 }
 
 /** Collects violations and stats into a verdict. */
@@ -34,7 +37,12 @@ export class VerdictBuilder {
   readonly stats: Record<string, number | string> = {};
 
   /** Records a violation when `condition` is false. Returns `condition`. */
-  expect(condition: boolean, property: string, message: string, extra: Omit<Violation, 'property' | 'message'> = {}): boolean {
+  expect(
+    condition: boolean,
+    property: string,
+    message: string,
+    extra: Omit<Violation, 'property' | 'message'> = {},
+  ): boolean {
     if (!condition) this.violations.push({ property, message, ...extra });
     return condition;
   }

@@ -20,24 +20,43 @@ t.test('registry names', async (t) => {
   t.throws(() => findScenario('BC-99'), /unknown scenario/);
 });
 
-t.test('scenarios on a namespaced cluster', { skip: isRoot ? false : 'needs root (network namespaces, iptables)', timeout: 900_000 }, async (t) => {
-  cleanupLeftovers(); // runs whose owner process died (never a live run's)
-  const deps = spawnSync('bash', [join(repoRoot, 'scripts/chaos-deps.sh')], { encoding: 'utf8' });
-  t.equal(deps.status, 0, `scripts/chaos-deps.sh: ${deps.stdout}${deps.stderr}`);
-  t.ok(existsSync(join(repoRoot, 'packages/server/dist/main.js')), 'server is built (npm run build)');
-  for (const scenario of scenarios) {
-    await t.test(`${scenario.name} ${scenario.title}`, async (t) => {
-      const result = await runScenario(scenario.name, {
-        backend: 'netns',
-        seed,
-        repetitions: 1,
-        outRoot: join(repoRoot, 'chaos-runs'),
-        repoRoot,
-        searchBudgetMs: 10_000,
-        log: (line) => t.comment(line),
+t.test(
+  'scenarios on a namespaced cluster',
+  { skip: isRoot ? false : 'needs root (network namespaces, iptables)', timeout: 900_000 },
+  async (t) => {
+    cleanupLeftovers(); // runs whose owner process died (never a live run's)
+    const deps = spawnSync('bash', [join(repoRoot, 'scripts/chaos-deps.sh')], { encoding: 'utf8' });
+    t.equal(deps.status, 0, `scripts/chaos-deps.sh: ${deps.stdout}${deps.stderr}`);
+    t.ok(
+      existsSync(join(repoRoot, 'packages/server/dist/main.js')),
+      'server is built (npm run build)',
+    );
+    for (const scenario of scenarios) {
+      await t.test(`${scenario.name} ${scenario.title}`, async (t) => {
+        const result = await runScenario(scenario.name, {
+          backend: 'netns',
+          seed,
+          repetitions: 1,
+          outRoot: join(repoRoot, 'chaos-runs'),
+          repoRoot,
+          searchBudgetMs: 10_000,
+          log: (line) => t.comment(line),
+        });
+        t.comment(`run folder ${result.runDir}`);
+        for (const v of result.verdicts)
+          t.ok(
+            v.ok,
+            `${v.checker}: ${
+              v.ok
+                ? 'pass'
+                : (v.error ??
+                  v.violations
+                    .slice(0, 3)
+                    .map((x) => x.message)
+                    .join(' | '))
+            }`,
+          );
       });
-      t.comment(`run folder ${result.runDir}`);
-      for (const v of result.verdicts) t.ok(v.ok, `${v.checker}: ${v.ok ? 'pass' : (v.error ?? v.violations.slice(0, 3).map((x) => x.message).join(' | '))}`);
-    });
-  }
-});
+    }
+  },
+);

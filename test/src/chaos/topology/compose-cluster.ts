@@ -12,7 +12,12 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import type { ClientAddress, NodeEndpoint, NodeId, NodeProcessState } from '../types.js';
-import { UnsupportedFaultError, type BackendCapabilities, type ChaosBackend, type LinkBlock } from './backend.js';
+import {
+  UnsupportedFaultError,
+  type BackendCapabilities,
+  type ChaosBackend,
+  type LinkBlock,
+} from './backend.js';
 import type { NetemSpec } from './netns.js';
 import { run, runSyncQuiet } from '../util/exec.js';
 
@@ -44,7 +49,13 @@ function composeCli(): [string, ...string[]] {
 export class ComposeCluster implements ChaosBackend {
   readonly kind = 'compose' as const;
   readonly nodeIds: readonly NodeId[];
-  readonly capabilities: BackendCapabilities = { linkBlocks: false, netemLoss: false, netemDelay: false, clockRate: false, wallClockStep: false };
+  readonly capabilities: BackendCapabilities = {
+    linkBlocks: false,
+    netemLoss: false,
+    netemDelay: false,
+    clockRate: false,
+    wallClockStep: false,
+  };
   readonly clientAddresses: readonly ClientAddress[] = [{ id: 'c0', localAddress: null }];
   readonly #options: ComposeClusterOptions;
   readonly #cli: [string, ...string[]];
@@ -63,13 +74,21 @@ export class ComposeCluster implements ChaosBackend {
 
   /** Checks the compose file and CLI exist. Throws otherwise. */
   static async create(options: ComposeClusterOptions): Promise<ComposeCluster> {
-    if (!existsSync(join(options.repoRoot, 'docker-compose.yml'))) throw new Error(`no docker-compose.yml in ${options.repoRoot}`);
+    if (!existsSync(join(options.repoRoot, 'docker-compose.yml')))
+      throw new Error(`no docker-compose.yml in ${options.repoRoot}`);
     return new ComposeCluster(options, composeCli());
   }
 
   #compose(args: readonly string[]): Promise<string> {
     const [file, ...prefix] = this.#cli;
-    return run(file, [...prefix, '-p', this.#project, '-f', join(this.#options.repoRoot, 'docker-compose.yml'), ...args]);
+    return run(file, [
+      ...prefix,
+      '-p',
+      this.#project,
+      '-f',
+      join(this.#options.repoRoot, 'docker-compose.yml'),
+      ...args,
+    ]);
   }
 
   /** The service's container id (v1 and v2 name containers differently, so ask compose). */
@@ -86,7 +105,12 @@ export class ComposeCluster implements ChaosBackend {
   endpoint(id: NodeId): NodeEndpoint {
     const i = this.nodeIds.indexOf(id);
     if (i < 0) throw new Error(`unknown node ${id}`);
-    return { id, httpUrl: `http://127.0.0.1:${7001 + i}`, httpAddress: `127.0.0.1:${7001 + i}`, raftAddress: `${id}:7100` };
+    return {
+      id,
+      httpUrl: `http://127.0.0.1:${7001 + i}`,
+      httpAddress: `127.0.0.1:${7001 + i}`,
+      raftAddress: `${id}:7100`,
+    };
   }
 
   nodeState(id: NodeId): NodeProcessState {
@@ -134,24 +158,40 @@ export class ComposeCluster implements ChaosBackend {
     const isolated = new Set<NodeId>();
     for (const id of this.nodeIds) {
       const others = this.nodeIds.filter((o) => o !== id);
-      if (others.every((o) => blocks.some((b) => b.from === id && b.to === o) && blocks.some((b) => b.from === o && b.to === id))) isolated.add(id);
+      if (
+        others.every(
+          (o) =>
+            blocks.some((b) => b.from === id && b.to === o) &&
+            blocks.some((b) => b.from === o && b.to === id),
+        )
+      )
+        isolated.add(id);
     }
     const explained = blocks.every((b) => isolated.has(b.from) || isolated.has(b.to));
-    if (!explained) throw new UnsupportedFaultError('compose', 'block single links (only whole-node isolation)');
+    if (!explained)
+      throw new UnsupportedFaultError('compose', 'block single links (only whole-node isolation)');
     const network = `${this.#project}_default`;
     for (const id of this.nodeIds) {
       if (isolated.has(id) && !this.#disconnected.has(id)) {
         await run('docker', ['network', 'disconnect', network, await this.#container(id)]);
         this.#disconnected.add(id);
       } else if (!isolated.has(id) && this.#disconnected.has(id)) {
-        await run('docker', ['network', 'connect', '--alias', id, network, await this.#container(id)]);
+        await run('docker', [
+          'network',
+          'connect',
+          '--alias',
+          id,
+          network,
+          await this.#container(id),
+        ]);
         this.#disconnected.delete(id);
       }
     }
   }
 
   async setNetem(_id: NodeId, spec: NetemSpec | null): Promise<void> {
-    if (spec !== null) throw new UnsupportedFaultError('compose', 'degrade links (no NET_ADMIN/tc in the image)');
+    if (spec !== null)
+      throw new UnsupportedFaultError('compose', 'degrade links (no NET_ADMIN/tc in the image)');
   }
 
   async setWallClockOffset(): Promise<void> {
@@ -170,13 +210,25 @@ export class ComposeCluster implements ChaosBackend {
         })
         .catch(() => undefined);
     }
-    await this.#compose(['down', '-v', '-t', '2']).catch((error: Error) => this.#options.log?.(`compose down failed: ${error.message}`));
+    await this.#compose(['down', '-v', '-t', '2']).catch((error: Error) =>
+      this.#options.log?.(`compose down failed: ${error.message}`),
+    );
   }
 
   downSync(): void {
     if (this.#down) return;
     this.#down = true;
     const [file, ...prefix] = this.#cli;
-    runSyncQuiet(file, [...prefix, '-p', this.#project, '-f', join(this.#options.repoRoot, 'docker-compose.yml'), 'down', '-v', '-t', '2']);
+    runSyncQuiet(file, [
+      ...prefix,
+      '-p',
+      this.#project,
+      '-f',
+      join(this.#options.repoRoot, 'docker-compose.yml'),
+      'down',
+      '-v',
+      '-t',
+      '2',
+    ]);
   }
 }

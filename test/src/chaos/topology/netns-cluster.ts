@@ -13,7 +13,15 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { ClientAddress, NodeEndpoint, NodeId, NodeProcessState } from '../types.js';
 import type { BackendCapabilities, ChaosBackend, LinkBlock, NodeStartOptions } from './backend.js';
@@ -81,19 +89,37 @@ export class NetnsCluster implements ChaosBackend {
   readonly #faketimeLib: string | null;
   #down = false;
 
-  private constructor(topology: NetnsTopology, options: NetnsClusterOptions, faketimeLib: string | null) {
+  private constructor(
+    topology: NetnsTopology,
+    options: NetnsClusterOptions,
+    faketimeLib: string | null,
+  ) {
     this.topology = topology;
     this.#options = options;
     this.#faketimeLib = faketimeLib;
     this.nodeIds = [...topology.nodes.keys()];
-    this.capabilities = { linkBlocks: true, netemLoss: true, netemDelay: topology.netemAvailable, clockRate: faketimeLib !== null, wallClockStep: faketimeLib !== null && options.wallClockFaults === true };
-    this.clientAddresses = topology.clients.map((c, i) => ({ id: c.id, localAddress: i === 0 ? null : c.address }));
+    this.capabilities = {
+      linkBlocks: true,
+      netemLoss: true,
+      netemDelay: topology.netemAvailable,
+      clockRate: faketimeLib !== null,
+      wallClockStep: faketimeLib !== null && options.wallClockFaults === true,
+    };
+    this.clientAddresses = topology.clients.map((c, i) => ({
+      id: c.id,
+      localAddress: i === 0 ? null : c.address,
+    }));
     mkdirSync(join(options.runDir, 'nodes'), { recursive: true });
     mkdirSync(join(options.runDir, 'data'), { recursive: true });
     this.nodeIds.forEach((id, i) => {
       const node = topology.node(id);
       const httpAddress = `${node.address}:${httpPortBase + i}`;
-      const endpoint: NodeEndpoint = { id, httpUrl: `http://${httpAddress}`, httpAddress, raftAddress: `${node.address}:${raftPortBase + i}` };
+      const endpoint: NodeEndpoint = {
+        id,
+        httpUrl: `http://${httpAddress}`,
+        httpAddress,
+        raftAddress: `${node.address}:${raftPortBase + i}`,
+      };
       this.#slots.set(id, {
         id,
         endpoint,
@@ -110,7 +136,10 @@ export class NetnsCluster implements ChaosBackend {
   /** Builds the namespaces (not the processes). Throws when not root or a command fails. */
   static async create(options: NetnsClusterOptions): Promise<NetnsCluster> {
     if (process.getuid?.() !== 0) throw new Error('the netns backend needs root');
-    const topology = await NetnsTopology.create({ nodeIds: options.nodeIds ?? ['n1', 'n2', 'n3'], clientCount: options.clientCount ?? 4 });
+    const topology = await NetnsTopology.create({
+      nodeIds: options.nodeIds ?? ['n1', 'n2', 'n3'],
+      clientCount: options.clientCount ?? 4,
+    });
     const faketimeLib = findLibfaketime();
     if (options.wallClockFaults === true && faketimeLib === null) {
       await topology.destroy();
@@ -159,13 +188,31 @@ export class NetnsCluster implements ChaosBackend {
     const slot = this.#slot(id);
     if (slot.state !== 'stopped') throw new Error(`startNode ${id}: node is ${slot.state}`);
     mkdirSync(slot.dataDir, { recursive: true });
-    const members: MemberAddress[] = this.nodeIds.map((m) => ({ id: m, raftAddress: this.#slot(m).endpoint.raftAddress, httpAddress: this.#slot(m).endpoint.httpAddress }));
-    const command = this.#options.command({ id, httpAddress: slot.endpoint.httpAddress, raftAddress: slot.endpoint.raftAddress, members, dataDir: slot.dataDir });
-    const env: Record<string, string> = { ...(process.env as Record<string, string>), ...command.env };
+    const members: MemberAddress[] = this.nodeIds.map((m) => ({
+      id: m,
+      raftAddress: this.#slot(m).endpoint.raftAddress,
+      httpAddress: this.#slot(m).endpoint.httpAddress,
+    }));
+    const command = this.#options.command({
+      id,
+      httpAddress: slot.endpoint.httpAddress,
+      raftAddress: slot.endpoint.raftAddress,
+      members,
+      dataDir: slot.dataDir,
+    });
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      ...command.env,
+    };
     const rate = options.clockRate ?? 1;
     if (rate !== 1) {
-      if (this.#faketimeLib === null) throw new Error('clockRate needs libfaketime (run scripts/chaos-deps.sh)');
-      Object.assign(env, { LD_PRELOAD: this.#faketimeLib, FAKETIME: `+0 x${rate}`, DONT_FAKE_MONOTONIC: '0' });
+      if (this.#faketimeLib === null)
+        throw new Error('clockRate needs libfaketime (run scripts/chaos-deps.sh)');
+      Object.assign(env, {
+        LD_PRELOAD: this.#faketimeLib,
+        FAKETIME: `+0 x${rate}`,
+        DONT_FAKE_MONOTONIC: '0',
+      });
     } else if (this.capabilities.wallClockStep) {
       if (!existsSync(slot.clockFile)) writeFileSync(slot.clockFile, '+0\n');
       Object.assign(env, {
@@ -176,8 +223,15 @@ export class NetnsCluster implements ChaosBackend {
       });
     }
     const logFd = openSync(slot.logPath, 'a');
-    appendFileSync(logFd, `--- harness: start ${id} ${new Date().toISOString()}${rate !== 1 ? ` clockRate=${rate}` : ''}\n`);
-    const child = spawn('ip', this.topology.execArgv(id, [command.file, ...command.args]), { stdio: ['ignore', logFd, logFd], env, detached: true });
+    appendFileSync(
+      logFd,
+      `--- harness: start ${id} ${new Date().toISOString()}${rate !== 1 ? ` clockRate=${rate}` : ''}\n`,
+    );
+    const child = spawn('ip', this.topology.execArgv(id, [command.file, ...command.args]), {
+      stdio: ['ignore', logFd, logFd],
+      env,
+      detached: true,
+    });
     closeSync(logFd);
     slot.child = child;
     slot.state = 'running';
@@ -188,7 +242,10 @@ export class NetnsCluster implements ChaosBackend {
           slot.state = 'stopped';
         }
         try {
-          appendFileSync(slot.logPath, `--- harness: exit ${id} code=${code} signal=${signal} ${new Date().toISOString()}\n`);
+          appendFileSync(
+            slot.logPath,
+            `--- harness: exit ${id} code=${code} signal=${signal} ${new Date().toISOString()}\n`,
+          );
         } catch {
           // run folder gone
         }
@@ -224,7 +281,8 @@ export class NetnsCluster implements ChaosBackend {
 
   async pauseNode(id: NodeId): Promise<void> {
     const slot = this.#slot(id);
-    if (slot.state !== 'running' || slot.child === null) throw new Error(`pauseNode ${id}: node is ${slot.state}`);
+    if (slot.state !== 'running' || slot.child === null)
+      throw new Error(`pauseNode ${id}: node is ${slot.state}`);
     slot.child.kill('SIGSTOP');
     slot.state = 'paused';
   }
@@ -254,7 +312,11 @@ export class NetnsCluster implements ChaosBackend {
       else if (dropTo.has(block.from)) dropTo.get(block.from)!.push(this.#addressOf(block.to));
       else throw new Error(`block ${block.from}->${block.to}: one end must be a node`);
     }
-    for (const id of this.nodeIds) await this.topology.setDropRules(id, { dropFrom: dropFrom.get(id)!, dropTo: dropTo.get(id)! });
+    for (const id of this.nodeIds)
+      await this.topology.setDropRules(id, {
+        dropFrom: dropFrom.get(id)!,
+        dropTo: dropTo.get(id)!,
+      });
   }
 
   async setNetem(id: NodeId, spec: NetemSpec | null): Promise<void> {
@@ -262,7 +324,8 @@ export class NetnsCluster implements ChaosBackend {
   }
 
   async setWallClockOffset(id: NodeId, offsetSeconds: number): Promise<void> {
-    if (!this.capabilities.wallClockStep) throw new Error('wall-clock steps need wallClockFaults: true and libfaketime');
+    if (!this.capabilities.wallClockStep)
+      throw new Error('wall-clock steps need wallClockFaults: true and libfaketime');
     assert.ok(Number.isInteger(offsetSeconds), 'offsetSeconds: integer');
     writeFileSync(this.#slot(id).clockFile, `${offsetSeconds >= 0 ? '+' : ''}${offsetSeconds}\n`);
   }

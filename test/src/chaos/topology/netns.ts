@@ -22,7 +22,20 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { NodeId } from '../types.js';
 import { run, runSyncQuiet, tryRun } from '../util/exec.js';
@@ -88,7 +101,12 @@ export interface NetemSpec {
 
 /** True when the spec needs the netem qdisc (delay, jitter, reorder, duplicate). */
 export function needsNetemQdisc(spec: NetemSpec): boolean {
-  return (spec.delayMs ?? 0) > 0 || (spec.jitterMs ?? 0) > 0 || (spec.reorderPercent ?? 0) > 0 || (spec.duplicatePercent ?? 0) > 0;
+  return (
+    (spec.delayMs ?? 0) > 0 ||
+    (spec.jitterMs ?? 0) > 0 ||
+    (spec.reorderPercent ?? 0) > 0 ||
+    (spec.duplicatePercent ?? 0) > 0
+  );
 }
 
 /** Options of `NetnsTopology.create`. */
@@ -154,7 +172,13 @@ export class NetnsTopology {
     return this.#netemAvailable;
   }
 
-  private constructor(prefix: string, subnetIndex: number, nodeIds: readonly NodeId[], clientCount: number, stateDir: string) {
+  private constructor(
+    prefix: string,
+    subnetIndex: number,
+    nodeIds: readonly NodeId[],
+    clientCount: number,
+    stateDir: string,
+  ) {
     this.prefix = prefix;
     this.subnetIndex = subnetIndex;
     this.bridge = `${prefix}-br`;
@@ -162,11 +186,17 @@ export class NetnsTopology {
     this.#stateDir = stateDir;
     const nodes = new Map<NodeId, NetnsNode>();
     nodeIds.forEach((id, i) => {
-      nodes.set(id, { id, namespace: `${prefix}-${id}`, hostVeth: `${prefix}-${id}`, address: `10.77.${subnetIndex}.${11 + i}` });
+      nodes.set(id, {
+        id,
+        namespace: `${prefix}-${id}`,
+        hostVeth: `${prefix}-${id}`,
+        address: `10.77.${subnetIndex}.${11 + i}`,
+      });
     });
     this.nodes = nodes;
     const clients: NetnsClient[] = [{ id: 'c0', address: this.bridgeAddress }];
-    for (let j = 1; j <= clientCount; j++) clients.push({ id: `c${j}`, address: `10.77.${subnetIndex}.${20 + j}` });
+    for (let j = 1; j <= clientCount; j++)
+      clients.push({ id: `c${j}`, address: `10.77.${subnetIndex}.${20 + j}` });
     this.clients = clients;
   }
 
@@ -176,7 +206,8 @@ export class NetnsTopology {
    */
   static async create(options: NetnsTopologyOptions): Promise<NetnsTopology> {
     assert.ok(options.nodeIds.length >= 1 && options.nodeIds.length <= 9, 'nodeIds: 1..9 nodes');
-    for (const id of options.nodeIds) assert.match(id, /^[a-z0-9]{1,4}$/, `node id ${id}: 1-4 chars [a-z0-9]`);
+    for (const id of options.nodeIds)
+      assert.match(id, /^[a-z0-9]{1,4}$/, `node id ${id}: 1-4 chars [a-z0-9]`);
     const clientCount = options.clientCount ?? 4;
     assert.ok(clientCount >= 0 && clientCount <= 20, 'clientCount: 0..20');
     const stateDir = options.stateDir ?? defaultStateDir;
@@ -220,14 +251,29 @@ export class NetnsTopology {
     await run('ip', ['link', 'set', this.bridge, 'up']);
     for (const node of this.nodes.values()) {
       await run('ip', ['netns', 'add', node.namespace]);
-      await run('ip', ['link', 'add', node.hostVeth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', node.namespace]);
+      await run('ip', [
+        'link',
+        'add',
+        node.hostVeth,
+        'type',
+        'veth',
+        'peer',
+        'name',
+        'eth0',
+        'netns',
+        node.namespace,
+      ]);
       await run('ip', ['link', 'set', node.hostVeth, 'master', this.bridge, 'up']);
-      const inNs = (args: string[]): Promise<string> => run('ip', ['netns', 'exec', node.namespace, ...args]);
+      const inNs = (args: string[]): Promise<string> =>
+        run('ip', ['netns', 'exec', node.namespace, ...args]);
       await inNs(['ip', 'link', 'set', 'lo', 'up']);
       await inNs(['ip', 'addr', 'add', `${node.address}/24`, 'dev', 'eth0']);
       await inNs(['ip', 'link', 'set', 'eth0', 'up']);
       // Fault chains: INPUT/OUTPUT jump to them; healing flushes them.
-      for (const [chain, hook] of [['TENURE-IN', 'INPUT'], ['TENURE-OUT', 'OUTPUT']] as const) {
+      for (const [chain, hook] of [
+        ['TENURE-IN', 'INPUT'],
+        ['TENURE-OUT', 'OUTPUT'],
+      ] as const) {
         await inNs(['iptables', '-w', '-N', chain]);
         await inNs(['iptables', '-w', '-A', hook, '-j', chain]);
       }
@@ -235,18 +281,45 @@ export class NetnsTopology {
       await inNs(['iptables', '-w', '-A', 'OUTPUT', '-o', 'eth0', '-j', 'TENURE-LOSS']);
     }
     const first = [...this.nodes.values()][0]!;
-    this.#netemAvailable = await tryRun('ip', ['netns', 'exec', first.namespace, 'tc', 'qdisc', 'add', 'dev', 'eth0', 'root', 'netem', 'delay', '1ms']);
-    if (this.#netemAvailable) await tryRun('ip', ['netns', 'exec', first.namespace, 'tc', 'qdisc', 'del', 'dev', 'eth0', 'root']);
+    this.#netemAvailable = await tryRun('ip', [
+      'netns',
+      'exec',
+      first.namespace,
+      'tc',
+      'qdisc',
+      'add',
+      'dev',
+      'eth0',
+      'root',
+      'netem',
+      'delay',
+      '1ms',
+    ]);
+    if (this.#netemAvailable)
+      await tryRun('ip', [
+        'netns',
+        'exec',
+        first.namespace,
+        'tc',
+        'qdisc',
+        'del',
+        'dev',
+        'eth0',
+        'root',
+      ]);
   }
 
   /** Replaces the node's drop rules (empty lists heal it). */
   async setDropRules(id: NodeId, rules: DropRules): Promise<void> {
     const ns = this.node(id).namespace;
-    const ipt = (args: string[]): Promise<string> => run('ip', ['netns', 'exec', ns, 'iptables', '-w', ...args]);
+    const ipt = (args: string[]): Promise<string> =>
+      run('ip', ['netns', 'exec', ns, 'iptables', '-w', ...args]);
     await ipt(['-F', 'TENURE-IN']);
     await ipt(['-F', 'TENURE-OUT']);
-    for (const address of rules.dropFrom) await ipt(['-A', 'TENURE-IN', '-s', address, '-j', 'DROP']);
-    for (const address of rules.dropTo) await ipt(['-A', 'TENURE-OUT', '-d', address, '-j', 'DROP']);
+    for (const address of rules.dropFrom)
+      await ipt(['-A', 'TENURE-IN', '-s', address, '-j', 'DROP']);
+    for (const address of rules.dropTo)
+      await ipt(['-A', 'TENURE-OUT', '-d', address, '-j', 'DROP']);
   }
 
   /** The node's current drop rules as `iptables -S` lines (for logs and tests). */
@@ -268,18 +341,49 @@ export class NetnsTopology {
     if (spec === null) return;
     if (this.#netemAvailable) {
       const args = netemArgs(spec);
-      if (args.length > 0) await inNs(['tc', 'qdisc', 'replace', 'dev', 'eth0', 'root', 'netem', ...args]);
+      if (args.length > 0)
+        await inNs(['tc', 'qdisc', 'replace', 'dev', 'eth0', 'root', 'netem', ...args]);
       return;
     }
-    if (needsNetemQdisc(spec)) throw new Error('this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM): only lossPercent and rateKbit work');
+    if (needsNetemQdisc(spec))
+      throw new Error(
+        'this kernel has no netem qdisc (CONFIG_NET_SCH_NETEM): only lossPercent and rateKbit work',
+      );
     const lossPercent = spec.lossPercent ?? 0;
     if (lossPercent > 0) {
       const probability = (lossPercent / 100).toFixed(4);
-      await inNs(['iptables', '-w', '-A', 'TENURE-LOSS', '-m', 'statistic', '--mode', 'random', '--probability', probability, '-j', 'DROP']);
+      await inNs([
+        'iptables',
+        '-w',
+        '-A',
+        'TENURE-LOSS',
+        '-m',
+        'statistic',
+        '--mode',
+        'random',
+        '--probability',
+        probability,
+        '-j',
+        'DROP',
+      ]);
     }
     const rateKbit = spec.rateKbit ?? 0;
     if (rateKbit > 0) {
-      await inNs(['tc', 'qdisc', 'replace', 'dev', 'eth0', 'root', 'tbf', 'rate', `${rateKbit}kbit`, 'burst', '16kb', 'latency', '400ms']);
+      await inNs([
+        'tc',
+        'qdisc',
+        'replace',
+        'dev',
+        'eth0',
+        'root',
+        'tbf',
+        'rate',
+        `${rateKbit}kbit`,
+        'burst',
+        '16kb',
+        'latency',
+        '400ms',
+      ]);
     }
   }
 
@@ -312,12 +416,17 @@ export class NetnsTopology {
   destroySync(): void {
     if (this.#destroyed) return;
     this.#destroyed = true;
-    destroyPrefixSync(this.prefix, [...this.nodes.values()].map((n) => n.namespace));
+    destroyPrefixSync(
+      this.prefix,
+      [...this.nodes.values()].map((n) => n.namespace),
+    );
     this.#releaseIfGone();
   }
 
   #releaseIfGone(): void {
-    const left = [...listNamespacesSync(), ...listLinksSync()].filter((name) => name.startsWith(`${this.prefix}-`));
+    const left = [...listNamespacesSync(), ...listLinksSync()].filter((name) =>
+      name.startsWith(`${this.prefix}-`),
+    );
     if (left.length === 0) releaseState(this.#stateDir, this.prefix, this.subnetIndex);
     else liveInProcess.delete(this.prefix); // keep the state file: cleanup removes the rest after we exit
   }
@@ -373,9 +482,18 @@ function claimPrefix(stateDir: string): string {
   const owner = currentOwner();
   for (let attempt = 0; attempt < 100; attempt++) {
     const prefix = `${prefixStem}${randomBytes(3).toString('hex')}`;
-    const inUse = [...listNamespacesSync(), ...listLinksSync()].some((name) => name.startsWith(`${prefix}-`));
+    const inUse = [...listNamespacesSync(), ...listLinksSync()].some((name) =>
+      name.startsWith(`${prefix}-`),
+    );
     if (inUse) continue;
-    const state: RunStateFile = { prefix, pid: owner.pid, startTicks: owner.startTicks, bootId: owner.bootId, subnetIndex: null, createdAtIso: new Date().toISOString() };
+    const state: RunStateFile = {
+      prefix,
+      pid: owner.pid,
+      startTicks: owner.startTicks,
+      bootId: owner.bootId,
+      subnetIndex: null,
+      createdAtIso: new Date().toISOString(),
+    };
     if (tryCreateFile(statePath(stateDir, prefix), JSON.stringify(state))) {
       liveInProcess.add(prefix);
       return prefix;
@@ -406,7 +524,9 @@ async function allocateSubnet(stateDir: string, prefix: string): Promise<number>
       return k;
     }
   }
-  throw new Error(`no free chaos subnet in 10.77.${subnetIndexMin}-${subnetIndexMax}.0/24 (run --cleanup)`);
+  throw new Error(
+    `no free chaos subnet in 10.77.${subnetIndexMin}-${subnetIndexMax}.0/24 (run --cleanup)`,
+  );
 }
 
 /** A subnet lock whose owner has no state file is only an orphan after this long. */
@@ -494,7 +614,8 @@ function releaseState(stateDir: string, prefix: string, subnetIndex: number | nu
 }
 
 /** Why `cleanupLeftovers` removes or keeps one run prefix. */
-export type LeftoverDecision = 'remove' | 'keep-own-live-run' | 'keep-owner-alive' | 'keep-owner-unknown' | 'keep-unowned';
+export type LeftoverDecision =
+  'remove' | 'keep-own-live-run' | 'keep-owner-alive' | 'keep-owner-unknown' | 'keep-unowned';
 
 /**
  * Decides one prefix (pure; exported for tests). `state` is the run's state file read AFTER its
@@ -512,7 +633,11 @@ export function decideLeftover(input: {
   if (input.ownLiveRun) return 'keep-own-live-run';
   if (input.state === 'unreadable') return 'keep-owner-unknown';
   if (input.state === null) return input.unowned ? 'remove' : 'keep-unowned';
-  const liveness = input.liveness({ pid: input.state.pid, startTicks: input.state.startTicks ?? null, bootId: input.state.bootId ?? null });
+  const liveness = input.liveness({
+    pid: input.state.pid,
+    startTicks: input.state.startTicks ?? null,
+    bootId: input.state.bootId ?? null,
+  });
   if (liveness === 'dead') return 'remove';
   return liveness === 'alive' ? 'keep-owner-alive' : 'keep-owner-unknown';
 }
@@ -534,7 +659,9 @@ export interface CleanupReport {
  * looks exactly like that). Never touches a run this process owns or a run whose owner is alive
  * or unknown. Names that do not match `tn<6 hex>-` are never touched. Synchronous; never throws.
  */
-export function cleanupLeftovers(options: { readonly unowned?: boolean; readonly stateDir?: string } = {}): CleanupReport {
+export function cleanupLeftovers(
+  options: { readonly unowned?: boolean; readonly stateDir?: string } = {},
+): CleanupReport {
   const stateDir = options.stateDir ?? defaultStateDir;
   const prefixOf = (name: string): string | null => {
     const candidate = name.split('-')[0] ?? '';
@@ -560,14 +687,24 @@ export function cleanupLeftovers(options: { readonly unowned?: boolean; readonly
   const kept: { prefix: string; reason: LeftoverDecision }[] = [];
   for (const prefix of candidates) {
     const state = readState(stateDir, prefix);
-    const decision = decideLeftover({ ownLiveRun: liveInProcess.has(prefix), state, unowned: options.unowned === true, liveness: ownerLiveness });
+    const decision = decideLeftover({
+      ownLiveRun: liveInProcess.has(prefix),
+      state,
+      unowned: options.unowned === true,
+      liveness: ownerLiveness,
+    });
     if (decision !== 'remove') {
       kept.push({ prefix, reason: decision });
       continue;
     }
     removed.push(prefix);
-    destroyPrefixSync(prefix, allNamespaces.filter((ns) => ns.startsWith(`${prefix}-`)));
-    const stillThere = [...listNamespacesSync(), ...listLinksSync()].some((name) => name.startsWith(`${prefix}-`));
+    destroyPrefixSync(
+      prefix,
+      allNamespaces.filter((ns) => ns.startsWith(`${prefix}-`)),
+    );
+    const stillThere = [...listNamespacesSync(), ...listLinksSync()].some((name) =>
+      name.startsWith(`${prefix}-`),
+    );
     if (!stillThere && state !== null && state !== 'unreadable') {
       releaseState(stateDir, prefix, state.subnetIndex ?? null);
       released.add(prefix);
@@ -579,12 +716,20 @@ export function cleanupLeftovers(options: { readonly unowned?: boolean; readonly
     for (const file of readdirSync(stateDir).filter((f) => /^subnet-\d+$/.test(f))) {
       const path = join(stateDir, file);
       const owner = readFileSafe(path).trim();
-      const orphan = readState(stateDir, owner) === null && !liveInProcess.has(owner) && lockAgeMs(path) > lockGraceMs;
+      const orphan =
+        readState(stateDir, owner) === null &&
+        !liveInProcess.has(owner) &&
+        lockAgeMs(path) > lockGraceMs;
       if (released.has(owner) || orphan) removeIfContent(path, owner);
     }
   } catch {
     // no state dir
   }
   const ofRemoved = (name: string): boolean => removed.includes(prefixOf(name) ?? '');
-  return { prefixes: removed, namespaces: allNamespaces.filter(ofRemoved), links: allLinks.filter(ofRemoved), kept };
+  return {
+    prefixes: removed,
+    namespaces: allNamespaces.filter(ofRemoved),
+    links: allLinks.filter(ofRemoved),
+    kept,
+  };
 }

@@ -56,7 +56,10 @@ export function peersFlag(members: readonly MemberAddress[]): string {
  * The real server: `node <repoRoot>/packages/server/dist/main.js` with flags. `repoRoot` is the
  * checkout (the folder holding packages/).
  */
-export function tenureServerCommand(repoRoot: string, timing: ServerTimingOptions = {}): NodeCommandBuilder {
+export function tenureServerCommand(
+  repoRoot: string,
+  timing: ServerTimingOptions = {},
+): NodeCommandBuilder {
   return (spec) => {
     const args = [
       join(repoRoot, 'packages/server/dist/main.js'),
@@ -72,7 +75,8 @@ export function tenureServerCommand(repoRoot: string, timing: ServerTimingOption
       spec.dataDir,
     ];
     if (timing.heartbeatMs !== undefined) args.push('--heartbeat-ms', String(timing.heartbeatMs));
-    if (timing.electionTimeoutMs !== undefined) args.push('--election-timeout-ms', String(timing.electionTimeoutMs));
+    if (timing.electionTimeoutMs !== undefined)
+      args.push('--election-timeout-ms', String(timing.electionTimeoutMs));
     if (timing.logLevel !== undefined) args.push('--log-level', timing.logLevel);
     if (timing.extraArgs !== undefined) args.push(...timing.extraArgs);
     return { file: process.execPath, args, env: {} };

@@ -36,7 +36,9 @@ export function currentBootId(): string | null {
 }
 
 /** Parsed `/proc/<pid>/stat`: state letter and start ticks, or null when the pid does not exist. */
-export function readProcStat(pid: number): { readonly state: string; readonly startTicks: number } | null | 'unreadable' {
+export function readProcStat(
+  pid: number,
+): { readonly state: string; readonly startTicks: number } | null | 'unreadable' {
   let text: string;
   try {
     text = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -54,7 +56,11 @@ export function readProcStat(pid: number): { readonly state: string; readonly st
 /** This process as a `RunOwner`. */
 export function currentOwner(): RunOwner {
   const stat = readProcStat(process.pid);
-  return { pid: process.pid, startTicks: stat !== null && stat !== 'unreadable' ? stat.startTicks : null, bootId: currentBootId() };
+  return {
+    pid: process.pid,
+    startTicks: stat !== null && stat !== 'unreadable' ? stat.startTicks : null,
+    bootId: currentBootId(),
+  };
 }
 
 /**

@@ -25,14 +25,19 @@ export class CommandError extends Error {
  */
 export function run(file: string, args: readonly string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(file, args, { timeout: commandTimeoutMs, encoding: 'utf8' }, (error, stdout, stderr) => {
-      if (error !== null) {
-        const code = typeof error.code === 'number' ? error.code : null;
-        reject(new CommandError([file, ...args].join(' '), stderr || error.message, code));
-        return;
-      }
-      resolve(stdout);
-    });
+    execFile(
+      file,
+      args,
+      { timeout: commandTimeoutMs, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        if (error !== null) {
+          const code = typeof error.code === 'number' ? error.code : null;
+          reject(new CommandError([file, ...args].join(' '), stderr || error.message, code));
+          return;
+        }
+        resolve(stdout);
+      },
+    );
   });
 }
 
@@ -52,7 +57,11 @@ export async function tryRun(file: string, args: readonly string[]): Promise<boo
  */
 export function runSyncQuiet(file: string, args: readonly string[]): string {
   try {
-    return execFileSync(file, args, { timeout: commandTimeoutMs, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return execFileSync(file, args, {
+      timeout: commandTimeoutMs,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
   } catch {
     return '';
   }

@@ -38,7 +38,12 @@ export class HttpTransportError extends Error {
  * Sends `method url` with an optional JSON body. Resolves with any status (4xx/5xx included);
  * rejects with `HttpTransportError` when no response arrived within `timeoutMs`.
  */
-export function httpJson(method: string, url: string, body: unknown, options: HttpOptions): Promise<HttpReply> {
+export function httpJson(
+  method: string,
+  url: string,
+  body: unknown,
+  options: HttpOptions,
+): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { ...(options.headers ?? {}) };
@@ -54,23 +59,41 @@ export function httpJson(method: string, url: string, body: unknown, options: Ht
       options.signal?.removeEventListener('abort', onAbort);
       fn();
     };
-    const req = request(url, { method, headers, agent: false, ...(options.localAddress ? { localAddress: options.localAddress } : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', (error) => finish(() => reject(new HttpTransportError('network', error.message))));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = text.length > 0 ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
-        finish(() => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json }));
-      });
-    });
+    const req = request(
+      url,
+      {
+        method,
+        headers,
+        agent: false,
+        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', (error) =>
+          finish(() => reject(new HttpTransportError('network', error.message))),
+        );
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = text.length > 0 ? JSON.parse(text) : undefined;
+          } catch {
+            json = undefined;
+          }
+          finish(() => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json }));
+        });
+      },
+    );
     const timer = setTimeout(() => {
-      finish(() => reject(new HttpTransportError('timeout', `${method} ${url}: no answer within ${options.timeoutMs} ms`)));
+      finish(() =>
+        reject(
+          new HttpTransportError(
+            'timeout',
+            `${method} ${url}: no answer within ${options.timeoutMs} ms`,
+          ),
+        ),
+      );
       req.destroy();
     }, options.timeoutMs);
     const onAbort = (): void => {
@@ -78,7 +101,9 @@ export function httpJson(method: string, url: string, body: unknown, options: Ht
       req.destroy();
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    req.on('error', (error) => finish(() => reject(new HttpTransportError('network', `${method} ${url}: ${error.message}`))));
+    req.on('error', (error) =>
+      finish(() => reject(new HttpTransportError('network', `${method} ${url}: ${error.message}`))),
+    );
     req.end(payload);
   });
 }

@@ -40,7 +40,8 @@ export function createRandom(seed: number): Random {
   const random: Random = {
     next: () => nextUint32() / 4294967296,
     int: (minInclusive, maxInclusive) => {
-      if (maxInclusive < minInclusive) throw new RangeError(`int(${minInclusive}, ${maxInclusive}): max < min`);
+      if (maxInclusive < minInclusive)
+        throw new RangeError(`int(${minInclusive}, ${maxInclusive}): max < min`);
       return minInclusive + Math.floor(random.next() * (maxInclusive - minInclusive + 1));
     },
     pick: (items) => {

@@ -4,7 +4,16 @@
  * happen (so a harness crash still leaves the history on disk).
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import type { HistoryEvent, HistoryOp, HistorySink, JsonObject, NodeId, OpKind, OpOutcome, RunClock } from '../types.js';
+import type {
+  HistoryEvent,
+  HistoryOp,
+  HistorySink,
+  JsonObject,
+  NodeId,
+  OpKind,
+  OpOutcome,
+  RunClock,
+} from '../types.js';
 import { pairEvents } from '../check/history.js';
 
 /** Events kept at most (bounded memory; a further invoke throws RangeError). */
@@ -23,9 +32,11 @@ export function createRecorder(clock: RunClock, jsonlPath?: string): HistoryReco
   const events: HistoryEvent[] = [];
   const open = new Map<number, { process: string; kind: OpKind }>();
   let nextOpId = 1;
-  const stream: WriteStream | null = jsonlPath === undefined ? null : createWriteStream(jsonlPath, { flags: 'a' });
+  const stream: WriteStream | null =
+    jsonlPath === undefined ? null : createWriteStream(jsonlPath, { flags: 'a' });
   const push = (e: HistoryEvent): void => {
-    if (events.length >= historyEventsMax) throw new RangeError(`history full (${historyEventsMax} events)`);
+    if (events.length >= historyEventsMax)
+      throw new RangeError(`history full (${historyEventsMax} events)`);
     events.push(e);
     stream?.write(`${JSON.stringify(e)}\n`);
   };
@@ -38,12 +49,25 @@ export function createRecorder(clock: RunClock, jsonlPath?: string): HistoryReco
     },
     complete(opId: number, outcome: OpOutcome, node: NodeId | null): void {
       const inv = open.get(opId);
-      if (inv === undefined) throw new Error(`history: complete of unknown or completed op ${opId}`);
+      if (inv === undefined)
+        throw new Error(`history: complete of unknown or completed op ${opId}`);
       open.delete(opId);
-      push({ type: 'complete', opId, process: inv.process, node, kind: inv.kind, timeMs: clock.now(), outcome });
+      push({
+        type: 'complete',
+        opId,
+        process: inv.process,
+        node,
+        kind: inv.kind,
+        timeMs: clock.now(),
+        outcome,
+      });
     },
     events: () => [...events],
     ops: (): HistoryOp[] => pairEvents(events),
-    close: () => new Promise<void>((resolve) => { if (stream === null) resolve(); else stream.end(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (stream === null) resolve();
+        else stream.end(() => resolve());
+      }),
   };
 }

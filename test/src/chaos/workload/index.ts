@@ -6,7 +6,11 @@ import type { HistoryFactory, WorkloadFactory } from '../types.js';
 import { createTenureWorkload } from './tenure-workload.js';
 import { createRecorder } from './history.js';
 
-export { createTenureWorkload, defaultWorkloadOptions, type TenureWorkloadOptions } from './tenure-workload.js';
+export {
+  createTenureWorkload,
+  defaultWorkloadOptions,
+  type TenureWorkloadOptions,
+} from './tenure-workload.js';
 export { createRecorder, type HistoryRecorder } from './history.js';
 export { Requester, type RequestSpec, type RequestResult } from './request.js';
 

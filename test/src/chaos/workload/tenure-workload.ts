@@ -21,8 +21,20 @@
  */
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
-import type { ClusterHandle, HistorySink, JsonObject, OpOutcome, Random, Workload, WorkloadOptions } from '../types.js';
-import { startFencedStore, FENCED_STORE_LOG, type FencedStoreServer } from '../fenced-store/server.js';
+import type {
+  ClusterHandle,
+  HistorySink,
+  JsonObject,
+  OpOutcome,
+  Random,
+  Workload,
+  WorkloadOptions,
+} from '../types.js';
+import {
+  startFencedStore,
+  FENCED_STORE_LOG,
+  type FencedStoreServer,
+} from '../fenced-store/server.js';
 import { httpJson } from '../util/http.js';
 import { bodyOf, isDefinite, Requester, type RequestResult, type RequestSpec } from './request.js';
 import { recordingFetch } from './recording-fetch.js';
@@ -59,19 +71,43 @@ export interface TenureWorkloadOptions {
 /** Defaults (TTL from the runner, FAILURE-SCENARIOS default 3 s). */
 export function defaultWorkloadOptions(ttlMs = 3_000): TenureWorkloadOptions {
   return {
-    leaseWorkers: 4, electionWorkers: 3, counterWorkers: 2, readers: 2, libraryWorkers: 1, leaseNames: 3, electionGroups: 1,
-    ttlMs, requestTimeoutMs: 2_000, retryWindowMs: 8_000, attemptsMax: 6, maxDriftRatio: 0.01, safetyMarginMs: 150,
-    abandonProbability: 0.15, waitProbability: 0.4, thinkMs: [10, 120], staleReads: process.env['TENURE_CHAOS_STALE_READS'] === '1',
+    leaseWorkers: 4,
+    electionWorkers: 3,
+    counterWorkers: 2,
+    readers: 2,
+    libraryWorkers: 1,
+    leaseNames: 3,
+    electionGroups: 1,
+    ttlMs,
+    requestTimeoutMs: 2_000,
+    retryWindowMs: 8_000,
+    attemptsMax: 6,
+    maxDriftRatio: 0.01,
+    safetyMarginMs: 150,
+    abandonProbability: 0.15,
+    waitProbability: 0.4,
+    thinkMs: [10, 120],
+    staleReads: process.env['TENURE_CHAOS_STALE_READS'] === '1',
     finalPhaseMs: 20_000,
   };
 }
 
-const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((resolve) => {
-  if (signal.aborted) { resolve(); return; }
-  const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
-  const onAbort = (): void => { clearTimeout(t); resolve(); };
-  signal.addEventListener('abort', onAbort, { once: true });
-});
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      resolve();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 
 const enc = encodeURIComponent;
 
@@ -94,8 +130,14 @@ interface Ctx {
 }
 
 /** Makes the workload (types.ts `Workload`). */
-export function createTenureWorkload(options: WorkloadOptions & { readonly workload?: Partial<TenureWorkloadOptions> }): Workload {
-  const o: TenureWorkloadOptions = { ...defaultWorkloadOptions(options.ttlMs), ...(options.processCount !== undefined ? { leaseWorkers: options.processCount } : {}), ...(options.workload ?? {}) };
+export function createTenureWorkload(
+  options: WorkloadOptions & { readonly workload?: Partial<TenureWorkloadOptions> },
+): Workload {
+  const o: TenureWorkloadOptions = {
+    ...defaultWorkloadOptions(options.ttlMs),
+    ...(options.processCount !== undefined ? { leaseWorkers: options.processCount } : {}),
+    ...(options.workload ?? {}),
+  };
   const controller = new AbortController();
   setMaxListeners(1_000, controller.signal); // one sleep listener per client
   const loops: Promise<void>[] = [];
@@ -106,26 +148,65 @@ export function createTenureWorkload(options: WorkloadOptions & { readonly workl
     name: o.staleReads ? 'tenure-mixed-stale-reads' : 'tenure-mixed',
     async start(cluster, history, signal) {
       signal.addEventListener('abort', () => controller.abort(), { once: true });
-      const fs = await startFencedStore({ now: () => cluster.clock.now(), logPath: join(options.runDir, FENCED_STORE_LOG) });
+      const fs = await startFencedStore({
+        now: () => cluster.clock.now(),
+        logPath: join(options.runDir, FENCED_STORE_LOG),
+      });
       const prefix = `w${(options.seed >>> 0).toString(36)}${random.int(0, 0xfffff).toString(36)}`;
       ctx = {
-        cluster, history, o, signal: controller.signal, fs,
+        cluster,
+        history,
+        o,
+        signal: controller.signal,
+        fs,
         leases: Array.from({ length: o.leaseNames }, (_, i) => `${prefix}-L${i}`),
         groups: Array.from({ length: o.electionGroups }, (_, i) => `${prefix}-G${i}`),
         counterKey: `${prefix}-counter`,
         plainKeys: [`${prefix}-k0`, `${prefix}-k1`],
-        unresolved: [], log: options.log,
-        finalReq: new Requester(cluster, history, random.fork('final'), 'final', { requestTimeoutMs: o.requestTimeoutMs, retryWindowMs: o.retryWindowMs, attemptsMax: o.attemptsMax }, null),
+        unresolved: [],
+        log: options.log,
+        finalReq: new Requester(
+          cluster,
+          history,
+          random.fork('final'),
+          'final',
+          {
+            requestTimeoutMs: o.requestTimeoutMs,
+            retryWindowMs: o.retryWindowMs,
+            attemptsMax: o.attemptsMax,
+          },
+          null,
+        ),
       };
       const c = ctx;
-      const addr = (i: number): string | null => cluster.clientAddresses[i % cluster.clientAddresses.length]?.localAddress ?? null;
+      const addr = (i: number): string | null =>
+        cluster.clientAddresses[i % cluster.clientAddresses.length]?.localAddress ?? null;
       let n = 0;
-      const spawn = (role: string, count: number, body: (c: Ctx, req: Requester, r: Random, proc: string) => Promise<void>): void => {
+      const spawn = (
+        role: string,
+        count: number,
+        body: (c: Ctx, req: Requester, r: Random, proc: string) => Promise<void>,
+      ): void => {
         for (let i = 0; i < count; i++) {
           const proc = `${role}${i}`;
           const r = random.fork(proc);
-          const req = new Requester(cluster, history, r, proc, { requestTimeoutMs: o.requestTimeoutMs, retryWindowMs: o.retryWindowMs, attemptsMax: o.attemptsMax }, addr(n++));
-          loops.push(body(c, req, r, proc).catch((err: unknown) => options.log(`workload ${proc} crashed: ${String(err)}`)));
+          const req = new Requester(
+            cluster,
+            history,
+            r,
+            proc,
+            {
+              requestTimeoutMs: o.requestTimeoutMs,
+              retryWindowMs: o.retryWindowMs,
+              attemptsMax: o.attemptsMax,
+            },
+            addr(n++),
+          );
+          loops.push(
+            body(c, req, r, proc).catch((err: unknown) =>
+              options.log(`workload ${proc} crashed: ${String(err)}`),
+            ),
+          );
         }
       };
       spawn('lease', o.leaseWorkers, leaseWorker);
@@ -133,14 +214,18 @@ export function createTenureWorkload(options: WorkloadOptions & { readonly workl
       spawn('count', o.counterWorkers, counterWorker);
       spawn('read', o.readers, readerWorker);
       spawn('lib', o.libraryWorkers, libraryWorker);
-      options.log(`workload ${prefix}: ${loops.length} clients, fenced store ${fs.url}${o.staleReads ? ', STALE reads' : ''}`);
+      options.log(
+        `workload ${prefix}: ${loops.length} clients, fenced store ${fs.url}${o.staleReads ? ', STALE reads' : ''}`,
+      );
     },
     stop() {
       stopped ??= (async () => {
         controller.abort();
         await Promise.all(loops);
         if (ctx !== null) {
-          await finalPhase(ctx).catch((err: unknown) => options.log(`workload final phase failed: ${String(err)}`));
+          await finalPhase(ctx).catch((err: unknown) =>
+            options.log(`workload final phase failed: ${String(err)}`),
+          );
           await ctx.fs.close();
         }
       })();
@@ -153,7 +238,8 @@ export function createTenureWorkload(options: WorkloadOptions & { readonly workl
 async function mutate(c: Ctx, req: Requester, spec: RequestSpec): Promise<RequestResult> {
   const firstSentMs = c.cluster.clock.now();
   const res = await req.send(spec, { signal: c.signal });
-  if (!isDefinite(res.outcome) && res.idempotencyKey !== null) c.unresolved.push({ req, spec, key: res.idempotencyKey, firstSentMs });
+  if (!isDefinite(res.outcome) && res.idempotencyKey !== null)
+    c.unresolved.push({ req, spec, key: res.idempotencyKey, firstSentMs });
   return res;
 }
 
@@ -167,17 +253,47 @@ function beliefUntil(c: Ctx, sendMs: number, ttlMs: number): number {
 }
 
 /** A fenced-store write, recorded as `fs.write` (ok = accepted, fail stale_token = rejected). */
-async function fsWrite(c: Ctx, proc: string, resource: string, fencingToken: number, writer: string, payload: JsonObject, beliefUntilMs: number | null, believes?: () => boolean): Promise<OpOutcome> {
-  const args: JsonObject = { resource, fencingToken, writer, payload, ...(beliefUntilMs === null ? {} : { beliefUntilMs }) };
+async function fsWrite(
+  c: Ctx,
+  proc: string,
+  resource: string,
+  fencingToken: number,
+  writer: string,
+  payload: JsonObject,
+  beliefUntilMs: number | null,
+  believes?: () => boolean,
+): Promise<OpOutcome> {
+  const args: JsonObject = {
+    resource,
+    fencingToken,
+    writer,
+    payload,
+    ...(beliefUntilMs === null ? {} : { beliefUntilMs }),
+  };
   const opId = c.history.invoke(proc, 'fs.write', args, null);
   let outcome: OpOutcome;
   try {
-    const reply = await httpJson('POST', `${c.fs.url}/write`, { resource, fencingToken, writer, payload }, { timeoutMs: 2_000 });
+    const reply = await httpJson(
+      'POST',
+      `${c.fs.url}/write`,
+      { resource, fencingToken, writer, payload },
+      { timeoutMs: 2_000 },
+    );
     const json = (reply.json ?? null) as JsonObject | null;
     // `believedAfter`: the client library still called the grant held once the store answered.
-    const value: JsonObject = { ...(json ?? {}), ...(believes === undefined ? {} : { believedAfter: believes() }) };
-    outcome = reply.status === 200 ? { status: 'ok', httpStatus: 200, value }
-      : { status: 'fail', httpStatus: reply.status, code: reply.status === 409 ? 'stale_token' : `http_${reply.status}`, value };
+    const value: JsonObject = {
+      ...(json ?? {}),
+      ...(believes === undefined ? {} : { believedAfter: believes() }),
+    };
+    outcome =
+      reply.status === 200
+        ? { status: 'ok', httpStatus: 200, value }
+        : {
+            status: 'fail',
+            httpStatus: reply.status,
+            code: reply.status === 409 ? 'stale_token' : `http_${reply.status}`,
+            value,
+          };
   } catch (err) {
     outcome = { status: 'unknown', reason: String(err) };
   }
@@ -186,7 +302,13 @@ async function fsWrite(c: Ctx, proc: string, resource: string, fencingToken: num
 }
 
 function leaseGet(name: string, stale: boolean, extra: JsonObject = {}): RequestSpec {
-  return { kind: 'lease.get', method: 'GET', path: `/v1/leases/${enc(name)}`, ...(stale ? { query: 'consistency=stale' } : {}), argsExtra: { name, ...(stale ? { consistency: 'stale' } : {}), ...extra } };
+  return {
+    kind: 'lease.get',
+    method: 'GET',
+    path: `/v1/leases/${enc(name)}`,
+    ...(stale ? { query: 'consistency=stale' } : {}),
+    argsExtra: { name, ...(stale ? { consistency: 'stale' } : {}), ...extra },
+  };
 }
 
 async function leaseWorker(c: Ctx, req: Requester, r: Random, proc: string): Promise<void> {
@@ -195,32 +317,68 @@ async function leaseWorker(c: Ctx, req: Requester, r: Random, proc: string): Pro
     const name = r.pick(c.leases);
     const holder = `${proc}.${++incarnation}`;
     const waitMs = r.next() < c.o.waitProbability ? r.int(100, 2 * c.o.ttlMs) : 0;
-    const acq = await mutate(c, req, { kind: 'lease.acquire', method: 'POST', path: `/v1/leases/${enc(name)}/acquire`, body: { holder, ttlMs: c.o.ttlMs, ...(waitMs > 0 ? { waitMs } : {}) }, argsExtra: { name }, waitMs });
+    const acq = await mutate(c, req, {
+      kind: 'lease.acquire',
+      method: 'POST',
+      path: `/v1/leases/${enc(name)}/acquire`,
+      body: { holder, ttlMs: c.o.ttlMs, ...(waitMs > 0 ? { waitMs } : {}) },
+      argsExtra: { name },
+      waitMs,
+    });
     const v = bodyOf(acq.outcome);
     const token = typeof v?.['fencingToken'] === 'number' ? v['fencingToken'] : null;
-    if (token === null) { await think(c, r); continue; }
+    if (token === null) {
+      await think(c, r);
+      continue;
+    }
     const ttlMs = typeof v?.['ttlMs'] === 'number' ? v['ttlMs'] : c.o.ttlMs;
     let until = beliefUntil(c, acq.firstSendMs, ttlMs);
     const steps = r.int(1, 5);
     let held = true;
     for (let s = 0; s < steps && held && !c.signal.aborted; s++) {
-      if (c.cluster.clock.now() < until) await fsWrite(c, proc, `lease:${name}`, token, holder, { step: s }, until);
+      if (c.cluster.clock.now() < until)
+        await fsWrite(c, proc, `lease:${name}`, token, holder, { step: s }, until);
       if (c.cluster.clock.now() < until && r.next() < 0.5) {
-        await mutate(c, req, { kind: 'kv.put', method: 'PUT', path: `/v1/kv/${enc(`${name}-data`)}`, body: { value: { holder, step: s }, fence: { lease: name, fencingToken: token } }, argsExtra: { key: `${name}-data` } });
+        await mutate(c, req, {
+          kind: 'kv.put',
+          method: 'PUT',
+          path: `/v1/kv/${enc(`${name}-data`)}`,
+          body: { value: { holder, step: s }, fence: { lease: name, fencingToken: token } },
+          argsExtra: { key: `${name}-data` },
+        });
       }
       await think(c, r);
-      const ren = await mutate(c, req, { kind: 'lease.renew', method: 'POST', path: `/v1/leases/${enc(name)}/renew`, body: { holder, fencingToken: token }, argsExtra: { name } });
+      const ren = await mutate(c, req, {
+        kind: 'lease.renew',
+        method: 'POST',
+        path: `/v1/leases/${enc(name)}/renew`,
+        body: { holder, fencingToken: token },
+        argsExtra: { name },
+      });
       const rv = bodyOf(ren.outcome);
-      if (rv !== null) until = beliefUntil(c, ren.firstSendMs, typeof rv['ttlMs'] === 'number' ? rv['ttlMs'] : ttlMs);
+      if (rv !== null)
+        until = beliefUntil(
+          c,
+          ren.firstSendMs,
+          typeof rv['ttlMs'] === 'number' ? rv['ttlMs'] : ttlMs,
+        );
       else if (isDefinite(ren.outcome)) held = false;
     }
     if (c.signal.aborted) break;
     if (held && r.next() < c.o.abandonProbability) {
       await pollUntilFree(c, req, name, token);
-      if (r.next() < 0.5) await fsWrite(c, proc, `lease:${name}`, token, holder, { zombie: true }, null);
+      if (r.next() < 0.5)
+        await fsWrite(c, proc, `lease:${name}`, token, holder, { zombie: true }, null);
       continue;
     }
-    if (held) await mutate(c, req, { kind: 'lease.release', method: 'POST', path: `/v1/leases/${enc(name)}/release`, body: { holder, fencingToken: token }, argsExtra: { name } });
+    if (held)
+      await mutate(c, req, {
+        kind: 'lease.release',
+        method: 'POST',
+        path: `/v1/leases/${enc(name)}/release`,
+        body: { holder, fencingToken: token },
+        argsExtra: { name },
+      });
     await think(c, r);
   }
 }
@@ -231,7 +389,11 @@ async function pollUntilFree(c: Ctx, req: Requester, name: string, token: number
   while (!c.signal.aborted && c.cluster.clock.now() < deadline) {
     const g = await req.send(leaseGet(name, false, { probe: true }));
     const v = bodyOf(g.outcome);
-    if ((g.outcome.status === 'fail' && g.outcome.code === 'not_found') || (v !== null && v['fencingToken'] !== token)) return;
+    if (
+      (g.outcome.status === 'fail' && g.outcome.code === 'not_found') ||
+      (v !== null && v['fencingToken'] !== token)
+    )
+      return;
     await sleep(100, c.signal);
   }
 }
@@ -242,9 +404,18 @@ async function electionWorker(c: Ctx, req: Requester, r: Random, proc: string): 
     const group = r.pick(c.groups);
     const candidate = `${proc}.${++incarnation}`;
     const ttlMs = c.o.ttlMs;
-    const camp = await mutate(c, req, { kind: 'election.campaign', method: 'POST', path: `/v1/elections/${enc(group)}/campaign`, body: { candidate, ttlMs, value: candidate }, argsExtra: { group } });
+    const camp = await mutate(c, req, {
+      kind: 'election.campaign',
+      method: 'POST',
+      path: `/v1/elections/${enc(group)}/campaign`,
+      body: { candidate, ttlMs, value: candidate },
+      argsExtra: { group },
+    });
     let v = bodyOf(camp.outcome);
-    if (v === null) { await think(c, r); continue; }
+    if (v === null) {
+      await think(c, r);
+      continue;
+    }
     let until = beliefUntil(c, camp.firstSendMs, ttlMs);
     let alive = true;
     const rounds = r.int(2, 8);
@@ -253,18 +424,45 @@ async function electionWorker(c: Ctx, req: Requester, r: Random, proc: string): 
       const token = typeof v?.['fencingToken'] === 'number' ? v['fencingToken'] : null;
       if (elected && token !== null && c.cluster.clock.now() < until) {
         await fsWrite(c, proc, `election:${group}`, token, candidate, { round: i }, until);
-        if (r.next() < 0.4) await mutate(c, req, { kind: 'election.proclaim', method: 'POST', path: `/v1/elections/${enc(group)}/proclaim`, body: { candidate, fencingToken: token, value: `${candidate}/${i}` }, argsExtra: { group } });
+        if (r.next() < 0.4)
+          await mutate(c, req, {
+            kind: 'election.proclaim',
+            method: 'POST',
+            path: `/v1/elections/${enc(group)}/proclaim`,
+            body: { candidate, fencingToken: token, value: `${candidate}/${i}` },
+            argsExtra: { group },
+          });
       } else if (r.next() < 0.5) {
-        await req.send({ kind: 'election.get', method: 'GET', path: `/v1/elections/${enc(group)}`, argsExtra: { group } });
+        await req.send({
+          kind: 'election.get',
+          method: 'GET',
+          path: `/v1/elections/${enc(group)}`,
+          argsExtra: { group },
+        });
       }
       await sleep(r.int(50, Math.max(60, Math.floor(ttlMs / 4))), c.signal);
-      const ren = await mutate(c, req, { kind: 'election.renew', method: 'POST', path: `/v1/elections/${enc(group)}/renew`, body: { candidate }, argsExtra: { group } });
+      const ren = await mutate(c, req, {
+        kind: 'election.renew',
+        method: 'POST',
+        path: `/v1/elections/${enc(group)}/renew`,
+        body: { candidate },
+        argsExtra: { group },
+      });
       const rv = bodyOf(ren.outcome);
-      if (rv !== null) { v = rv; until = beliefUntil(c, ren.firstSendMs, ttlMs); } else if (isDefinite(ren.outcome)) alive = false;
+      if (rv !== null) {
+        v = rv;
+        until = beliefUntil(c, ren.firstSendMs, ttlMs);
+      } else if (isDefinite(ren.outcome)) alive = false;
     }
     if (c.signal.aborted) break;
     if (alive && r.next() >= c.o.abandonProbability) {
-      await mutate(c, req, { kind: 'election.resign', method: 'POST', path: `/v1/elections/${enc(group)}/resign`, body: { candidate }, argsExtra: { group } });
+      await mutate(c, req, {
+        kind: 'election.resign',
+        method: 'POST',
+        path: `/v1/elections/${enc(group)}/resign`,
+        body: { candidate },
+        argsExtra: { group },
+      });
     }
     await think(c, r);
   }
@@ -274,18 +472,42 @@ async function counterWorker(c: Ctx, req: Requester, r: Random, _proc: string): 
   while (!c.signal.aborted) {
     if (r.next() < 0.3) {
       const key = r.pick(c.plainKeys);
-      await mutate(c, req, { kind: 'kv.put', method: 'PUT', path: `/v1/kv/${enc(key)}`, body: { value: r.int(0, 1_000_000) }, argsExtra: { key } });
+      await mutate(c, req, {
+        kind: 'kv.put',
+        method: 'PUT',
+        path: `/v1/kv/${enc(key)}`,
+        body: { value: r.int(0, 1_000_000) },
+        argsExtra: { key },
+      });
       await think(c, r);
       continue;
     }
-    const g = await req.send({ kind: 'kv.get', method: 'GET', path: `/v1/kv/${enc(c.counterKey)}`, argsExtra: { key: c.counterKey } });
+    const g = await req.send({
+      kind: 'kv.get',
+      method: 'GET',
+      path: `/v1/kv/${enc(c.counterKey)}`,
+      argsExtra: { key: c.counterKey },
+    });
     let current: number;
     let revision: number;
     const gv = bodyOf(g.outcome);
-    if (gv !== null && typeof gv['value'] === 'number' && typeof gv['revision'] === 'number') { current = gv['value']; revision = gv['revision']; }
-    else if (g.outcome.status === 'fail' && g.outcome.code === 'not_found') { current = 0; revision = 0; }
-    else { await think(c, r); continue; }
-    await mutate(c, req, { kind: 'kv.put', method: 'PUT', path: `/v1/kv/${enc(c.counterKey)}`, body: { value: current + 1, ifRevision: revision }, argsExtra: { key: c.counterKey, counter: true } });
+    if (gv !== null && typeof gv['value'] === 'number' && typeof gv['revision'] === 'number') {
+      current = gv['value'];
+      revision = gv['revision'];
+    } else if (g.outcome.status === 'fail' && g.outcome.code === 'not_found') {
+      current = 0;
+      revision = 0;
+    } else {
+      await think(c, r);
+      continue;
+    }
+    await mutate(c, req, {
+      kind: 'kv.put',
+      method: 'PUT',
+      path: `/v1/kv/${enc(c.counterKey)}`,
+      body: { value: current + 1, ifRevision: revision },
+      argsExtra: { key: c.counterKey, counter: true },
+    });
     await think(c, r);
   }
 }
@@ -297,9 +519,35 @@ async function readerWorker(c: Ctx, req: Requester, r: Random, _proc: string): P
   while (!c.signal.aborted) {
     const pick = r.int(0, 9);
     if (pick < 4) await req.send(leaseGet(r.pick(c.leases), stale));
-    else if (pick < 6) { const group = r.pick(c.groups); await req.send({ kind: 'election.get', method: 'GET', path: `/v1/elections/${enc(group)}`, ...q, argsExtra: { group, ...sq } }); }
-    else if (pick < 8) { const key = r.pick([c.counterKey, ...c.plainKeys, ...c.leases.map((l) => `${l}-data`)]); await req.send({ kind: 'kv.get', method: 'GET', path: `/v1/kv/${enc(key)}`, ...q, argsExtra: { key, ...sq } }); }
-    else { const lease = r.pick(c.leases); const fencingToken = r.int(1, 50); await req.send({ kind: 'fence.check', method: 'POST', path: '/v1/fence/check', body: { lease, fencingToken }, argsExtra: {} }); }
+    else if (pick < 6) {
+      const group = r.pick(c.groups);
+      await req.send({
+        kind: 'election.get',
+        method: 'GET',
+        path: `/v1/elections/${enc(group)}`,
+        ...q,
+        argsExtra: { group, ...sq },
+      });
+    } else if (pick < 8) {
+      const key = r.pick([c.counterKey, ...c.plainKeys, ...c.leases.map((l) => `${l}-data`)]);
+      await req.send({
+        kind: 'kv.get',
+        method: 'GET',
+        path: `/v1/kv/${enc(key)}`,
+        ...q,
+        argsExtra: { key, ...sq },
+      });
+    } else {
+      const lease = r.pick(c.leases);
+      const fencingToken = r.int(1, 50);
+      await req.send({
+        kind: 'fence.check',
+        method: 'POST',
+        path: '/v1/fence/check',
+        body: { lease, fencingToken },
+        argsExtra: {},
+      });
+    }
     await think(c, r);
   }
 }
@@ -312,10 +560,19 @@ async function readerWorker(c: Ctx, req: Requester, r: Random, _proc: string): P
  */
 async function libraryWorker(c: Ctx, _req: Requester, r: Random, proc: string): Promise<void> {
   let mod: typeof import('@tenure/client');
-  try { mod = await import('@tenure/client'); } catch (err) { c.log(`workload ${proc}: client library unavailable (${String(err)}); skipped`); return; }
+  try {
+    mod = await import('@tenure/client');
+  } catch (err) {
+    c.log(`workload ${proc}: client library unavailable (${String(err)}); skipped`);
+    return;
+  }
   const client = new mod.TenureClient({
-    endpoints: c.cluster.endpoints().map((e) => e.httpUrl), fetch: recordingFetch(c.history, c.cluster, proc), clientId: proc,
-    requestTimeoutMs: c.o.requestTimeoutMs, maxDriftRatio: c.o.maxDriftRatio, safetyMarginMs: c.o.safetyMarginMs,
+    endpoints: c.cluster.endpoints().map((e) => e.httpUrl),
+    fetch: recordingFetch(c.history, c.cluster, proc),
+    clientId: proc,
+    requestTimeoutMs: c.o.requestTimeoutMs,
+    maxDriftRatio: c.o.maxDriftRatio,
+    safetyMarginMs: c.o.safetyMarginMs,
   });
   let n = 0;
   while (!c.signal.aborted) {
@@ -323,13 +580,37 @@ async function libraryWorker(c: Ctx, _req: Requester, r: Random, proc: string): 
     const holder = `${proc}.${++n}`;
     const waitMs = r.next() < c.o.waitProbability ? r.int(100, 2 * c.o.ttlMs) : 0;
     let lease: Awaited<ReturnType<typeof client.acquire>>;
-    try { lease = await client.acquire(name, { ttlMs: c.o.ttlMs, holder, ...(waitMs > 0 ? { waitMs } : {}) }); } catch { await think(c, r); continue; }
+    try {
+      lease = await client.acquire(name, {
+        ttlMs: c.o.ttlMs,
+        holder,
+        ...(waitMs > 0 ? { waitMs } : {}),
+      });
+    } catch {
+      await think(c, r);
+      continue;
+    }
     try {
       const steps = r.int(1, 6);
       for (let s = 0; s < steps && !lease.signal.aborted && !c.signal.aborted; s++) {
-        await fsWrite(c, proc, `lease:${name}`, lease.fencingToken, holder, { step: s }, null, () => !lease.signal.aborted);
+        await fsWrite(
+          c,
+          proc,
+          `lease:${name}`,
+          lease.fencingToken,
+          holder,
+          { step: s },
+          null,
+          () => !lease.signal.aborted,
+        );
         if (r.next() < 0.4 && !lease.signal.aborted) {
-          await client.kv.put(`${name}-data`, { holder, step: s }, { fence: { lease: name, fencingToken: lease.fencingToken } }).catch(() => undefined);
+          await client.kv
+            .put(
+              `${name}-data`,
+              { holder, step: s },
+              { fence: { lease: name, fencingToken: lease.fencingToken } },
+            )
+            .catch(() => undefined);
         }
         await sleep(r.int(50, Math.max(60, Math.floor(c.o.ttlMs / 2))), c.signal);
       }
@@ -348,18 +629,34 @@ async function finalPhase(c: Ctx): Promise<void> {
     if (c.cluster.clock.now() > endBy) break;
     // A repeat past the server's idempotency window could be applied afresh: leave it unknown.
     if (c.cluster.clock.now() - u.firstSentMs > IDEMPOTENCY_WINDOW_MS * 0.9) continue;
-    const res = await u.req.send(u.spec, { key: u.key, signal: AbortSignal.timeout(Math.max(1, Math.ceil(endBy - c.cluster.clock.now()))) }); // needs an integer
+    const res = await u.req.send(u.spec, {
+      key: u.key,
+      signal: AbortSignal.timeout(Math.max(1, Math.ceil(endBy - c.cluster.clock.now()))),
+    }); // needs an integer
     if (isDefinite(res.outcome)) resolved++;
   }
   // Final linearizable reads (the durability checker's final state), through any node that answers.
   const keys = [c.counterKey, ...c.plainKeys, ...c.leases.map((l) => `${l}-data`)];
   for (const key of keys) {
     if (c.cluster.clock.now() > endBy) break;
-    await c.finalReq.send({ kind: 'kv.get', method: 'GET', path: `/v1/kv/${enc(key)}`, argsExtra: { key, final: true } });
+    await c.finalReq.send({
+      kind: 'kv.get',
+      method: 'GET',
+      path: `/v1/kv/${enc(key)}`,
+      argsExtra: { key, final: true },
+    });
   }
-  for (const name of c.leases) if (c.cluster.clock.now() <= endBy) await c.finalReq.send(leaseGet(name, false, { final: true }));
+  for (const name of c.leases)
+    if (c.cluster.clock.now() <= endBy)
+      await c.finalReq.send(leaseGet(name, false, { final: true }));
   for (const group of c.groups) {
-    if (c.cluster.clock.now() <= endBy) await c.finalReq.send({ kind: 'election.get', method: 'GET', path: `/v1/elections/${enc(group)}`, argsExtra: { group, final: true } });
+    if (c.cluster.clock.now() <= endBy)
+      await c.finalReq.send({
+        kind: 'election.get',
+        method: 'GET',
+        path: `/v1/elections/${enc(group)}`,
+        argsExtra: { group, final: true },
+      });
   }
   c.log(`workload final phase: resolved ${resolved}/${c.unresolved.length} unknown requests`);
 }
