@@ -1,8 +1,12 @@
-# Tenure server image: one node per container, configured by TENURE_* environment variables
-# (packages/server/src/config.ts), data in /data, HTTP on 7001 and Raft on 7100 inside the container.
-# Build: docker build -t tenure .      Run three nodes: docker compose up -d
+# Tenure server image: one node per container, configured by TENURE_* environment variables (see
+# docs/configuration.md), data in /data, HTTP on 7001 and Raft on 7100 inside the container.
+#   docker build -t tenure:local .                                  (with a registry)
+#   docker build --build-arg BASE_IMAGE=tenure-base:local --network host -t tenure:local .
+#                                   (no registry: scripts/container-engine.sh builds that base)
+# The image carries the server's compiled code and production dependencies only.
+ARG BASE_IMAGE=node:20-slim
 
-FROM node:20-slim AS build
+FROM ${BASE_IMAGE} AS build
 WORKDIR /app
 # Manifests first so `npm ci` is cached while only sources change.
 COPY package.json package-lock.json ./
@@ -11,26 +15,35 @@ COPY packages/coord-state/package.json packages/coord-state/
 COPY packages/server/package.json packages/server/
 COPY packages/client/package.json packages/client/
 COPY test/package.json test/
-RUN npm ci --no-audit --no-fund
-COPY tsconfig.base.json tsconfig.json ./
-COPY packages packages
+COPY tools/testkit/package.json tools/testkit/
+COPY tools/chaos/package.json tools/chaos/
+RUN npm ci --no-audit --no-fund --ignore-scripts=false
+COPY tsconfig.base.json ./
+COPY packages/raft packages/raft
+COPY packages/coord-state packages/coord-state
+COPY packages/server packages/server
 RUN npx tsc -b packages/server \
- && npm prune --omit=dev --no-audit --no-fund
+ && npm prune --omit=dev --no-audit --no-fund \
+ && mkdir -p /out/packages \
+ && for p in raft coord-state server; do \
+      mkdir -p /out/packages/$p && cp -r packages/$p/package.json packages/$p/dist /out/packages/$p/; \
+    done \
+ && cp -r node_modules package.json /out/ \
+ && find /out/node_modules/@tenure -maxdepth 1 -type l \
+      ! -name raft ! -name coord-state ! -name server -delete
 
-FROM node:20-slim
+FROM ${BASE_IMAGE}
 ENV NODE_ENV=production \
     TENURE_DATA_DIR=/data \
     TENURE_HTTP=0.0.0.0:7001 \
     TENURE_RAFT=0.0.0.0:7100
 WORKDIR /app
-COPY --from=build /app/package.json ./
-COPY --from=build /app/node_modules node_modules
-COPY --from=build /app/packages packages
+COPY --from=build /out/ ./
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 7001 7100
-# /readyz: knows a leader and has applied what it last heard committed (SPEC §3).
+# /readyz: knows a leader and has applied what it last heard was committed.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "const p=(process.env.TENURE_HTTP||'0.0.0.0:7001').split(':').pop();fetch('http://127.0.0.1:'+p+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "packages/server/dist/main.js"]
