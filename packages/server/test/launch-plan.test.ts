@@ -1,4 +1,6 @@
 // Proves the launcher's plan: Raft ports follow HTTP ports unless set, overlapping ranges are found before anything starts, env errors name the env var, the restart command carries the layout, and only a node with our id and cluster id counts as ours.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { launchPlan, restartCommand } from '../src/cluster/launch-plan.js';
 import { layoutProblems } from '../src/cluster/port-check.js';
@@ -66,4 +68,14 @@ t.test('a node is ours only with our node id and cluster id', async (t) => {
   t.notOk(isOwnNode({ status: 'ok', id: 'n2', clusterId: 'local-abc' }, me), 'other node');
   t.notOk(isOwnNode({ status: 'ok', id: 'n1' }, me), 'no cluster id');
   t.notOk(isOwnNode('ok', me));
+});
+
+t.test('the launcher has --help and --version', async (t) => {
+  const launcher = fileURLToPath(new URL('../dist/cluster/launcher.js', import.meta.url));
+  const help = spawnSync(process.execPath, [launcher, '--help'], { encoding: 'utf8' });
+  t.equal(help.status, 0);
+  t.match(help.stdout, /--raft-port <port>\s+Raft port of n1/);
+  t.match(help.stdout, 'TENURE_LAUNCH_RAFT_PORT');
+  const version = spawnSync(process.execPath, [launcher, '--version'], { encoding: 'utf8' });
+  t.match(version.stdout, /^\d+\.\d+\.\d+/);
 });

@@ -19,6 +19,7 @@ import { CommanderError } from 'commander';
 import { ConfigError } from '../config/config-error.js';
 import { CLUSTER_STOP_SIGNAL } from '../stop-signals.js';
 import { localClusterId } from './cluster-id.js';
+import type { LocalNodeSpec } from './local-nodes.js';
 import { launchPlan, nodeArgs, restartCommand, type LaunchPlan } from './launch-plan.js';
 import { layoutProblems, takenPorts } from './port-check.js';
 import { waitUntilUp } from './wait-up.js';
@@ -71,63 +72,75 @@ function printUp(p: LaunchPlan, clusterId: string, leader: string): void {
   log('Stop the cluster: Ctrl-C (or SIGTERM)');
 }
 
-async function main(): Promise<void> {
-  const p = planOrExit(process.argv.slice(2));
-  await checkPortsOrExit(p);
-  const clusterId = localClusterId(p.dataDir);
+/** The node processes of this launch and whether a stop was asked for. */
+interface Running {
+  readonly children: Map<string, ChildProcess>;
+  stopping: boolean;
+}
+
+/** Start node `n` in its own process group (Ctrl-C reaches only the launcher, which stops it). */
+function startNode(p: LaunchPlan, n: LocalNodeSpec, clusterId: string, r: Running): void {
   const mainJs = join(dirname(fileURLToPath(import.meta.url)), '..', 'main.js');
-  const children = new Map<string, ChildProcess>();
-  let stopping = false;
+  mkdirSync(n.dataDir, { recursive: true });
+  const args = [mainJs, ...nodeArgs(p, n, clusterId), ...p.extra];
+  const child = spawn(process.execPath, args, { stdio: 'inherit', detached: true });
+  r.children.set(n.id, child);
+  log(
+    `started ${n.id} (pid ${child.pid}) http ${n.httpAddress} raft ${n.raftAddress} data ${n.dataDir}`,
+  );
+  child.on('exit', (code, signal) => {
+    r.children.delete(n.id);
+    if (!r.stopping) {
+      log(
+        `${n.id} exited (${signal ?? `code ${code}`}); the other nodes keep running. Restart it with: ${restartCommand(n.id, p)}`,
+      );
+    }
+    if (r.children.size === 0) {
+      log(r.stopping ? 'all nodes stopped' : 'no node is running; exiting');
+      process.exit(r.stopping ? 0 : 1);
+    }
+  });
+}
 
-  log(`pid ${process.pid}; cluster id ${clusterId}; data ${p.dataDir}`);
-  for (const n of p.selected) {
-    mkdirSync(n.dataDir, { recursive: true });
-    // Own process group: Ctrl-C reaches only the launcher, which then stops each node once.
-    const args = [...nodeArgs(p, n, clusterId), ...p.extra];
-    const child = spawn(process.execPath, [mainJs, ...args], { stdio: 'inherit', detached: true });
-    children.set(n.id, child);
-    log(
-      `started ${n.id} (pid ${child.pid}) http ${n.httpAddress} raft ${n.raftAddress} data ${n.dataDir}`,
-    );
-    child.on('exit', (code, signal) => {
-      children.delete(n.id);
-      if (!stopping) {
-        log(
-          `${n.id} exited (${signal ?? `code ${code}`}); the other nodes keep running. Restart it with: ${restartCommand(n.id, p)}`,
-        );
-      }
-      if (children.size === 0) {
-        log(stopping ? 'all nodes stopped' : 'no node is running; exiting');
-        process.exit(stopping ? 0 : 1);
-      }
-    });
-  }
-
+/**
+ * First signal: stop every node gracefully. Whole cluster: SIGUSR2 tells each node to skip the
+ * leadership transfer (its targets are stopping too); one node alone: SIGTERM, the graceful stop
+ * that hands leadership over first. Second signal: SIGKILL.
+ */
+function stopOnSignals(p: LaunchPlan, r: Running): void {
   const stopAll = (signal: NodeJS.Signals): void => {
-    if (stopping) {
-      for (const c of children.values()) c.kill('SIGKILL');
+    if (r.stopping) {
+      for (const c of r.children.values()) c.kill('SIGKILL');
       return;
     }
-    stopping = true;
-    // Whole cluster: SIGUSR2 tells each node to skip the leadership transfer (its targets are
-    // stopping too). One node alone: SIGTERM, the graceful stop that hands leadership over first.
+    r.stopping = true;
     const nodeSignal: NodeJS.Signals = p.only === undefined ? CLUSTER_STOP_SIGNAL : 'SIGTERM';
-    log(`${signal}: stopping ${[...children.keys()].join(', ')}`);
-    for (const c of children.values()) c.kill(nodeSignal);
+    log(`${signal}: stopping ${[...r.children.keys()].join(', ')}`);
+    for (const c of r.children.values()) c.kill(nodeSignal);
   };
   process.on('SIGINT', stopAll);
   process.on('SIGTERM', stopAll);
   process.on('exit', () => {
-    for (const c of children.values()) c.kill('SIGKILL');
+    for (const c of r.children.values()) c.kill('SIGKILL');
   });
+}
+
+async function main(): Promise<void> {
+  const p = planOrExit(process.argv.slice(2));
+  await checkPortsOrExit(p);
+  const clusterId = localClusterId(p.dataDir);
+  const r: Running = { children: new Map(), stopping: false };
+  log(`pid ${process.pid}; cluster id ${clusterId}; data ${p.dataDir}`);
+  for (const n of p.selected) startNode(p, n, clusterId, r);
+  stopOnSignals(p, r);
 
   const own = p.selected.map((n) => ({ ...n, clusterId }));
   const up = await waitUntilUp(own, new Set(p.nodes.map((n) => n.id)), {
-    running: (id) => children.has(id),
+    running: (id) => r.children.has(id),
     timeoutMs: UP_TIMEOUT_MS,
     needLeader: p.only === undefined,
   });
-  if (stopping) return;
+  if (r.stopping) return;
   if (up.kind === 'up' && p.only !== undefined) log(`${p.only} is up (cluster id ${clusterId})`);
   else if (up.kind === 'up') printUp(p, clusterId, up.leader);
   else if (up.kind === 'foreign')
