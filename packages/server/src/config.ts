@@ -66,11 +66,19 @@ export interface ServerConfig {
 }
 
 /** Default limits: the settings table's defaults (which are the state machine's own). */
-export const DEFAULT_LIMITS_CONFIG: LimitsConfig = limitsOf(
-  Object.fromEntries(
-    Object.entries(SERVER_SETTINGS).map(([k, s]) => [k, s.defaultValue]),
-  ) as unknown as LimitsConfig,
-);
+export const DEFAULT_LIMITS_CONFIG: LimitsConfig = limitsOf({
+  ttlMsMin: SERVER_SETTINGS.ttlMsMin.defaultValue,
+  ttlMsMax: SERVER_SETTINGS.ttlMsMax.defaultValue,
+  waitMsMax: SERVER_SETTINGS.waitMsMax.defaultValue,
+  valueBytesMax: SERVER_SETTINGS.valueBytesMax.defaultValue,
+  leasesMax: SERVER_SETTINGS.leasesMax.defaultValue,
+  waitersPerLeaseMax: SERVER_SETTINGS.waitersPerLeaseMax.defaultValue,
+  candidatesPerGroupMax: SERVER_SETTINGS.candidatesPerGroupMax.defaultValue,
+  electionsMax: SERVER_SETTINGS.electionsMax.defaultValue,
+  keysMax: SERVER_SETTINGS.keysMax.defaultValue,
+  idempotencyWindowMs: SERVER_SETTINGS.idempotencyWindowMs.defaultValue,
+  idempotencyRecordsMax: SERVER_SETTINGS.idempotencyRecordsMax.defaultValue,
+});
 
 type Read = ReadSettings<typeof SERVER_SETTINGS>;
 
