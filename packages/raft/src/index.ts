@@ -4,7 +4,14 @@
  * The simulator pieces live in the `./testing` entry.
  */
 export { RaftNode } from './raft-node.js';
-export type { RaftNodeOptions } from './raft-node-options.js';
+export {
+  RAFT_NODE_DEFAULTS,
+  ELECTION_TIMEOUT_HEARTBEATS_MIN,
+  raftTimingTicks,
+  type RaftNodeOptions,
+  type RaftTimingMs,
+  type RaftTimingTicks,
+} from './raft-node-options.js';
 export {
   RaftError,
   NotLeaderError,

@@ -11,7 +11,10 @@ import type { Transport } from './transport/transport.js';
 import { InvalidArgumentError } from './errors.js';
 import { readRequestsPendingMax } from './core/read-only.js';
 
-/** Everything RaftNode.open needs. Durations in ms; converted to ticks of `tickMs`. */
+/**
+ * Everything RaftNode.open needs. Durations in ms; converted to ticks of `tickMs`. Defaults of the
+ * optional fields: RAFT_NODE_DEFAULTS.
+ */
 export interface RaftNodeOptions<R> {
   /** This node's id; must appear in `peers`. */
   readonly id: NodeId;
@@ -25,11 +28,11 @@ export interface RaftNodeOptions<R> {
   readonly dataDir?: string;
   /** The replicated application; in-memory, rebuilt on open from the newest snapshot plus the log after it. */
   readonly stateMachine: StateMachine<R>;
-  /** Ticker period. Default 10 ms. */
+  /** Ticker period. */
   readonly tickMs?: number;
-  /** Leader heartbeat interval. Default 100 ms. Must be < electionTimeoutMs. */
+  /** Leader heartbeat interval; the timing rule: raftTimingTicks. */
   readonly heartbeatMs?: number;
-  /** Base election timeout (each drawn from [base, 2×base)). Default 1000 ms. */
+  /** Base election timeout (each drawn from [base, 2×base)). */
   readonly electionTimeoutMs?: number;
   /** pino logger; the node uses children `{component: 'raft' | 'raft-storage' | 'raft-transport'}`. */
   readonly logger?: Logger;
@@ -91,6 +94,43 @@ export interface ResolvedOptions {
   readonly voters: readonly NodeId[];
 }
 
+/**
+ * Defaults of the optional RaftNodeOptions fields: the one place they are written (the server's
+ * settings table reads the timing and snapshot ones from here).
+ */
+export const RAFT_NODE_DEFAULTS = {
+  tickMs: 10,
+  heartbeatMs: 100,
+  electionTimeoutMs: 1000,
+  entriesPerMessageMax: 512,
+  bytesPerMessageMax: 1024 * 1024,
+  inflightMessagesMax: 64,
+  proposalsPendingMax: 65536,
+  readsPendingMax: 65536,
+  requestTimeoutMsDefault: 30_000,
+  snapshotEntries: 10_000,
+  snapshotKeepEntries: 1_000,
+} as const;
+
+/**
+ * The election timeout must span at least this many heartbeats, so a few delayed or lost heartbeats
+ * do not start an election (Raft §5.6: broadcastTime ≪ electionTimeout).
+ */
+export const ELECTION_TIMEOUT_HEARTBEATS_MIN = 5;
+
+/** Raft timing in milliseconds, as configured. */
+export interface RaftTimingMs {
+  readonly tickMs: number;
+  readonly heartbeatMs: number;
+  readonly electionTimeoutMs: number;
+}
+
+/** Raft timing in ticks, as the core runs it. */
+export interface RaftTimingTicks {
+  readonly heartbeatTicks: number;
+  readonly electionTimeoutTicks: number;
+}
+
 function positiveInt(field: string, value: number): number {
   if (!Number.isSafeInteger(value) || value <= 0)
     throw new InvalidArgumentError(field, `must be a positive integer, got ${value}`);
@@ -104,27 +144,42 @@ function nonNegativeInt(field: string, value: number): number {
 }
 
 /**
- * Applies defaults and checks relations. Throws InvalidArgumentError naming the field:
- * heartbeatMs ≥ tickMs, heartbeatMs < electionTimeoutMs, id among peers, unique peer ids.
+ * The timing rule, the only one (the server checks its settings with it at start, RaftNode.open
+ * again): every value a positive integer, heartbeatMs ≥ tickMs, and electionTimeoutMs ≥
+ * ELECTION_TIMEOUT_HEARTBEATS_MIN × heartbeatMs (Raft §5.6). Returns the durations in whole ticks
+ * (then 1 ≤ heartbeatTicks < electionTimeoutTicks, which the core asserts). Throws
+ * InvalidArgumentError naming `tickMs` or `heartbeatMs`.
  */
-export function resolveOptions<R>(o: RaftNodeOptions<R>): ResolvedOptions {
-  const tickMs = positiveInt('tickMs', o.tickMs ?? 10);
-  const heartbeatMs = positiveInt('heartbeatMs', o.heartbeatMs ?? 100);
-  const electionTimeoutMs = positiveInt('electionTimeoutMs', o.electionTimeoutMs ?? 1000);
+export function raftTimingTicks(t: RaftTimingMs): RaftTimingTicks {
+  const tickMs = positiveInt('tickMs', t.tickMs);
+  const heartbeatMs = positiveInt('heartbeatMs', t.heartbeatMs);
+  const electionTimeoutMs = positiveInt('electionTimeoutMs', t.electionTimeoutMs);
   if (heartbeatMs < tickMs)
-    throw new InvalidArgumentError('heartbeatMs', `must be ≥ tickMs (${tickMs})`);
-  if (heartbeatMs >= electionTimeoutMs)
+    throw new InvalidArgumentError('heartbeatMs', `${heartbeatMs} must be ≥ tickMs (${tickMs})`);
+  const heartbeatMsMax = Math.floor(electionTimeoutMs / ELECTION_TIMEOUT_HEARTBEATS_MIN);
+  if (heartbeatMs > heartbeatMsMax)
     throw new InvalidArgumentError(
       'heartbeatMs',
-      `must be < electionTimeoutMs (${electionTimeoutMs})`,
+      `${heartbeatMs} must be ≤ electionTimeoutMs / ${ELECTION_TIMEOUT_HEARTBEATS_MIN} (${heartbeatMsMax})`,
     );
   const heartbeatTicks = Math.max(1, Math.round(heartbeatMs / tickMs));
   const electionTimeoutTicks = Math.round(electionTimeoutMs / tickMs);
-  if (electionTimeoutTicks <= heartbeatTicks)
-    throw new InvalidArgumentError(
-      'electionTimeoutMs',
-      'must exceed heartbeatMs by at least one tick',
-    );
+  return { heartbeatTicks, electionTimeoutTicks };
+}
+
+/**
+ * Applies defaults (RAFT_NODE_DEFAULTS) and checks relations. Throws InvalidArgumentError naming
+ * the field: the timing rule of raftTimingTicks, id among peers, unique peer ids.
+ */
+export function resolveOptions<R>(o: RaftNodeOptions<R>): ResolvedOptions {
+  const d = RAFT_NODE_DEFAULTS;
+  const tickMs = o.tickMs ?? d.tickMs;
+  const electionTimeoutMs = o.electionTimeoutMs ?? d.electionTimeoutMs;
+  const { heartbeatTicks, electionTimeoutTicks } = raftTimingTicks({
+    tickMs,
+    heartbeatMs: o.heartbeatMs ?? d.heartbeatMs,
+    electionTimeoutMs,
+  });
   if (o.clusterId.length === 0) throw new InvalidArgumentError('clusterId', 'must not be empty');
   const voters = o.peers.map((p) => p.id);
   if (new Set(voters).size !== voters.length)
@@ -139,22 +194,37 @@ export function resolveOptions<R>(o: RaftNodeOptions<R>): ResolvedOptions {
     heartbeatTicks,
     electionTimeoutTicks,
     electionTimeoutMs,
-    entriesPerMessageMax: positiveInt('entriesPerMessageMax', o.entriesPerMessageMax ?? 512),
-    bytesPerMessageMax: positiveInt('bytesPerMessageMax', o.bytesPerMessageMax ?? 1024 * 1024),
-    inflightMessagesMax: positiveInt('inflightMessagesMax', o.inflightMessagesMax ?? 64),
+    entriesPerMessageMax: positiveInt(
+      'entriesPerMessageMax',
+      o.entriesPerMessageMax ?? d.entriesPerMessageMax,
+    ),
+    bytesPerMessageMax: positiveInt(
+      'bytesPerMessageMax',
+      o.bytesPerMessageMax ?? d.bytesPerMessageMax,
+    ),
+    inflightMessagesMax: positiveInt(
+      'inflightMessagesMax',
+      o.inflightMessagesMax ?? d.inflightMessagesMax,
+    ),
     preVote: o.preVote ?? true,
     checkQuorum: o.checkQuorum ?? true,
-    proposalsPendingMax: positiveInt('proposalsPendingMax', o.proposalsPendingMax ?? 65536),
+    proposalsPendingMax: positiveInt(
+      'proposalsPendingMax',
+      o.proposalsPendingMax ?? d.proposalsPendingMax,
+    ),
     readsPendingMax: Math.min(
-      positiveInt('readsPendingMax', o.readsPendingMax ?? 65536),
+      positiveInt('readsPendingMax', o.readsPendingMax ?? d.readsPendingMax),
       readRequestsPendingMax,
     ),
     requestTimeoutMsDefault: positiveInt(
       'requestTimeoutMsDefault',
-      o.requestTimeoutMsDefault ?? 30_000,
+      o.requestTimeoutMsDefault ?? d.requestTimeoutMsDefault,
     ),
-    snapshotEntries: positiveInt('snapshotEntries', o.snapshotEntries ?? 10_000),
-    snapshotKeepEntries: nonNegativeInt('snapshotKeepEntries', o.snapshotKeepEntries ?? 1_000),
+    snapshotEntries: positiveInt('snapshotEntries', o.snapshotEntries ?? d.snapshotEntries),
+    snapshotKeepEntries: nonNegativeInt(
+      'snapshotKeepEntries',
+      o.snapshotKeepEntries ?? d.snapshotKeepEntries,
+    ),
     listen: o.listen ?? self.raftAddress,
     voters,
   };

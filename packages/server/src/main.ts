@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
- * `tenure-server`: start one node from flags / TENURE_* env. Exit codes: 2 bad configuration
- * (message names the setting), 1 start-up failure, 0 after a graceful shutdown.
+ * `tenure-server`: start one node from flags / TENURE_* env (docs/configuration.md). Exit codes:
+ * 2 bad configuration (the message names the flag or env var), 1 start-up failure, 0 after a
+ * graceful shutdown or `--help` / `--version`.
  * Signals: SIGTERM / SIGINT stop gracefully (a leader transfers leadership first); SIGUSR2
  * (`CLUSTER_STOP_SIGNAL`, sent by the launcher when the whole cluster stops) stops gracefully
  * without the transfer. A second signal exits at once.
  */
+import { CommanderError } from 'commander';
 import { ConfigError, loadConfig } from './config.js';
 import { startNode } from './node.js';
 import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
@@ -16,9 +18,10 @@ async function main(): Promise<void> {
     config = loadConfig(process.argv.slice(2));
   } catch (err) {
     if (err instanceof ConfigError) {
-      process.stderr.write(`tenure-server: ${err.message}\n`);
+      process.stderr.write(`tenure-server: ${err.message} (see tenure-server --help)\n`);
       process.exit(2);
     }
+    if (err instanceof CommanderError) process.exit(err.exitCode); // --help, --version
     throw err;
   }
   let node;

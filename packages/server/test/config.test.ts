@@ -1,11 +1,30 @@
-// Proves configuration from flags and TENURE_* env is validated at start with an error naming the setting.
+// Proves configuration from flags and TENURE_* env is read through the one settings table: defaults and ranges as declared, flags win over env, every bad value or relation is reported by the flag or env var the user gave, and the Raft timing rule is the raft package's.
 import t from 'tap';
-import { ConfigError, loadConfig, parsePeers, settingsTable } from '../src/config.js';
+import { raftTimingTicks } from '@tenure/raft';
+import { ConfigError, loadConfig, parsePeers, type ServerConfig } from '../src/config.js';
+import { envName } from '../src/config/setting.js';
+import { SERVER_SETTINGS } from '../src/config/server-settings.js';
 
 const PEERS = 'n1=127.0.0.1:7101@127.0.0.1:7001,n2=127.0.0.1:7102@127.0.0.1:7002';
+const BASE = ['--id', 'n1', '--peers', PEERS];
+
+function thrown(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+/** The configured value of table key `key` (top level or under limits). */
+function valueOf(c: ServerConfig, key: string): unknown {
+  return key in c ? (c as unknown as Record<string, unknown>)[key] : (c.limits as never)[key];
+}
 
 t.test('defaults and addresses from --peers', async (t) => {
-  const c = loadConfig(['--id', 'n1', '--peers', PEERS], {}, '/srv');
+  const c = loadConfig(BASE, {}, '/srv');
   t.equal(c.httpAddress, '127.0.0.1:7001');
   t.equal(c.raftAddress, '127.0.0.1:7101');
   t.equal(c.dataDir, '/srv/data/n1');
@@ -15,6 +34,28 @@ t.test('defaults and addresses from --peers', async (t) => {
   t.equal(c.limits.ttlMsMin, 100);
   t.equal(c.limits.ttlMsMax, 3_600_000);
   t.equal(c.peers.length, 2);
+});
+
+t.test('every setting with a default: loadConfig gives the table default', async (t) => {
+  const c = loadConfig(BASE, {});
+  for (const [key, s] of Object.entries(SERVER_SETTINGS)) {
+    if (s.defaultValue === undefined) continue;
+    t.same(valueOf(c, key), s.defaultValue, `${s.flag} defaults to ${String(s.defaultValue)}`);
+  }
+});
+
+t.test('every setting: env name follows the flag; integer ranges are enforced', async (t) => {
+  for (const s of Object.values(SERVER_SETTINGS)) {
+    t.equal(s.env, envName('TENURE_', s.flag));
+    const m = /^(-?\d+)\.\.(-?\d+)$/.exec(s.rangeText);
+    if (m === null) continue;
+    const [min, max] = [Number(m[1]), Number(m[2])];
+    for (const bad of [min - 1, max + 1]) {
+      const e = thrown(() => loadConfig([...BASE, `--${s.flag}`, String(bad)], {}));
+      t.equal(e.setting, s.flag, `--${s.flag} ${bad} is refused`);
+      t.match(e.message, `${bad} is outside ${min}..${max}`);
+    }
+  }
 });
 
 t.test('env and flags; flags win', async (t) => {
@@ -29,38 +70,91 @@ t.test('env and flags; flags win', async (t) => {
   t.equal(c.limits.ttlMsMax, 9000);
 });
 
-t.test('every bad setting names the setting', async (t) => {
+t.test('every bad flag is reported by its flag', async (t) => {
   const bad: [string[], string][] = [
     [['--peers', PEERS], 'id'],
     [['--id', 'n1'], 'peers'],
     [['--id', 'n3', '--peers', PEERS], 'peers'],
     [['--id', 'n1', '--peers', 'n1=nohost@127.0.0.1:1'], 'peers'],
     [['--id', 'n1', '--peers', `${PEERS},n1=1.1.1.1:1@1.1.1.1:2`], 'peers'],
-    [['--id', 'n1', '--peers', PEERS, '--heartbeat-ms', 'abc'], 'heartbeat-ms'],
-    [['--id', 'n1', '--peers', PEERS, '--heartbeat-ms', '400'], 'election-timeout-ms'],
+    [[...BASE, '--heartbeat-ms', 'abc'], 'heartbeat-ms'],
+    [[...BASE, '--heartbeat-ms', '400'], 'heartbeat-ms'],
+    [[...BASE, '--heartbeat-ms', '5', '--tick-ms', '10'], 'heartbeat-ms'],
+    [[...BASE, '--ttl-ms-min', '5000', '--ttl-ms-max', '1000'], 'ttl-ms-min'],
     [
-      ['--id', 'n1', '--peers', PEERS, '--ttl-ms-min', '5000', '--ttl-ms-max', '1000'],
-      'ttl-ms-min',
+      [...BASE, '--request-timeout-ms', '9000', '--request-timeout-ms-max', '8000'],
+      'request-timeout-ms',
     ],
-    [['--id', 'n1', '--peers', PEERS, '--log-level', 'loud'], 'log-level'],
-    [['--id', 'n1', '--peers', PEERS, '--http', 'localhost'], 'http'],
-    [['--id', 'n1', '--peers', PEERS, '--bogus', '1'], 'bogus'],
-    [['--id', 'n1', '--peers', PEERS, '--request-timeout-ms'], 'request-timeout-ms'],
+    [[...BASE, '--log-level', 'loud'], 'log-level'],
+    [[...BASE, '--http', 'localhost'], 'http'],
+    [[...BASE, '--bogus', '1'], 'bogus'],
+    [[...BASE, '--request-timeout-ms'], 'request-timeout-ms'],
   ];
   for (const [argv, setting] of bad) {
-    let caught: unknown = null;
+    const e = thrown(() => loadConfig(argv, {}));
+    t.equal(e.setting, setting, `${argv.join(' ')} names ${setting}`);
+    t.equal(e.source, `--${setting}`);
+    t.match(e.message, `invalid setting --${setting}: `);
+  }
+  const stray = thrown(() => loadConfig([...BASE, 'n2'], {}));
+  t.match(stray.message, 'unexpected "n2"');
+});
+
+t.test('a bad env var is reported by its env name, not a flag', async (t) => {
+  const env = { TENURE_ID: 'n1', TENURE_PEERS: PEERS };
+  const e = thrown(() => loadConfig([], { ...env, TENURE_HEARTBEAT_MS: 'abc' }));
+  t.equal(e.setting, 'heartbeat-ms');
+  t.equal(e.source, 'TENURE_HEARTBEAT_MS');
+  t.equal(e.message, 'invalid setting TENURE_HEARTBEAT_MS: "abc" is not an integer');
+  const rel = thrown(() =>
+    loadConfig([], { ...env, TENURE_HEARTBEAT_MS: '400', TENURE_ELECTION_TIMEOUT_MS: '1000' }),
+  );
+  t.equal(
+    rel.message,
+    'invalid setting TENURE_HEARTBEAT_MS: 400 must be ≤ TENURE_ELECTION_TIMEOUT_MS / 5 (200)',
+  );
+  const peers = thrown(() => loadConfig([], { TENURE_ID: 'n1', TENURE_PEERS: 'garbage' }));
+  t.equal(peers.source, 'TENURE_PEERS');
+});
+
+t.test('the Raft timing rule is the raft package rule, not a copy', async (t) => {
+  for (const [tickMs, heartbeatMs, electionTimeoutMs] of [
+    [10, 100, 1000],
+    [10, 200, 1000],
+    [10, 201, 1000],
+    [10, 9, 1000],
+    [1, 1, 10],
+    [5, 25, 150],
+    [10, 50, 240],
+  ] as const) {
+    let raftOk = true;
     try {
-      loadConfig(argv, {});
-    } catch (err) {
-      caught = err;
+      raftTimingTicks({ tickMs, heartbeatMs, electionTimeoutMs });
+    } catch {
+      raftOk = false;
     }
-    t.ok(caught instanceof ConfigError, `${argv.join(' ')} throws ConfigError`);
-    t.equal((caught as ConfigError).setting, setting, `${argv.join(' ')} names ${setting}`);
-    t.match((caught as Error).message, `--${setting}`);
+    let serverOk = true;
+    try {
+      loadConfig(
+        [
+          ...BASE,
+          ...['--tick-ms', String(tickMs), '--heartbeat-ms', String(heartbeatMs)],
+          ...['--election-timeout-ms', String(electionTimeoutMs)],
+        ],
+        {},
+      );
+    } catch {
+      serverOk = false;
+    }
+    t.equal(
+      serverOk,
+      raftOk,
+      `tick ${tickMs} heartbeat ${heartbeatMs} election ${electionTimeoutMs}`,
+    );
   }
 });
 
-t.test('peers parser and README table', async (t) => {
+t.test('peers parser', async (t) => {
   t.same(parsePeers('a=h:1@h:2'), [{ id: 'a', raftAddress: 'h:1', httpAddress: 'h:2' }]);
-  t.match(settingsTable(), /\| `--election-timeout-ms` \| `TENURE_ELECTION_TIMEOUT_MS` \| 1000 \|/);
+  t.throws(() => parsePeers('a=h:1@h:2,a=h:3@h:4'), { setting: 'peers' });
 });

@@ -14,10 +14,10 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { cpus } from 'node:os';
-import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { join, resolve } from 'node:path';
+import { Command, Option } from 'commander';
 import * as hdr from 'hdr-histogram-js';
 import { LocalCluster, REPO_ROOT } from '../support/cluster.js';
 
@@ -166,25 +166,6 @@ async function runWorkload(
   };
 }
 
-const USAGE = `Usage: node test/dist/bench/api-bench.js [options]
-
-  --seconds N          seconds per workload and concurrency (env BENCH_SECONDS, default 3)
-  --concurrency LIST   comma list of client counts (env BENCH_CONCURRENCY, default 1,16,64)
-  --workloads LIST     comma list among: pair, acquire, renew, handoff, read (default all)
-  --target T           leader | follower: node the clients talk to (default leader)
-  --profile DIR        run server processes under the V8 CPU profiler, write .cpuprofile files
-                       of n1..n3 and of the bench client into DIR
-  --raft-stats DIR     measure group commit in the servers (persist calls, entries per persist,
-                       persist ms incl. fsync); writes DIR/<id>-<pid>.raft-stats.json
-  --idempotency-keys   send an Idempotency-Key on every write, as @tenure/client does
-  --node-args=ARGS     extra node flags for the server processes (NODE_OPTIONS; use the = form)
-  --server-args=ARGS   extra tenure-server flags (space separated; use the = form)
-  --log-level L        server log level (default warn)
-  --help               this text
-
-Prints ops/s, p50/p99/max latency, CPU % and CPU microseconds per op of every process, and
-writes the figures to bench-results/api-bench-<time>.json.`;
-
 const WORKLOADS = ['pair', 'acquire', 'renew', 'handoff', 'read'] as const;
 type Workload = (typeof WORKLOADS)[number];
 
@@ -201,48 +182,68 @@ interface BenchOptions {
   readonly logLevel: string;
 }
 
-/** Parse argv; prints usage and exits on --help or a bad option. */
+/** The bench's command line (commander): one option per setting, `--help`. */
+function benchCommand(): Command {
+  return new Command('api-bench')
+    .description('Measure the HTTP API of a local three-node cluster of real processes.')
+    .addOption(
+      new Option('--seconds <n>', 'seconds per workload and concurrency')
+        .env('BENCH_SECONDS')
+        .default('3'),
+    )
+    .addOption(
+      new Option('--concurrency <list>', 'comma list of client counts')
+        .env('BENCH_CONCURRENCY')
+        .default('1,16,64'),
+    )
+    .option('--workloads <list>', `comma list among: ${WORKLOADS.join(', ')}`, WORKLOADS.join(','))
+    .option('--target <node>', 'leader | follower: the node the clients talk to', 'leader')
+    .option(
+      '--profile <dir>',
+      'run the servers under the V8 CPU profiler; .cpuprofile files of n1..n3 and the client go to dir',
+    )
+    .option(
+      '--raft-stats <dir>',
+      'measure group commit in the servers (persist calls, entries per persist, persist ms incl. fsync) into dir',
+    )
+    .option('--idempotency-keys', 'send an Idempotency-Key on every write, as @tenure/client does')
+    .option('--node-args <args>', 'extra node flags for the servers (NODE_OPTIONS)', '')
+    .option('--server-args <args>', 'extra tenure-server flags (space separated)', '')
+    .option('--log-level <level>', 'server log level', 'warn')
+    .addHelpText(
+      'after',
+      '\nPrints ops/s, p50/p99/max latency, CPU % and CPU microseconds per op of every process, and\n' +
+        'writes the figures to bench-results/api-bench-<time>.json.',
+    );
+}
+
+interface BenchFlags {
+  seconds: string;
+  concurrency: string;
+  workloads: string;
+  target: string;
+  profile?: string;
+  raftStats?: string;
+  idempotencyKeys?: boolean;
+  nodeArgs: string;
+  serverArgs: string;
+  logLevel: string;
+}
+
+/** Parse argv; commander prints usage and exits on --help or a bad option (exit code 2). */
 function parseOptions(argv: readonly string[]): BenchOptions {
-  let v;
-  try {
-    v = parseArgs({
-      args: [...argv],
-      options: {
-        seconds: { type: 'string' },
-        concurrency: { type: 'string' },
-        workloads: { type: 'string' },
-        target: { type: 'string' },
-        profile: { type: 'string' },
-        'raft-stats': { type: 'string' },
-        'idempotency-keys': { type: 'boolean' },
-        'node-args': { type: 'string' },
-        'server-args': { type: 'string' },
-        'log-level': { type: 'string' },
-        help: { type: 'boolean' },
-      },
-    }).values;
-  } catch (err) {
-    console.error(`${(err as Error).message}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  if (v.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
-  const fail = (msg: string): never => {
-    console.error(`${msg}\n\n${USAGE}`);
-    process.exit(2);
-  };
-  const seconds = Number(v.seconds ?? process.env.BENCH_SECONDS ?? 3);
+  const cmd = benchCommand();
+  cmd.parse([...argv], { from: 'user' });
+  const v = cmd.opts<BenchFlags>();
+  const fail = (msg: string): never => cmd.error(`error: ${msg}`, { exitCode: 2 });
+  const seconds = Number(v.seconds);
   if (!(seconds > 0)) fail('--seconds must be a positive number');
-  const levels = (v.concurrency ?? process.env.BENCH_CONCURRENCY ?? '1,16,64')
-    .split(',')
-    .map(Number);
+  const levels = v.concurrency.split(',').map(Number);
   if (levels.some((n) => !Number.isInteger(n) || n < 1))
     fail('--concurrency must be a comma list of positive integers');
-  const workloads = (v.workloads ?? WORKLOADS.join(',')).split(',') as Workload[];
+  const workloads = v.workloads.split(',') as Workload[];
   for (const w of workloads) if (!WORKLOADS.includes(w)) fail(`unknown workload "${w}"`);
-  const target = v.target ?? 'leader';
+  const target = v.target;
   if (target !== 'leader' && target !== 'follower') fail('--target must be leader or follower');
   return {
     seconds,
@@ -250,11 +251,11 @@ function parseOptions(argv: readonly string[]): BenchOptions {
     workloads: new Set(workloads),
     target: target as 'leader' | 'follower',
     profileDir: v.profile === undefined ? null : resolve(v.profile),
-    raftStatsDir: v['raft-stats'] === undefined ? null : resolve(v['raft-stats']),
-    idempotencyKeys: v['idempotency-keys'] === true,
-    nodeArgs: v['node-args'] ?? '',
-    serverArgs: (v['server-args'] ?? '').split(' ').filter((a) => a.length > 0),
-    logLevel: v['log-level'] ?? 'warn',
+    raftStatsDir: v.raftStats === undefined ? null : resolve(v.raftStats),
+    idempotencyKeys: v.idempotencyKeys === true,
+    nodeArgs: v.nodeArgs,
+    serverArgs: v.serverArgs.split(' ').filter((a) => a.length > 0),
+    logLevel: v.logLevel,
   };
 }
 

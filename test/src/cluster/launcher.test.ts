@@ -1,7 +1,8 @@
-// Proves the local-cluster launcher (npm start) runs three node processes, survives one node's death (logging it with the full restart command), restarts one node with --only, and stops everything quietly on SIGINT.
+// Proves the local-cluster launcher (npm start) runs three node processes, survives one node's death (logging it with the full restart command), restarts one node with --only, stops everything quietly on SIGINT, stops everything on a SIGTERM to `npm start` (no process, no port left), refuses taken or overlapping ports before starting anything, and that `npx tenure-server --help` works.
 import t from 'tap';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { allocatePorts, REPO_ROOT } from '../support/cluster.js';
@@ -33,11 +34,59 @@ function waitForLine(
   });
 }
 
+/** Whether 127.0.0.1:`port` can be listened on now. */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen({ host: '127.0.0.1', port, exclusive: true }, () => s.close(() => resolve(true)));
+  });
+}
+
+/** First port of `count` consecutive free ports, found from OS-allocated ports (not fixed ones). */
+async function portRun(count: number, avoid: readonly number[] = []): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const [base] = await allocatePorts(1);
+    if (base! + count > 65535 || avoid.some((p) => p >= base! && p < base! + count)) continue;
+    const all = await Promise.all(Array.from({ length: count }, (_, i) => portFree(base! + i)));
+    if (all.every(Boolean)) return base!;
+  }
+  throw new Error(`no ${count} consecutive free ports found`);
+}
+
+/** Two free runs of three ports (HTTP, Raft) that do not overlap. */
+async function layoutPorts(): Promise<[number, number]> {
+  const http = await portRun(3);
+  const raft = await portRun(3, [http, http + 1, http + 2]);
+  return [http, raft];
+}
+
+/** Spawned process with every output line collected. */
+function run(cmd: string, args: string[], cwd?: string) {
+  const lines: string[] = [];
+  const onLine = new Set<() => void>();
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd });
+  const feed = (chunk: Buffer): void => {
+    lines.push(...chunk.toString('utf8').split('\n'));
+    for (const fn of [...onLine]) fn();
+  };
+  child.stdout.on('data', feed);
+  child.stderr.on('data', feed);
+  const closed = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
+  return { child, lines, onLine, closed };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 t.test('launcher lifecycle', async (t) => {
-  // Two runs of three consecutive ports: pick a base whose neighbours are free (best effort).
-  const [a, b] = await allocatePorts(2);
-  const httpPort = 20000 + (a! % 20000);
-  const raftPort = 40000 + (b! % 20000);
+  const [httpPort, raftPort] = await layoutPorts();
   const dataDir = mkdtempSync(join(tmpdir(), 'tenure-launch-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const args = [
@@ -65,7 +114,7 @@ t.test('launcher lifecycle', async (t) => {
   launcher.stdout.on('data', feed);
   launcher.stderr.on('data', feed);
 
-  await waitForLine(lines, onLine, /Tenure local cluster is up; leader n\d/, 30_000);
+  await waitForLine(lines, onLine, /Tenure local cluster is up; leader n\d/, 120_000);
   const pids = lines.map((l) => /started (n\d) \(pid (\d+)\)/.exec(l)).filter((m) => m !== null);
   t.equal(pids.length, 3, 'three node processes');
   await waitForLine(
@@ -107,29 +156,19 @@ t.test('launcher lifecycle', async (t) => {
   }
   t.equal(still, 200, 'the other two nodes keep serving');
 
-  const only = spawn(
-    process.execPath,
-    [
-      LAUNCHER,
-      '--only',
-      'n3',
-      '--http-port',
-      String(httpPort),
-      '--raft-port',
-      String(raftPort),
-      '--data-dir',
-      dataDir,
-      '--',
-      '--log-level',
-      'warn',
-    ],
-    { stdio: 'ignore' },
-  );
+  const only = run(process.execPath, [
+    LAUNCHER,
+    ...['--only', 'n3', '--http-port', String(httpPort), '--raft-port', String(raftPort)],
+    ...['--data-dir', dataDir, '--', '--log-level', 'warn'],
+  ]);
   t.teardown(() => {
-    if (only.exitCode === null) only.kill('SIGKILL');
+    if (only.child.exitCode === null) only.child.kill('SIGKILL');
   });
+  // The --only launcher says "up" once n3 answers as itself (node id and this cluster's id).
+  await waitForLine(only.lines, only.onLine, /\[launcher\] n3 is up \(cluster id /, 120_000);
   let recovered = false;
-  for (let i = 0; i < 100 && !recovered; i++) {
+  const until = Date.now() + 60_000;
+  while (!recovered && Date.now() < until) {
     try {
       const r = await fetch(`http://127.0.0.1:${httpPort + 2}/v1/leases/demo?consistency=stale`);
       recovered = r.status === 200 && ((await r.json()) as { holder?: string }).holder === 'me';
@@ -139,9 +178,8 @@ t.test('launcher lifecycle', async (t) => {
     if (!recovered) await new Promise((r) => setTimeout(r, 100));
   }
   t.ok(recovered, 'n3 restarted alone with --only and caught up from its data');
-  const onlyExit = new Promise((r) => only.once('exit', r));
-  only.kill('SIGINT');
-  await onlyExit;
+  only.child.kill('SIGINT');
+  t.equal(await only.closed, 0, 'the --only launcher stops its node on Ctrl-C');
 
   const exited = new Promise<number | null>((r) => launcher.once('close', (code) => r(code)));
   launcher.kill('SIGINT');
@@ -160,4 +198,103 @@ t.test('launcher lifecycle', async (t) => {
     }
     t.notOk(alive, `${m![1]} is gone`);
   }
+});
+
+t.test('taken or overlapping ports: fails fast, says why, starts nothing', async (t) => {
+  const [httpPort, raftPort] = await layoutPorts();
+  const dataDir = mkdtempSync(join(tmpdir(), 'tenure-launch-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  // Another process holds n2's HTTP port.
+  const holder: Server = createServer();
+  await new Promise<void>((r) => holder.listen(httpPort + 1, '127.0.0.1', r));
+  t.teardown(() => holder.close());
+  const base = [LAUNCHER, '--data-dir', dataDir, '--http-port', String(httpPort)];
+  const taken = run(process.execPath, [...base, '--raft-port', String(raftPort)]);
+  t.equal(await taken.closed, 2, 'exit code 2');
+  const out = taken.lines.join('\n');
+  t.match(out, `cannot start: 127.0.0.1:${httpPort + 1} (n2 HTTP) is already in use`);
+  t.match(out, /Is another cluster running\?/);
+  t.notMatch(out, /started n\d/, 'no node was started');
+
+  const overlap = run(process.execPath, [...base, '--raft-port', String(httpPort + 2)]);
+  t.equal(await overlap.closed, 2);
+  t.match(
+    overlap.lines.join('\n'),
+    `HTTP ports ${httpPort}-${httpPort + 2} and Raft ports ${httpPort + 2}-${httpPort + 4} overlap`,
+  );
+
+  const badEnv = spawnSync(process.execPath, [LAUNCHER], {
+    env: { ...process.env, TENURE_LAUNCH_HTTP_PORT: 'x' },
+    encoding: 'utf8',
+  });
+  t.equal(badEnv.status, 2);
+  t.match(badEnv.stderr, 'invalid setting TENURE_LAUNCH_HTTP_PORT: "x" is not an integer');
+});
+
+t.test('SIGTERM to `npm start` stops the whole cluster: no process, no port left', async (t) => {
+  const [httpPort, raftPort] = await layoutPorts();
+  const dataDir = mkdtempSync(join(tmpdir(), 'tenure-launch-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const npm = run(
+    'npm',
+    [
+      'start',
+      '--',
+      ...['--http-port', String(httpPort), '--raft-port', String(raftPort)],
+      ...['--data-dir', dataDir, '--', '--log-level', 'warn'],
+    ],
+    REPO_ROOT,
+  );
+  t.teardown(() => {
+    if (npm.child.exitCode === null) npm.child.kill('SIGKILL');
+  });
+  await waitForLine(npm.lines, npm.onLine, /building \(first build takes about a minute\)/, 60_000);
+  await waitForLine(npm.lines, npm.onLine, /Tenure local cluster is up; leader n\d/, 240_000);
+  const restart = await waitForLine(npm.lines, npm.onLine, /Restart one node after it stops/, 5000);
+  t.match(
+    restart,
+    `npm run node -- <id> --http-port ${httpPort} --raft-port ${raftPort} --data-dir ${dataDir}`,
+  );
+  const pids = npm.lines
+    .map((l) => /started n\d \(pid (\d+)\)|\[launcher\] pid (\d+)/.exec(l))
+    .filter((m) => m !== null)
+    .map((m) => Number(m![1] ?? m![2]));
+  t.equal(pids.length, 4, 'the launcher and three nodes');
+
+  npm.child.kill('SIGTERM');
+  await npm.closed;
+  t.ok(npm.lines.some((l) => l.includes('SIGTERM: stopping n1, n2, n3')));
+  // The launcher exits only after its nodes did; give the OS a moment to reap them.
+  for (let i = 0; i < 100 && pids.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
+  for (const pid of pids) t.notOk(alive(pid), `pid ${pid} is gone`);
+  const ports = [0, 1, 2].flatMap((i) => [httpPort + i, raftPort + i]);
+  const free = await Promise.all(ports.map(portFree));
+  t.same(
+    free,
+    ports.map(() => true),
+    'every port is free again',
+  );
+});
+
+t.test('`npx tenure-server --help` and --version work after a build', async (t) => {
+  const help = spawnSync('npx', ['--no-install', 'tenure-server', '--help'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  });
+  t.equal(help.status, 0, help.stderr);
+  t.match(help.stdout, 'Usage: tenure-server');
+  t.match(help.stdout, /--heartbeat-ms <ms>\s+Leader heartbeat interval/);
+  t.match(help.stdout, 'TENURE_HEARTBEAT_MS');
+  const version = spawnSync('npx', ['--no-install', 'tenure-server', '--version'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  });
+  t.match(version.stdout, /^\d+\.\d+\.\d+/);
+  const bad = spawnSync('npx', ['--no-install', 'tenure-server', '--id', 'n1'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, TENURE_PEERS: 'nonsense' },
+  });
+  t.equal(bad.status, 2);
+  t.match(bad.stderr, 'invalid setting TENURE_PEERS');
 });

@@ -4,14 +4,40 @@
  * Targets: ≥ 200,000 applied commands/s for acquire/renew/release on 1,000,000 live leases;
  * heap for 1,000,000 live leases ≤ 600 MiB. The main rows apply envelope objects directly (as the
  * server does after decoding an entry); the "+codec" row includes encodeEnvelope/decodeEnvelope.
- * Options (env): BENCH_LEASES (default 1,000,000), BENCH_OPS (mixed ops, default 1,000,000).
+ * Options (`--help`; flag or env): --leases / BENCH_LEASES (default 1,000,000), --ops / BENCH_OPS
+ * (mixed ops, default 1,000,000).
  */
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { CoordStateMachine } from '../state-machine.js';
 import { decodeEnvelope, encodeEnvelope } from '../codec.js';
 import type { CommandEnvelope, LeaseAcquireValue } from '../api.js';
 
-const LEASES = Number(process.env['BENCH_LEASES'] ?? 1_000_000);
-const MIXED_OPS = Number(process.env['BENCH_OPS'] ?? 1_000_000);
+/** commander parser of a positive integer option. */
+function count(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError('must be a positive integer');
+  return n;
+}
+
+const options = new Command('state-bench')
+  .description('Applied commands/s and heap of a CoordStateMachine with many live leases.')
+  .addOption(
+    new Option('--leases <n>', 'live leases')
+      .env('BENCH_LEASES')
+      .argParser(count)
+      .default(1_000_000),
+  )
+  .addOption(
+    new Option('--ops <n>', 'mixed operations')
+      .env('BENCH_OPS')
+      .argParser(count)
+      .default(1_000_000),
+  )
+  .parse()
+  .opts<{ leases: number; ops: number }>();
+const LEASES = options.leases;
+const MIXED_OPS = options.ops;
 const TTL_MS = 3_600_000;
 const MIB = 1024 * 1024;
 

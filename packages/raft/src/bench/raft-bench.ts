@@ -4,7 +4,8 @@
  * Reports commits/s and p50/p99 commit latency (propose → applied on the leader).
  * Targets: 64 proposers ≥ 15,000 commits/s; 1 proposer p50 ≤ 2 ms.
  *
- * Flags: --duration-ms N (per run, default 5000), --size-bytes N (default 128).
+ * Flags (`--help`): --duration-ms N (per run, default 5000), --size-bytes N (default 128),
+ * --cpu-prof (profile the nodes into bench-results/raft-prof).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,17 +13,30 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { Command, InvalidArgumentError } from 'commander';
 import { fileURLToPath } from 'node:url';
 import type { RaftStatus } from '../api.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ids = ['n1', 'n2', 'n3'];
 
-function flag(name: string, fallback: number): number {
-  const at = process.argv.indexOf(`--${name}`);
-  const value = at >= 0 ? Number(process.argv[at + 1]) : fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+/** commander parser of a positive number option. */
+function positive(text: string): number {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new InvalidArgumentError('must be a positive number');
   return value;
+}
+
+/** Command-line options (commander; `--help` lists them). */
+function parseOptions(): { durationMs: number; sizeBytes: number; cpuProf: boolean } {
+  return new Command('raft-bench')
+    .description('Commits/s and commit latency of a three-process loopback Raft cluster.')
+    .option('--duration-ms <n>', 'length of each run', positive, 5000)
+    .option('--size-bytes <n>', 'size of each command', positive, 128)
+    .option('--cpu-prof', 'profile the nodes into bench-results/raft-prof', false)
+    .parse()
+    .opts();
 }
 
 async function freePorts(count: number): Promise<number[]> {
@@ -55,8 +69,7 @@ interface LoadResult {
 }
 
 async function main(): Promise<void> {
-  const durationMs = flag('duration-ms', 5000);
-  const sizeBytes = flag('size-bytes', 128);
+  const { durationMs, sizeBytes, cpuProf: profile } = parseOptions();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tenure-raft-bench-'));
   const ports = await freePorts(3);
   const peers = ids.map((id, i) => ({ id, raftAddress: `127.0.0.1:${ports[i]}` }));
@@ -66,7 +79,7 @@ async function main(): Promise<void> {
     fs.rmSync(dir, { recursive: true, force: true });
   };
   process.on('exit', cleanup);
-  const cpuProf = process.argv.includes('--cpu-prof')
+  const cpuProf = profile
     ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve('bench-results/raft-prof')}`]
     : [];
   const controlPorts = await Promise.all(

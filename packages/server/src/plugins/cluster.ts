@@ -88,6 +88,7 @@ export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptio
   app.get('/healthz', { schema: { tags: ['operations'] } }, async () => ({
     status: 'ok',
     id: config.nodeId,
+    clusterId: config.clusterId,
   }));
 
   app.get('/readyz', { schema: { tags: ['operations'] } }, async () => {
