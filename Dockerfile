@@ -44,6 +44,6 @@ USER node
 VOLUME ["/data"]
 EXPOSE 7001 7100
 # /readyz: knows a leader and has applied what it last heard was committed.
-HEALTHCHECK --interval=5s --timeout=3s --start-period=10s --retries=3 \
+HEALTHCHECK --interval=5s --timeout=10s --start-period=10s --retries=3 \
   CMD ["node", "-e", "const p=(process.env.TENURE_HTTP||'0.0.0.0:7001').split(':').pop();fetch('http://127.0.0.1:'+p+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "packages/server/dist/main.js"]

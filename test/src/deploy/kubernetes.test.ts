@@ -56,11 +56,14 @@ t.test('the StatefulSet describes a cluster whose peers are exactly its replicas
   t.ok(spec.volumeClaimTemplates?.length, 'each node has its own persistent volume');
 });
 
-t.test('the headless Service publishes not-ready peers; the PDB allows one disruption', async (t) => {
-  const headless = byKind('Service').find((s) => s.metadata.name === 'tenure-peers');
-  const svc = new Service(headless as never);
-  t.equal(svc.spec?.clusterIP, 'None');
-  t.equal(svc.spec?.publishNotReadyAddresses, true);
-  const pdb = new PodDisruptionBudget(byKind('PodDisruptionBudget')[0] as never);
-  t.equal(pdb.spec?.maxUnavailable, 1);
-});
+t.test(
+  'the headless Service publishes not-ready peers; the PDB allows one disruption',
+  async (t) => {
+    const headless = byKind('Service').find((s) => s.metadata.name === 'tenure-peers');
+    const svc = new Service(headless as never);
+    t.equal(svc.spec?.clusterIP, 'None');
+    t.equal(svc.spec?.publishNotReadyAddresses, true);
+    const pdb = new PodDisruptionBudget(byKind('PodDisruptionBudget')[0] as never);
+    t.equal(pdb.spec?.maxUnavailable, 1);
+  },
+);
