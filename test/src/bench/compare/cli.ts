@@ -70,7 +70,7 @@ async function tenureTurn(
   failovers: FailoverRun[],
 ): Promise<void> {
   const connections = Math.max(o.handoffClients, ...o.clients);
-  const tenure = await TenureSystem.start(connections);
+  const tenure = await TenureSystem.start(connections, o.profileDir);
   try {
     await runCells(tenure, o, round, cells);
     if (o.failover) {

@@ -2,6 +2,7 @@
  * Command line of the comparison bench (commander). `--help` prints it; a bad value exits 2
  * naming the flag.
  */
+import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { WORKLOAD_IDS, type WorkloadId } from './system.js';
 
@@ -31,6 +32,8 @@ export interface CompareOptions {
   /** Directory of the JSON result file. */
   readonly outDir: string | null;
   readonly smoke: boolean;
+  /** Directory of .cpuprofile files of the Tenure servers (null = no profiling). */
+  readonly profileDir: string | null;
 }
 
 const positiveInt = (value: string): number => {
@@ -106,6 +109,10 @@ export function parseCompareOptions(argv: readonly string[]): CompareOptions {
         .argParser(positiveInt),
     )
     .option('--out <dir>', 'directory of the JSON result file (default <repo>/bench-results)')
+    .option(
+      '--profile <dir>',
+      'run the Tenure servers under the V8 CPU profiler, write .cpuprofile files into <dir> (implies --no-failover: a SIGKILLed leader writes none)',
+    )
     .option('--smoke', 'tiny run to keep the bench from rotting: 1 client, 1 s, 1 round')
     .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
     .parse([...argv], { from: 'user' });
@@ -121,6 +128,7 @@ export function parseCompareOptions(argv: readonly string[]): CompareOptions {
     failoverDeadlineMs: number;
     out?: string;
     smoke?: boolean;
+    profile?: string;
   }>();
   const smoke = o.smoke === true;
   return {
@@ -131,9 +139,10 @@ export function parseCompareOptions(argv: readonly string[]): CompareOptions {
     handoffClients: smoke ? 1 : o.handoffClients,
     workloads: o.workloads,
     systems: o.systems,
-    failover: o.failover,
+    failover: o.failover && o.profile === undefined,
     failoverDeadlineMs: o.failoverDeadlineMs,
     outDir: o.out ?? null,
     smoke,
+    profileDir: o.profile === undefined ? null : resolve(o.profile),
   };
 }

@@ -3,6 +3,7 @@
  * fsynced, heartbeat 100 ms and election timeout 1000 ms — etcd's defaults), clients talk to the
  * leader over the shared JSON client.
  */
+import { mkdirSync } from 'node:fs';
 import { LocalCluster } from '../../support/cluster.js';
 import { firstAcknowledgedMs } from './first-ack.js';
 import { JsonHttp } from './json-http.js';
@@ -30,12 +31,15 @@ export class TenureSystem implements DrivenSystem, FailoverCapable {
     this.#http = new JsonHttp(cluster.node(leader).url, connections);
   }
 
-  /** Starts the cluster (fresh data directories) and waits for its leader. */
-  static async start(connections: number): Promise<TenureSystem> {
-    const cluster = await LocalCluster.start({
-      logLevel: 'warn',
-      startTimeoutMs: START_TIMEOUT_MS,
-    });
+  /**
+   * Starts the cluster (fresh data directories) and waits for its leader. With `profileDir`, every
+   * server process runs under the V8 CPU profiler (../cpu-profile-preload.ts) and writes
+   * `<profileDir>/<node>-<pid>.cpuprofile` when stopped gracefully by `stop()`.
+   */
+  static async start(connections: number, profileDir: string | null): Promise<TenureSystem> {
+    const cluster = await withProfiler(profileDir, () =>
+      LocalCluster.start({ logLevel: 'warn', startTimeoutMs: START_TIMEOUT_MS }),
+    );
     try {
       return new TenureSystem(cluster, await cluster.waitForLeader(), connections);
     } catch (err) {
@@ -115,9 +119,28 @@ export class TenureSystem implements DrivenSystem, FailoverCapable {
     await this.#http.close();
   }
 
-  /** Stops every node and removes the data directories. */
+  /** Stops every node (SIGTERM, so profilers write their files) and removes the data directories. */
   async stop(): Promise<void> {
     await this.close();
+    await Promise.all(this.#cluster.running().map((id) => this.#cluster.stop(id)));
     await this.#cluster.teardown();
+  }
+}
+
+/** Runs `start` with NODE_OPTIONS loading the CPU-profile preload (for spawned servers only). */
+async function withProfiler<T>(profileDir: string | null, start: () => Promise<T>): Promise<T> {
+  if (profileDir === null) return start();
+  mkdirSync(profileDir, { recursive: true });
+  const preload = new URL('../cpu-profile-preload.js', import.meta.url).href;
+  const saved = { nodeOptions: process.env.NODE_OPTIONS, dir: process.env.TENURE_CPU_PROF_DIR };
+  process.env.NODE_OPTIONS = `${saved.nodeOptions ?? ''} --import=${preload}`.trim();
+  process.env.TENURE_CPU_PROF_DIR = profileDir;
+  try {
+    return await start();
+  } finally {
+    if (saved.nodeOptions === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = saved.nodeOptions;
+    if (saved.dir === undefined) delete process.env.TENURE_CPU_PROF_DIR;
+    else process.env.TENURE_CPU_PROF_DIR = saved.dir;
   }
 }
