@@ -89,10 +89,11 @@ export class EtcdCluster {
     this.#procs.set(member.name, child);
   }
 
-  /** Process ids of running members by name. */
-  pids(): ReadonlyMap<string, number> {
+  /** Process ids of running members by name (`<name>-leader` for `leader`). */
+  pids(leader: string): ReadonlyMap<string, number> {
     const pids = new Map<string, number>();
-    for (const [name, child] of this.#procs) if (child.pid !== undefined) pids.set(name, child.pid);
+    for (const [name, child] of this.#procs)
+      if (child.pid !== undefined) pids.set(name === leader ? `${name}-leader` : name, child.pid);
     return pids;
   }
 

@@ -30,6 +30,7 @@ interface KeepAliveStream {
 export class EtcdGrpcSystem implements DrivenSystem {
   readonly label = 'etcd-grpc';
   readonly #cluster: EtcdCluster;
+  readonly #leader: string;
   readonly #client: Etcd3;
   readonly #leases: Lease[] = [];
   readonly #streams: KeepAliveStream[] = [];
@@ -37,13 +38,14 @@ export class EtcdGrpcSystem implements DrivenSystem {
   /** Client of member `leader`. */
   constructor(cluster: EtcdCluster, leader: string) {
     this.#cluster = cluster;
+    this.#leader = leader;
     const member = cluster.members.find((m) => m.name === leader);
     if (member === undefined) throw new Error(`no etcd member ${leader}`);
     this.#client = new Etcd3({ hosts: member.clientUrl });
   }
 
   pids(): ReadonlyMap<string, number> {
-    return this.#cluster.pids();
+    return this.#cluster.pids(this.#leader);
   }
 
   async #sessionLease(): Promise<string> {

@@ -46,7 +46,7 @@ export class EtcdHttpSystem implements DrivenSystem, FailoverCapable {
   }
 
   pids(): ReadonlyMap<string, number> {
-    return this.#cluster.pids();
+    return this.#cluster.pids(this.#leader);
   }
 
   async #grant(): Promise<string> {

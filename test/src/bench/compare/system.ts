@@ -23,7 +23,7 @@ export type Op = () => Promise<boolean>;
 export interface DrivenSystem {
   /** Column label: 'tenure', 'etcd-http' or 'etcd-grpc'. */
   readonly label: string;
-  /** Server process ids by node name, for CPU accounting. */
+  /** Server process ids by node name (the leader's suffixed `-leader`), for CPU accounting. */
   pids(): ReadonlyMap<string, number>;
   /**
    * Sets up client `client` of a workload run tagged `tag` (unique per run: names never collide

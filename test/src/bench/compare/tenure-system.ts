@@ -52,7 +52,7 @@ export class TenureSystem implements DrivenSystem, FailoverCapable {
     const pids = new Map<string, number>();
     for (const node of this.#cluster.nodes) {
       const pid = this.#cluster.pid(node.id);
-      if (pid !== null) pids.set(node.id, pid);
+      if (pid !== null) pids.set(node.id === this.#leader ? `${node.id}-leader` : node.id, pid);
     }
     return pids;
   }
