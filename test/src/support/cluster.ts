@@ -47,6 +47,8 @@ export interface ClusterOptions {
   readonly extraArgs?: readonly string[];
   /** Keep data and logs after teardown (debugging). */
   readonly keepFiles?: boolean;
+  /** How long start() waits for an agreed leader (default 20 s; more on a loaded machine). */
+  readonly startTimeoutMs?: number;
 }
 
 export interface NodeInfo {
@@ -144,7 +146,7 @@ export class LocalCluster {
     const c = new LocalCluster(nodes, baseDir, opts);
     try {
       for (const node of nodes) c.#spawn(node.id);
-      await c.waitForLeader();
+      await c.waitForLeader(opts.startTimeoutMs);
     } catch (err) {
       await c.teardown();
       throw err;

@@ -1,5 +1,9 @@
 /**
- * RaftStorage on `level` (LevelDB): one fsynced batch per persist, keys that sort in index order.
+ * RaftStorage on `level` (LevelDB): one fsynced batch per persist that carries entries, a snapshot
+ * or a new term/vote; keys that sort in index order.
+ *
+ * A hard state that changes only commitIndex is not written on its own: it is kept in memory and
+ * written with the next batch or on close (see persist).
  *
  * Layout: 'm' → {clusterId, nodeId} (identity, written once); 'h' → HardState;
  * 'e' + 16 hex digits of the index → Entry; 's' + 16 hex digits of its index → snapshot
@@ -76,8 +80,13 @@ export class LevelRaftStorage implements RaftStorage {
   readonly #log: Logger | undefined;
   /** Last index written (or queued); writes keep the log contiguous from 1 to here. */
   #lastIndex: LogIndex = asIndex(0);
-  /** Last hard state written (or queued). */
+  /** Last hard state handed to persist (written, queued, or deferred). */
   #hardState: HardState = EMPTY_HARD_STATE;
+  /**
+   * A commitIndex-only hard state not written yet (null = none): the next batch, or close(),
+   * writes it. Invariant: when non-null it equals #hardState.
+   */
+  #deferredHardState: HardState | null = null;
   /** Serialises writes so batches reach LevelDB in call order. */
   #tail: Promise<void> = Promise.resolve();
   #recovered = false;
@@ -197,7 +206,9 @@ export class LevelRaftStorage implements RaftStorage {
     return { meta, data: new Uint8Array(data) };
   }
 
+  /** The last hard state handed to persist (a deferred one included), else the stored one. */
   async readHardState(): Promise<HardState> {
+    if (this.#deferredHardState !== null) return this.#deferredHardState;
     const raw = await this.#db.get(HARD_STATE_KEY);
     if (raw === undefined) return EMPTY_HARD_STATE;
     const hardState = parseHardState(this.#packr.unpack(raw));
@@ -231,31 +242,40 @@ export class LevelRaftStorage implements RaftStorage {
   }
 
   /**
-   * Snapshot, hard state and entries in ONE LevelDB batch, fsynced (sync:true) unless only
-   * commitIndex moved — see RaftStorage. With a snapshot, entries and snapshots it supersedes are
-   * deleted after the batch (garbage that recovery ignores meanwhile).
+   * Snapshot, hard state and entries in ONE LevelDB batch, fsynced — except a hard state whose only
+   * change is commitIndex: that one is not written at all but kept in memory and folded into the
+   * next batch (or the write on close). See RaftStorage for why that is safe.
+   * With a snapshot, entries and snapshots it supersedes are deleted after the batch (garbage that
+   * recovery ignores meanwhile).
    */
   persist(batch: PersistBatch): Promise<void> {
     assert.ok(!this.#closed, 'persist after close');
-    const previous = this.#hardState;
     const snapshot = batch.snapshot ?? null;
+    const hs = batch.hardState;
+    // Raft needs term, votedFor and entries durable before anything depending on them is sent.
+    // commitIndex is volatile state (Raft Figure 2): a node that restarts with an older one
+    // replays less and learns the rest from the leader. So a commitIndex-only change costs no
+    // write of its own (on a busy node that is one LevelDB write per Ready saved on the leader
+    // after every quorum ack, and on followers after every commit notice); it rides along with
+    // the next batch, which is fsynced anyway.
+    if (snapshot === null && batch.entries.length === 0 && hs !== null && this.#onlyCommit(hs)) {
+      this.#hardState = hs;
+      this.#deferredHardState = hs;
+      return this.#tail;
+    }
     const ops = this.#batchOps(batch);
     if (ops.length === 0) return this.#tail;
-    // Raft needs term, votedFor and entries durable before anything depending on them is sent.
-    // A commitIndex-only change is not such a fact (Figure 2 keeps commitIndex volatile): it is
-    // written without fsync — LevelDB keeps its write order, so a crash loses at most a suffix of
-    // those and replay on restart merely stops earlier.
-    const hs = batch.hardState;
-    const sync =
-      snapshot !== null ||
-      batch.entries.length > 0 ||
-      (hs !== null && (hs.term !== previous.term || hs.votedFor !== previous.votedFor));
-    const write = this.#tail.then(() => this.#db.batch(ops, { sync }));
+    const write = this.#tail.then(() => this.#db.batch(ops, { sync: true }));
     this.#tail =
       snapshot === null
         ? write
         : write.then(() => this.#clearBelow(snapshot.meta.index, snapshot.meta.index));
     return write;
+  }
+
+  /** True when `hs` differs from the last hard state only in commitIndex (or not at all). */
+  #onlyCommit(hs: HardState): boolean {
+    return hs.term === this.#hardState.term && hs.votedFor === this.#hardState.votedFor;
   }
 
   /** Stores a locally taken snapshot: one put, fsynced, after every earlier write (RaftStorage). */
@@ -325,15 +345,24 @@ export class LevelRaftStorage implements RaftStorage {
     if (batch.hardState !== null) {
       assert.ok(batch.hardState.term >= this.#hardState.term, 'term must never decrease');
       this.#hardState = batch.hardState;
-      ops.push({ type: 'put', key: HARD_STATE_KEY, value: this.#packr.pack(batch.hardState) });
     }
+    const hardState = batch.hardState ?? this.#deferredHardState;
+    this.#deferredHardState = null;
+    if (hardState !== null)
+      ops.push({ type: 'put', key: HARD_STATE_KEY, value: this.#packr.pack(hardState) });
     return ops;
   }
 
-  /** Waits for queued writes, then closes LevelDB. Idempotent. */
+  /** Writes a deferred commitIndex (fsynced), waits for queued writes, closes LevelDB. Idempotent. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    const deferred = this.#deferredHardState;
+    this.#deferredHardState = null;
+    if (deferred !== null) {
+      const value = this.#packr.pack(deferred);
+      this.#tail = this.#tail.then(() => this.#db.put(HARD_STATE_KEY, value, { sync: true }));
+    }
     await this.#tail.catch(() => undefined);
     await this.#db.close();
   }

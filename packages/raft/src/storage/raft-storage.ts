@@ -25,8 +25,10 @@ export interface PersistBatch {
  *   either all are on disk or none is. With a snapshot, every stored entry after snapshot.meta.index
  *   is deleted in that same write (entries at or below it are ignored by recovery and may be
  *   deleted later). Writes are applied in call order. It is fsynced before resolving whenever it
- *   carries a snapshot, entries or a new term/votedFor; a change of commitIndex alone may be left
- *   unsynced (commitIndex is volatile in Raft Figure 2; losing it only shortens replay).
+ *   carries a snapshot, entries or a new term/votedFor. A change of commitIndex alone may be left
+ *   unsynced or not written until the next write or close() (commitIndex is volatile in Raft
+ *   Figure 2): after a crash the node may recover an older commitIndex — never one beyond what it
+ *   had — and then replays fewer entries on open and learns the rest from the leader.
  * - `saveSnapshot(snapshot)`: stores a locally taken snapshot atomically and durably (fsync). It
  *   does not touch the log: the old snapshot and every entry stay until `compactLog`.
  * - `compactLog(compactIndex, snapshotIndex)`: deletes entries ≤ compactIndex and snapshots older

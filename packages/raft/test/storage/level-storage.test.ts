@@ -1,5 +1,8 @@
 // Proves LevelRaftStorage persists hard state and entries atomically, recovers them in index
-// order, truncates a conflicting suffix, and refuses a data directory of another cluster/node.
+// order, truncates a conflicting suffix, defers a commitIndex-only hard state to the next write
+// (a crash then recovers the older commitIndex), and refuses a data directory of another cluster/node.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { LevelRaftStorage, entryKey } from '../../src/storage/level-storage.js';
 import { MemoryRaftStorage } from '../../src/storage/raft-storage.js';
@@ -78,6 +81,39 @@ t.test('writes issued back to back land in call order', async (t) => {
   const initial = await storage.recover();
   t.equal(initial.entries.length, 50);
   t.same(initial.hardState, hard(50, null, 49));
+  await storage.close();
+});
+
+t.test('a commitIndex-only hard state rides with the next write; close() writes it', async (t) => {
+  const dataDir = t.testdir();
+  let storage = await LevelRaftStorage.open({ dataDir, ...id });
+  await storage.recover();
+  await storage.persist({ hardState: hard(1, 'n1', 0), entries: [entry(1, 1), entry(2, 1)] });
+  await storage.persist({ hardState: hard(1, 'n1', 1), entries: [] });
+  t.same(await storage.readHardState(), hard(1, 'n1', 1), 'reads see the deferred hard state');
+  await storage.persist({ hardState: null, entries: [entry(3, 1)] });
+  await storage.persist({ hardState: hard(1, 'n1', 3), entries: [] });
+  await storage.close();
+  storage = await LevelRaftStorage.open({ dataDir, ...id });
+  const initial = await storage.recover();
+  t.same(initial.hardState, hard(1, 'n1', 3));
+  t.equal(initial.entries.length, 3);
+  await storage.close();
+});
+
+t.test('a crash loses at most a deferred commitIndex, never entries or the vote', async (t) => {
+  const dataDir = t.testdir();
+  const child = fileURLToPath(new URL('./fixtures/crash-after-writes.ts', import.meta.url));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const p = spawn(process.execPath, ['--import', 'tsx', child, dataDir], { stdio: 'inherit' });
+    p.on('error', reject);
+    p.on('exit', resolve);
+  });
+  t.equal(code, 0);
+  const storage = await LevelRaftStorage.open({ dataDir, ...id });
+  const initial = await storage.recover();
+  t.same(initial.hardState, hard(1, 'n1', 0), 'the older commitIndex, term and vote intact');
+  t.equal(initial.entries.length, 2);
   await storage.close();
 });
 
