@@ -50,7 +50,16 @@ t.test(
     t.equal(version.stdout.trim(), VERSION);
     const help = await run('http://127.0.0.1:1', ['--help']);
     t.equal(help.code, 0);
-    for (const group of ['lease', 'elect', 'observe', 'kv', 'cluster', '--version', '--endpoints'])
+    for (const group of [
+      'lease',
+      'elect',
+      'observe',
+      'kv',
+      'fence',
+      'cluster',
+      '--version',
+      '--endpoints',
+    ])
       t.match(help.stdout, group, `help lists ${group}`);
     const leaseHelp = await run('http://127.0.0.1:1', ['lease', '--help']);
     t.equal(leaseHelp.code, 0);
@@ -154,6 +163,26 @@ t.test('elect says whom it waits behind, once per leader', async (t) => {
   t.match(waiting[0], /other leads g \(fencingToken=4\)/);
   t.match(result.stdout, /elected leader of g fencingToken=5/);
 });
+
+t.test(
+  'fence check: exit 0 for the current token, 1 for a stale one, 2 without a resource',
+  async (t) => {
+    const server = await serve(t, (req) => {
+      const token = (req.body as { fencingToken: number }).fencingToken;
+      return { body: { valid: token === 8, current: 8 } };
+    });
+    const valid = await run(server.url, ['fence', 'check', '--lease', 'L', '--token', '8']);
+    t.equal(valid.code, 0, valid.stderr);
+    t.match(valid.stdout, /token 8 of lease L is current/);
+    t.same(server.requests[0]!.body, { lease: 'L', fencingToken: 8 });
+    const stale = await run(server.url, ['fence', 'check', '--election', 'g', '--token', '7']);
+    t.equal(stale.code, 1);
+    t.match(stale.stderr, /stale_token: token 7 of election g is stale \(current: 8\)/);
+    const usage = await run(server.url, ['fence', 'check', '--token', '7']);
+    t.equal(usage.code, 2);
+    t.match(usage.stderr, /exactly one of --lease NAME and --election GROUP/);
+  },
+);
 
 t.test('new TenureClient names endpoints when they are missing or malformed', async (t) => {
   for (const options of [

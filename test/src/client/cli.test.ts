@@ -43,7 +43,7 @@ function tenure(args: readonly string[]): Promise<Run> {
 }
 
 t.test('tenure CLI against a real cluster', async (t) => {
-  t.setTimeout(180_000); // a hang fails this file instead of stalling the suite
+  t.setTimeout(600_000); // a hang fails this file instead of stalling the suite (bounds a loaded machine too)
   const cluster = await LocalCluster.start();
   t.teardown(() => cluster.teardown());
   // host:port form for one endpoint, URLs for the others (both accepted).

@@ -47,6 +47,11 @@ export interface ClusterOptions {
   readonly extraArgs?: readonly string[];
   /** Keep data and logs after teardown (debugging). */
   readonly keepFiles?: boolean;
+  /**
+   * How long `start` waits for the spawned nodes to agree on a leader (ms, default 120,000): node
+   * processes start slowly on a loaded 2-core machine, and only the leader is waited for.
+   */
+  readonly startTimeoutMs?: number;
 }
 
 export interface NodeInfo {
@@ -144,7 +149,7 @@ export class LocalCluster {
     const c = new LocalCluster(nodes, baseDir, opts);
     try {
       for (const node of nodes) c.#spawn(node.id);
-      await c.waitForLeader();
+      await c.waitForLeader(opts.startTimeoutMs ?? 120_000);
     } catch (err) {
       await c.teardown();
       throw err;

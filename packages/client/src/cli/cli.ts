@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { durationArg } from './args.js';
 import { addClusterCommands } from './commands/cluster.js';
 import { addElectionCommands } from './commands/elect.js';
+import { addFenceCommands } from './commands/fence.js';
 import { addKvCommands } from './commands/kv.js';
 import { addLeaseCommands } from './commands/lease.js';
 import { CliRun, DEFAULT_ENDPOINTS, type CliIo } from './context.js';
@@ -60,6 +61,7 @@ function buildProgram(run: CliRun): Command {
   addLeaseCommands(program, run);
   addElectionCommands(program, run);
   addKvCommands(program, run);
+  addFenceCommands(program, run);
   addClusterCommands(program, run);
   return program;
 }
