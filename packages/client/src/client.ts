@@ -4,8 +4,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as setTimeoutPromise } from 'node:timers/promises';
-import { backoffDelayMs, DEFAULT_RETRY_POLICY, type RetryPolicy } from './backoff.js';
-import { sleepMs, systemClock, type Clock } from './clock.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './backoff.js';
+import {
+  CAMPAIGN_WAIT_MS_MAX,
+  runCampaign,
+  type CampaignDeps,
+  type CampaignOptions,
+} from './campaign.js';
+import { systemClock, type Clock } from './clock.js';
 import type {
   CampaignAnswer,
   ClusterView,
@@ -24,10 +30,12 @@ import { confirmGrant, needsConfirmation, type ConfirmResult } from './confirm-g
 import type { GrantTiming } from './held-grant.js';
 import { processIncarnationId } from './identity.js';
 import { Lease, type LeaseOps } from './lease.js';
+
+export type { CampaignOptions } from './campaign.js';
 import { Leadership, type LeadershipOps } from './leadership.js';
 import { silentLogger, type Logger } from './logger.js';
 import { longPoll, type LongPollOptions } from './long-poll.js';
-import { Transport, type CallOptions, type RequestSpec } from './transport.js';
+import { normalizeEndpoint, Transport, type CallOptions, type RequestSpec } from './transport.js';
 
 /** Options of `new TenureClient(...)`. */
 export interface TenureClientOptions {
@@ -84,18 +92,6 @@ export interface AcquireOptions extends MutationOptions {
   readonly autoRenew?: boolean;
 }
 
-/** Options of `campaign`. */
-export interface CampaignOptions {
-  /** Candidacy ttl (ms); the leader's term of office is renewed at ttl/3. */
-  readonly ttlMs: number;
-  /** Candidate id; default a fresh `${clientId}#${n}`. */
-  readonly candidate?: string;
-  /** Initial value (JSON; default null). */
-  readonly value?: JsonValue;
-  /** Abandons the campaign (resigning the candidacy) when aborted; the promise rejects with `aborted`. */
-  readonly signal?: AbortSignal;
-}
-
 /** Options of `kv.put` / `kv.delete`. */
 export interface KvWriteOptions extends MutationOptions {
   /** Commit only if this lease/election's current live grant carries exactly this token (SPEC §3). */
@@ -125,7 +121,7 @@ export interface KvApi {
 }
 
 const LONG_POLL_MS_DEFAULT = 30_000;
-const LONG_POLL_MS_MAX = 60_000;
+const LONG_POLL_MS_MAX = CAMPAIGN_WAIT_MS_MAX;
 
 /**
  * Client of a Tenure cluster. All methods reject with TenureError (SPEC §3 codes, or `unavailable`,
@@ -147,7 +143,12 @@ export class TenureClient {
   readonly #requestTimeoutMs: number;
   #idSequence = 0;
 
+  /**
+   * Throws TenureError `invalid_argument` (details `{field}`) when `endpoints` is missing, empty or
+   * holds a string that is not an http(s) URL or `host:port`; RangeError for an out-of-range option.
+   */
   constructor(options: TenureClientOptions) {
+    checkEndpoints(options?.endpoints);
     const maxDriftRatio = options.maxDriftRatio ?? 0.01;
     if (!(maxDriftRatio >= 0 && maxDriftRatio < 0.5))
       throw new RangeError('maxDriftRatio must be in [0, 0.5)');
@@ -388,172 +389,21 @@ export class TenureClient {
   // ---- elections ------------------------------------------------------------------------------
 
   /**
-   * Campaigns in `group` and resolves when elected (SPEC §3 campaign): long-polls campaign with
-   * `waitMs` in a loop while renewing the candidacy at ttl/3, and returns a self-renewing Leadership.
+   * Campaigns in `group` and resolves when elected (docs/api.md, elections): long-polls campaign in
+   * a loop while renewing the candidacy at ttl/3, and returns a self-renewing Leadership (campaign.ts).
    * Rejects with TenureError `aborted` (after resigning) when `signal` aborts, or on a 4xx answer.
    * An election answered more than ttl/3 after its request was sent is confirmed first by a candidacy
-   * renewal that must still elect us with the same token (the leadership is dated from it, SPEC §2);
+   * renewal that must still elect us with the same token (the leadership is dated from it);
    * otherwise the candidacy is resigned and campaign rejects with `lease_lost`, or with
    * `outcomeUnknown: true` when no renewal was answered within `requestTimeoutMs`.
    */
-  async campaign(group: string, options: CampaignOptions): Promise<Leadership> {
-    const candidate = options.candidate ?? this.newOwnerId();
-    const value = options.value ?? null;
-    const ttlMs = options.ttlMs;
-    if (!(ttlMs > 0)) throw new TenureError('ttlMs must be > 0', { code: 'invalid_argument' });
-    const periodMs = Math.max(50, Math.floor(ttlMs / 3));
-    const waitMs = Math.min(LONG_POLL_MS_MAX, periodMs);
-    const stop = new AbortController();
-    const onAbort = (): void => stop.abort(options.signal?.reason);
-    if (options.signal?.aborted) stop.abort(options.signal.reason);
-    else options.signal?.addEventListener('abort', onAbort, { once: true });
-
-    let elected: { answer: CampaignAnswer; sendTimeMs: number } | null = null;
-    let fatal: unknown = null;
-    const settle = (answer: CampaignAnswer, sendTimeMs: number): void => {
-      if (elected === null && answer.elected && typeof answer.fencingToken === 'number') {
-        elected = { answer, sendTimeMs };
-        stop.abort();
-      }
-    };
-    const campaignLoop = async (): Promise<void> => {
-      for (let failures = 0; !stop.signal.aborted;) {
-        const sendTimeMs = this.#clock.now();
-        try {
-          const answer = await this.#mutate<CampaignAnswer>(
-            'POST',
-            `/v1/elections/${enc(group)}/campaign`,
-            { candidate, ttlMs, value, waitMs },
-            { signal: stop.signal },
-            waitMs,
-          );
-          failures = 0;
-          settle(answer, sendTimeMs);
-          // Guard against a server that does not hold the long-poll: never spin.
-          const elapsedMs = this.#clock.now() - sendTimeMs;
-          if (elected === null && elapsedMs < waitMs / 2)
-            await this.#sleep(waitMs / 2 - elapsedMs, stop.signal);
-        } catch (error) {
-          if (stop.signal.aborted) return;
-          if (
-            error instanceof TenureError &&
-            error.status !== null &&
-            error.status >= 400 &&
-            error.status < 500
-          ) {
-            fatal = error;
-            stop.abort();
-            return;
-          }
-          await this.#sleep(
-            backoffDelayMs(DEFAULT_RETRY_POLICY, failures++, this.#random),
-            stop.signal,
-          ).catch(() => undefined);
-        }
-      }
-    };
-    const renewLoop = async (): Promise<void> => {
-      while (!stop.signal.aborted) {
-        try {
-          await sleepMs(this.#clock, periodMs, stop.signal);
-        } catch {
-          return;
-        }
-        const sendTimeMs = this.#clock.now();
-        try {
-          settle(
-            await this.#campaignRenew(group, candidate, {
-              signal: stop.signal,
-              timeoutMs: periodMs,
-            }),
-            sendTimeMs,
-          );
-        } catch {
-          // A lost candidacy is re-created by the next campaign call; transient errors retry next period.
-        }
-      }
-    };
-    await Promise.all([campaignLoop(), renewLoop()]);
-    options.signal?.removeEventListener('abort', onAbort);
-
-    const won = elected as { answer: CampaignAnswer; sendTimeMs: number } | null;
-    if (won === null) {
-      // Abandoned: leave the queue so this candidacy is never elected later.
-      this.#mutate('POST', `/v1/elections/${enc(group)}/resign`, { candidate }, {}).catch(
-        () => undefined,
-      );
-      if (fatal !== null) throw fatal;
-      throw new TenureError(`campaign in ${group} aborted`, {
-        code: 'aborted',
-        cause: options.signal?.reason,
-      });
-    }
-    // Elected long after the electing request was sent (slow retries): confirm with a renewal of the
-    // candidacy that must still elect us with the same token, and date the leadership from it (SPEC §2).
-    const timing = this.#timing(ttlMs);
-    const fencingToken = won.answer.fencingToken!;
-    let datedFromMs = won.sendTimeMs;
-    if (needsConfirmation(won.sendTimeMs, this.#clock.now(), ttlMs, timing)) {
-      const confirmed = await confirmGrant(
-        async (timeoutMs, signal) => {
-          const answer = await this.#campaignRenew(group, candidate, {
-            timeoutMs,
-            ...(signal === undefined ? {} : { signal }),
-          });
-          if (!answer.elected || typeof answer.fencingToken !== 'number')
-            throw new TenureError(`${candidate} is no longer leader of ${group}`, {
-              code: 'not_holder',
-              status: 200,
-              details: { leader: answer.leader },
-            });
-          return { fencingToken: answer.fencingToken, ttlMs };
-        },
-        fencingToken,
-        ttlMs,
-        timing,
-        this.#requestTimeoutMs,
-        options.signal,
-      );
-      if (confirmed.kind !== 'held') {
-        // Leave the queue either way: a candidacy nobody campaigns for must not be elected later.
-        this.#mutate('POST', `/v1/elections/${enc(group)}/resign`, { candidate }, {}).catch(
-          () => undefined,
-        );
-        const details = { fencingToken, cause: confirmed.error.code };
-        throw confirmed.kind === 'lost'
-          ? new TenureError(
-              `elected in ${group} (token ${fencingToken}) but no longer leader when confirmed: ${confirmed.error.message}`,
-              {
-                code: 'lease_lost',
-                status: confirmed.error.status,
-                details,
-                cause: confirmed.error,
-              },
-            )
-          : new TenureError(
-              `elected in ${group} (token ${fencingToken}) but could not confirm it: ${confirmed.error.message}`,
-              {
-                code: confirmed.error.code,
-                status: confirmed.error.status,
-                details,
-                outcomeUnknown: true,
-                cause: confirmed.error,
-              },
-            );
-      }
-      datedFromMs = confirmed.sendTimeMs;
-    }
-    const leadership = new Leadership(
+  campaign(group: string, options: CampaignOptions): Promise<Leadership> {
+    return runCampaign(
+      this.#campaignDeps(),
       group,
-      candidate,
-      fencingToken,
-      ttlMs,
-      won.answer.leader?.value ?? value,
-      datedFromMs,
-      this.#leadershipOps(),
-      timing,
+      options.candidate ?? this.newOwnerId(),
+      options,
     );
-    return leadership;
   }
 
   /** Reads an election (SPEC §3): leader or null, candidates in order, revision (never 404). */
@@ -604,16 +454,17 @@ export class TenureClient {
     return answer.body;
   }
 
-  /** `GET /v1/cluster` from the leader if known, else any node. Also refreshes leader discovery. */
+  /**
+   * `GET /v1/cluster` from the leader: asks the leader if known, else any node; when the answering
+   * node names another leader whose endpoint is known, asks that leader once more (only the leader
+   * reports replication progress: members' `matchIndex`, `lastContactMs`). If that second ask fails,
+   * the first answer is returned. Also refreshes leader discovery.
+   */
   async cluster(options: CallOptions = {}): Promise<ClusterView> {
-    const answer = await this.#transport.request<ClusterView>({
-      method: 'GET',
-      path: '/v1/cluster',
-      mutating: false,
-      ...callFields(options),
-    });
-    this.#transport.learnCluster(answer.body, answer.endpoint);
-    return answer.body;
+    const first = await this.#clusterOnce(options);
+    if (first.leader === null || first.leader === first.id) return first;
+    if (this.#transport.leaderEndpoint() === null) return first;
+    return this.#clusterOnce(options).catch(() => first);
   }
 
   // ---- internals ------------------------------------------------------------------------------
@@ -664,6 +515,17 @@ export class TenureClient {
     options: MutationOptions,
   ): Promise<unknown> {
     return this.#mutate(method, `/v1/kv/${enc(key)}`, body, options);
+  }
+
+  async #clusterOnce(options: CallOptions): Promise<ClusterView> {
+    const answer = await this.#transport.request<ClusterView>({
+      method: 'GET',
+      path: '/v1/cluster',
+      mutating: false,
+      ...callFields(options),
+    });
+    this.#transport.learnCluster(answer.body, answer.endpoint);
+    return answer.body;
   }
 
   #campaignRenew(group: string, candidate: string, options: CallOptions): Promise<CampaignAnswer> {
@@ -766,6 +628,29 @@ export class TenureClient {
     };
   }
 
+  #campaignDeps(): CampaignDeps {
+    return {
+      clock: this.#clock,
+      sleep: this.#sleep,
+      random: this.#random,
+      requestTimeoutMs: this.#requestTimeoutMs,
+      campaign: (group, body, signal) =>
+        this.#mutate<CampaignAnswer>(
+          'POST',
+          `/v1/elections/${enc(group)}/campaign`,
+          body,
+          { signal },
+          body.waitMs,
+        ),
+      renew: (group, candidate, options) => this.#campaignRenew(group, candidate, options),
+      resign: async (group, candidate) => {
+        await this.#mutate('POST', `/v1/elections/${enc(group)}/resign`, { candidate }, {});
+      },
+      timing: (ttlMs) => this.#timing(ttlMs),
+      leadershipOps: this.#leadershipOps(),
+    };
+  }
+
   #pollDeps(): {
     sleep: (delayMs: number, signal?: AbortSignal) => Promise<void>;
     random: () => number;
@@ -778,6 +663,26 @@ export class TenureClient {
 /** Generates a random idempotency key (exported for callers that manage their own retries). */
 export function newIdempotencyKey(): string {
   return randomUUID();
+}
+
+/** The endpoints rule of TenureClientOptions, checked before anything else so the error names the field. */
+function checkEndpoints(endpoints: unknown): void {
+  const invalid = (message: string): TenureError =>
+    new TenureError(`endpoints: ${message}`, {
+      code: 'invalid_argument',
+      details: { field: 'endpoints' },
+    });
+  const example = 'e.g. { endpoints: ["http://127.0.0.1:7001"] }';
+  if (!Array.isArray(endpoints) || endpoints.length === 0)
+    throw invalid(`at least one node URL is required, ${example}`);
+  for (const endpoint of endpoints as unknown[]) {
+    if (typeof endpoint !== 'string') throw invalid(`expected URL strings, ${example}`);
+    try {
+      normalizeEndpoint(endpoint);
+    } catch {
+      throw invalid(`"${endpoint}" is not an http(s) URL or host:port`);
+    }
+  }
 }
 
 function enc(segment: string): string {

@@ -9,17 +9,10 @@
  * grant live at the server after the renewal was sent, so its send time dates the handle instead.
  */
 import { TenureError, isLossCode } from './errors.js';
-import type { Clock } from './clock.js';
-import type { RenewOutcome } from './held-grant.js';
+import { safeDeadlineMs, type DeadlineTiming, type RenewOutcome } from './grant-timing.js';
 
-/** Timing of one grant: the clock and the SPEC §2 parameters its deadline is computed with. */
-export interface ConfirmTiming {
-  readonly clock: Clock;
-  /** Clock-rate drift bound ρ (SPEC §2), e.g. 0.01. */
-  readonly maxDriftRatio: number;
-  /** Margin subtracted from the deadline (ms). */
-  readonly safetyMarginMs: number;
-}
+/** Timing of one grant: the clock and the parameters its deadline is computed with. */
+export type ConfirmTiming = DeadlineTiming;
 
 /**
  * Result of `confirmGrant`:
@@ -39,11 +32,6 @@ export type ConfirmRenew = (
   timeoutMs: number,
   signal: AbortSignal | undefined,
 ) => Promise<RenewOutcome>;
-
-/** Safe local deadline of SPEC §2 for a grant of `ttlMs` whose request was sent at `sendTimeMs` (ms). */
-export function safeDeadlineMs(sendTimeMs: number, ttlMs: number, timing: ConfirmTiming): number {
-  return sendTimeMs + ttlMs * (1 - timing.maxDriftRatio) - timing.safetyMarginMs;
-}
 
 /**
  * True when a grant of `ttlMs` answered at `nowMs` to a request sent at `sendTimeMs` must be confirmed

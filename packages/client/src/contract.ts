@@ -1,8 +1,10 @@
 /**
- * The one place the client imports from `@tenure/coord-state`: the SPEC §3 error catalog and the
- * result shapes shared with the server (STYLE: "client imports the error-code table and result
- * types from coord-state, nothing else of ours"). Wire shapes the catalog does not cover
- * (cluster view, watch/observe answers) are declared here, to SPEC §3.
+ * The one place the client imports from `@tenure/coord-state`: the error-code catalog and the JSON
+ * shapes shared with the server, whose single source is coord-state's dependency-free `errors.ts`
+ * and `api.ts`. Only this file may import them: the published package carries their compiled copy in
+ * dist/wire/ (scripts/pack-wire.mjs, README "Packaging"), so the client needs no other @tenure
+ * package at run time. Wire shapes coord-state does not cover (cluster view, watch/observe answers)
+ * are declared here, to docs/api.md.
  */
 export { ERROR_HTTP_STATUS } from '@tenure/coord-state';
 export type {

@@ -12,28 +12,16 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { backoffDelayMs } from './backoff.js';
-import type { Clock, TimerHandle } from './clock.js';
-import { safeDeadlineMs } from './confirm-grant.js';
+import type { TimerHandle } from './clock.js';
 import { isLossCode, TenureError } from './errors.js';
+import { safeDeadlineMs, type DeadlineTiming, type RenewOutcome } from './grant-timing.js';
 import type { Logger } from './logger.js';
 
 /** Timing parameters of a held grant. */
-export interface GrantTiming {
-  readonly clock: Clock;
-  /** Assumed bound on clock-rate drift between client and server (SPEC §2), e.g. 0.01. */
-  readonly maxDriftRatio: number;
-  /** Extra margin subtracted from the deadline (ms) for scheduling latency. */
-  readonly safetyMarginMs: number;
+export interface GrantTiming extends DeadlineTiming {
   readonly logger: Logger;
   /** Uniform [0, 1) for retry jitter. */
   readonly random: () => number;
-}
-
-/** What one successful renewal returned. */
-export interface RenewOutcome {
-  readonly fencingToken: number;
-  /** Effective ttl of this renewal (may be shorter than asked when capped by maxHoldMs, SPEC §3). */
-  readonly ttlMs: number;
 }
 
 /** Why a handle stopped being held. */

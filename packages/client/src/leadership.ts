@@ -3,7 +3,8 @@
  * at ttl/3, with the group's `fencingToken` (epoch), `signal` aborted when leadership is lost or its
  * safe local deadline passes (BC-22), `proclaim(value)` and `resign()`.
  */
-import { HeldGrant, type GrantTiming, type RenewOutcome } from './held-grant.js';
+import type { RenewOutcome } from './grant-timing.js';
+import { HeldGrant, type GrantTiming } from './held-grant.js';
 import type { CampaignAnswer, JsonValue } from './contract.js';
 import { isLossCode, TenureError } from './errors.js';
 

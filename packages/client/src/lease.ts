@@ -3,7 +3,8 @@
  * fencing token, `signal` (aborted when lost, expired by the safe local deadline, or released),
  * `atRisk` / `renewed` / `lost` events and an idempotent, token-checked `release()` (BC-12).
  */
-import { HeldGrant, type GrantTiming, type RenewOutcome } from './held-grant.js';
+import type { RenewOutcome } from './grant-timing.js';
+import { HeldGrant, type GrantTiming } from './held-grant.js';
 import type { LeaseGrant } from './contract.js';
 import { isLossCode, TenureError } from './errors.js';
 

@@ -47,7 +47,10 @@ export interface ClusterOptions {
   readonly extraArgs?: readonly string[];
   /** Keep data and logs after teardown (debugging). */
   readonly keepFiles?: boolean;
-  /** How long start() waits for an agreed leader (default 20 s; more on a loaded machine). */
+  /**
+   * How long `start` waits for the spawned nodes to agree on a leader (ms, default 120,000): node
+   * processes start slowly on a loaded 2-core machine, and only the leader is waited for.
+   */
   readonly startTimeoutMs?: number;
 }
 
@@ -146,7 +149,7 @@ export class LocalCluster {
     const c = new LocalCluster(nodes, baseDir, opts);
     try {
       for (const node of nodes) c.#spawn(node.id);
-      await c.waitForLeader(opts.startTimeoutMs);
+      await c.waitForLeader(opts.startTimeoutMs ?? 120_000);
     } catch (err) {
       await c.teardown();
       throw err;

@@ -1,0 +1,64 @@
+/** Human-readable lines and JSON error objects the CLI prints. Pure functions of their input. */
+import type { ClusterView, ElectionView, LeaseView, LeaseWatchView } from '../contract.js';
+import { formatDurationMs } from '../duration.js';
+import { TenureError } from '../errors.js';
+import { UsageError } from './exit-codes.js';
+
+/** `code: message` of a TenureError (with the outcome-unknown warning), else the message. */
+export function describeError(error: unknown): string {
+  if (error instanceof TenureError)
+    return `${error.code}: ${error.message}${error.outcomeUnknown ? ' (outcome unknown: the operation may have taken effect)' : ''}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The `error` object of `--json` output: code, status, message, outcomeUnknown and the details. */
+export function errorJson(error: unknown): Record<string, unknown> {
+  if (error instanceof TenureError)
+    return {
+      code: error.code,
+      status: error.status,
+      message: error.message,
+      outcomeUnknown: error.outcomeUnknown,
+      ...error.details,
+    };
+  if (error instanceof UsageError) return { code: 'usage', message: error.message };
+  return { code: 'error', message: error instanceof Error ? error.message : String(error) };
+}
+
+/** One line for a live grant. */
+export function formatLease(view: LeaseView): string {
+  return `${view.name} holder=${view.holder} fencingToken=${view.fencingToken} ttl=${formatDurationMs(view.ttlMs)} remaining=${formatDurationMs(view.remainingMs)}`;
+}
+
+/** One line for a watched lease (free, or its holder and token). */
+export function formatWatch(view: LeaseWatchView): string {
+  return view.holder === null
+    ? `${view.name} free`
+    : `${view.name} holder=${view.holder} fencingToken=${view.fencingToken}`;
+}
+
+/** One line for an election: leader (value, token), number of candidates, revision. */
+export function formatElection(view: ElectionView): string {
+  const leader =
+    view.leader === null
+      ? 'none'
+      : `${view.leader.candidate} value=${JSON.stringify(view.leader.value)} fencingToken=${view.leader.fencingToken}`;
+  return `${view.group} leader=${leader} candidates=${view.candidates.length} revision=${view.revision}`;
+}
+
+/** The answering node's view of the cluster, one member per line (progress fields when known). */
+export function formatCluster(view: ClusterView): string {
+  const lines = [
+    `answered by ${view.id}: leader=${view.leader ?? 'none'} term=${view.term} commitIndex=${view.commitIndex} appliedIndex=${view.appliedIndex}`,
+  ];
+  for (const m of view.members) {
+    const extra = [
+      m.matchIndex === undefined ? '' : ` matchIndex=${m.matchIndex}`,
+      m.lastContactMs === undefined ? '' : ` lastContact=${formatDurationMs(m.lastContactMs)}`,
+    ].join('');
+    lines.push(
+      `  ${m.id.padEnd(6)} ${m.role.padEnd(9)} http=${m.httpAddress} raft=${m.raftAddress}${extra}`,
+    );
+  }
+  return lines.join('\n');
+}
