@@ -117,6 +117,18 @@ export default tseslint.config(
     },
   },
   {
+    // The Raft runtime logs through its own Logger interface (packages/raft/src/logger.ts); only the
+    // bench's demo process picks pino as the implementation.
+    files: ['packages/raft/src/**/*.ts'],
+    ignores: ['packages/raft/src/bench/**', ...PURE_FILES],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'pino', message: 'log through Logger (packages/raft/src/logger.ts)' }] },
+      ],
+    },
+  },
+  {
     files: PURE_FILES,
     ignores: PURE_EXEMPT,
     rules: {
