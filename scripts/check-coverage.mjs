@@ -10,12 +10,17 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 
-/** Minimum percentages per package (lines, branches, functions), measured minus a margin. */
+/**
+ * Minimum percentages per package (lines, branches, functions), measured minus about 3 points.
+ * null: not measured on a whole run yet — the figures are printed but not checked; set the floor
+ * from the printed figures of the first full `npm test`.
+ * coord-state: measured 99.3 / 95.6 / 96.4 with its own tests alone (the whole suite only adds).
+ */
 const FLOORS = {
-  'packages/raft': { lines: 0, branches: 0, functions: 0 },
-  'packages/coord-state': { lines: 0, branches: 0, functions: 0 },
-  'packages/server': { lines: 0, branches: 0, functions: 0 },
-  'packages/client': { lines: 0, branches: 0, functions: 0 },
+  'packages/raft': null,
+  'packages/coord-state': { lines: 96, branches: 92, functions: 93 },
+  'packages/server': null,
+  'packages/client': null,
 };
 const METRICS = ['lines', 'branches', 'functions'];
 
@@ -29,13 +34,13 @@ const summary = JSON.parse(
   readFileSync(resolve(root, '.tap/report/coverage-summary.json'), 'utf8'),
 );
 
-/** Sums the per-file counts of every file under each package. */
+/** Sums the per-file counts of the sources (src/) of each package; test helpers do not count. */
 function totalsByPackage() {
   const totals = new Map();
   for (const [file, counts] of Object.entries(summary)) {
     if (file === 'total') continue;
     const path = relative(root, file);
-    const pkg = Object.keys(FLOORS).find((p) => path.startsWith(`${p}/`));
+    const pkg = Object.keys(FLOORS).find((p) => path.startsWith(`${p}/src/`));
     if (pkg === undefined) continue;
     const sums =
       totals.get(pkg) ?? Object.fromEntries(METRICS.map((m) => [m, { total: 0, covered: 0 }]));
@@ -52,6 +57,10 @@ const totals = totalsByPackage();
 let failed = 0;
 for (const [pkg, floor] of Object.entries(FLOORS)) {
   const sums = totals.get(pkg);
+  if (sums === undefined && floor === null) {
+    console.log(`coverage ${pkg}: no data (no floor set)`);
+    continue;
+  }
   if (sums === undefined) {
     console.log(`coverage ${pkg}: no data (did \`npm test\` run?) FAILED`);
     failed++;
@@ -61,9 +70,10 @@ for (const [pkg, floor] of Object.entries(FLOORS)) {
   let below = false;
   for (const m of METRICS) {
     const pct = sums[m].total === 0 ? 100 : (100 * sums[m].covered) / sums[m].total;
-    const low = pct < floor[m];
+    const low = floor !== null && pct < floor[m];
     below ||= low;
-    parts.push(`${m} ${pct.toFixed(1)}% (floor ${floor[m]}%)${low ? ' BELOW' : ''}`);
+    const limit = floor === null ? 'no floor set' : `floor ${floor[m]}%`;
+    parts.push(`${m} ${pct.toFixed(1)}% (${limit})${low ? ' BELOW' : ''}`);
   }
   console.log(`coverage ${pkg}: ${parts.join(', ')}${below ? ' FAILED' : ''}`);
   if (below) failed++;

@@ -31,7 +31,10 @@ export interface RaftNodeOptions<R> {
   readonly heartbeatMs?: number;
   /** Base election timeout (each drawn from [base, 2×base)). Default 1000 ms. */
   readonly electionTimeoutMs?: number;
-  /** Where the node logs (logger.ts; a pino logger fits); default none. Children `{component: 'raft' | 'raft-storage' | 'raft-transport'}`. */
+  /**
+   * Where the node logs (logger.ts; a pino logger fits); default: nowhere. The node uses children
+   * `{ component: 'raft' | 'raft-storage' | 'raft-transport', nodeId }`.
+   */
   readonly logger?: Logger;
   /** Bounds on one AppendEntries. Defaults 512 entries, 1 MiB. */
   readonly entriesPerMessageMax?: number;
