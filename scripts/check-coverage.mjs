@@ -15,9 +15,11 @@ import { relative, resolve } from 'node:path';
  * null: not measured on a whole run yet — the figures are printed but not checked; set the floor
  * from the printed figures of the first full `npm test`.
  * coord-state: measured 99.3 / 95.6 / 96.4 with its own tests alone (the whole suite only adds).
+ * raft: 91.6 / 92.5 / 92.6 from its core and runtime tests (22 of its 40 files; the simulator's
+ * files were not loaded yet), so its margin is wider until a whole run measures it.
  */
 const FLOORS = {
-  'packages/raft': null,
+  'packages/raft': { lines: 85, branches: 85, functions: 85 },
   'packages/coord-state': { lines: 96, branches: 92, functions: 93 },
   'packages/server': null,
   'packages/client': null,
