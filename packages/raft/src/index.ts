@@ -12,6 +12,7 @@ export {
   type RaftTimingMs,
   type RaftTimingTicks,
 } from './raft-node-options.js';
+export { NOOP_LOGGER, type Logger, type LogFields } from './logger.js';
 export {
   RaftError,
   NotLeaderError,
@@ -40,7 +41,40 @@ export {
 } from './transport/tcp-transport.js';
 
 export { SeededRandom } from './random.js';
-export * from './core/types.js';
+// The protocol types, by name: the core's test-only UnsafeVariants stay out of the public entry
+// (they are in `./testing`).
+export {
+  asTerm,
+  asIndex,
+  type Term,
+  type LogIndex,
+  type NodeId,
+  type EntryType,
+  type Entry,
+  type HardState,
+  type SnapshotMeta,
+  type Snapshot,
+  type Role,
+  type PreVoteMsg,
+  type PreVoteResponseMsg,
+  type RequestVoteMsg,
+  type RequestVoteResponseMsg,
+  type AppendEntriesMsg,
+  type AppendEntriesResponseMsg,
+  type TimeoutNowMsg,
+  type InstallSnapshotMsg,
+  type InstallSnapshotResponseMsg,
+  type Message,
+  type ReadState,
+  type ReadFailure,
+  type SoftState,
+  type Ready,
+  type ProposeResult,
+  type Clock,
+  type Random,
+  type CoreConfig,
+  type CoreInitialState,
+} from './core/types.js';
 export type { StateMachine, AppliedEntry } from './state-machine.js';
 export type {
   RaftNodeApi,

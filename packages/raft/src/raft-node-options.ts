@@ -2,7 +2,7 @@
  * Options of RaftNode.open, their defaults, and the start-time checks of their relations
  * (TigerBeetle style: limits named, relations validated once).
  */
-import type { Logger } from 'pino';
+import type { Logger } from './logger.js';
 import type { NodeId } from './core/types.js';
 import type { PeerInfo } from './api.js';
 import type { StateMachine } from './state-machine.js';
@@ -34,7 +34,10 @@ export interface RaftNodeOptions<R> {
   readonly heartbeatMs?: number;
   /** Base election timeout (each drawn from [base, 2×base)). */
   readonly electionTimeoutMs?: number;
-  /** pino logger; the node uses children `{component: 'raft' | 'raft-storage' | 'raft-transport'}`. */
+  /**
+   * Where the node logs (logger.ts; a pino logger fits); default: nowhere. The node uses children
+   * `{ component: 'raft' | 'raft-storage' | 'raft-transport', nodeId }`.
+   */
   readonly logger?: Logger;
   /** Bounds on one AppendEntries. Defaults 512 entries, 1 MiB. */
   readonly entriesPerMessageMax?: number;

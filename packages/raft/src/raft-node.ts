@@ -2,6 +2,10 @@
  * RaftNode: the runtime around the pure RaftCore — level storage, TCP transport, a ticker, the
  * Ready loop, proposal / read / transfer tracking — implementing RaftNodeApi (api.ts).
  *
+ * Requests waiting on Raft are tracked beside it: proposals (proposal-tracker.ts), read barriers
+ * (read-tracker.ts) and leadership transfers (transfer-tracker.ts). It logs through the Logger
+ * interface (logger.ts).
+ *
  * Ready loop (types.ts, etcd-io/raft's RawNode): persist snapshot + hardState + entries (one
  * fsynced write) → send messages → restore an installed snapshot → apply committedEntries → serve
  * readStates / fail readFailures → advance → maybe take a snapshot. When Ready.mustPersistBeforeSend
@@ -17,8 +21,6 @@
  * level-storage.ts). On open: restore the newest snapshot, then replay committed entries after it.
  */
 import assert from 'node:assert/strict';
-import type { Logger } from 'pino';
-import { pino } from 'pino';
 import { RaftCore } from './core/raft-core.js';
 import type {
   CoreConfig,
@@ -35,38 +37,17 @@ import type {
 import { asIndex } from './core/types.js';
 import type { Applied, MemberStatus, RaftNodeApi, RaftStatus, RequestOptions } from './api.js';
 import type { StateMachine } from './state-machine.js';
-import {
-  InvalidArgumentError,
-  NotLeaderError,
-  ResourceExhaustedError,
-  StoppedError,
-  TimeoutError,
-} from './errors.js';
-import { Pending } from './pending.js';
+import { InvalidArgumentError, NotLeaderError, StoppedError } from './errors.js';
+import { NOOP_LOGGER, type Logger } from './logger.js';
+import { ProposalTracker } from './proposal-tracker.js';
+import { ReadTracker } from './read-tracker.js';
+import { TransferTracker } from './transfer-tracker.js';
 import { cryptoSeed, SeededRandom } from './random.js';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './raft-node-options.js';
 import { LevelRaftStorage } from './storage/level-storage.js';
 import type { RaftStorage } from './storage/raft-storage.js';
 import { TcpTransport } from './transport/tcp-transport.js';
 import type { Transport } from './transport/transport.js';
-
-/** A proposal waiting for its entry (index, term) to be applied. */
-interface PendingProposal<R> {
-  readonly term: Term;
-  readonly pending: Pending<Applied<R>>;
-}
-
-/** A read barrier: `index` is null until the core answers with a ReadState. */
-interface PendingRead {
-  index: LogIndex | null;
-  readonly pending: Pending<LogIndex>;
-}
-
-/** A leadership transfer waiting for `target` to become leader. */
-interface PendingTransfer {
-  readonly target: NodeId;
-  readonly pending: Pending<void>;
-}
 
 /** Monotonic clock of the runtime (core/types.ts Clock). */
 const monotonicClock = { nowMs: (): number => performance.now() };
@@ -88,12 +69,9 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   #appliedIndex: LogIndex;
   /** Index of the newest snapshot on disk (taken or installed); 0 without one. */
   #snapshotIndex: LogIndex;
-  /** index → proposal; at most proposalsPendingMax. */
-  readonly #proposals = new Map<number, PendingProposal<R>>();
-  /** requestId → read; at most readsPendingMax. */
-  readonly #reads = new Map<number, PendingRead>();
-  #readSeq = 0;
-  readonly #transfers = new Set<PendingTransfer>();
+  readonly #proposals: ProposalTracker<R>;
+  readonly #reads: ReadTracker;
+  readonly #transfers = new TransferTracker();
   readonly #appliedListeners = new Set<(lastApplied: LogIndex) => void>();
   readonly #leaderListeners = new Set<(leaderId: NodeId | null, term: Term) => void>();
   /** Last soft state reported to listeners. */
@@ -130,6 +108,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#appliedIndex = parts.appliedIndex;
     this.#snapshotIndex = parts.snapshotIndex;
     this.#log = parts.log;
+    this.#proposals = new ProposalTracker(resolved.proposalsPendingMax);
+    this.#reads = new ReadTracker(resolved.readsPendingMax);
     this.#onFatalError =
       options.onFatalError ??
       ((err) =>
@@ -147,7 +127,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
    */
   static async open<R>(options: RaftNodeOptions<R>): Promise<RaftNode<R>> {
     const resolved = resolveOptions(options);
-    const root = options.logger ?? pino({ level: 'silent' });
+    const root = options.logger ?? NOOP_LOGGER;
     const log = root.child({ component: 'raft', nodeId: options.id });
     const storage =
       options.storage ??
@@ -280,15 +260,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     const appliedBefore = this.#appliedIndex;
     if (ready.snapshot !== null) this.#restoreSnapshot(ready.snapshot);
     for (const entry of ready.committedEntries) this.#applyEntry(entry);
-    for (const readState of ready.readStates) {
-      const read = this.#reads.get(readState.requestId);
-      if (read !== undefined) read.index = readState.index;
-    }
-    for (const failure of ready.readFailures) {
-      this.#reads.get(failure.requestId)?.pending.reject(new NotLeaderError(failure.leaderHint));
-      this.#reads.delete(failure.requestId);
-    }
-    this.#serveReads();
+    this.#reads.answered(ready.readStates, ready.readFailures);
+    this.#reads.serve(this.#appliedIndex);
     this.#core.advance(ready);
     if (this.#appliedIndex !== appliedBefore) this.#notifyApplied();
   }
@@ -313,21 +286,13 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       data: entry.data,
     });
     this.#appliedIndex = entry.index;
-    const proposal = this.#proposals.get(entry.index);
-    if (proposal === undefined) return;
-    this.#proposals.delete(entry.index);
-    if (proposal.term === entry.term) {
-      proposal.pending.resolve({ index: entry.index, clusterTimeMs: entry.clusterTimeMs, result });
-    } else {
-      // Another leader's entry took this index: ours is not in the log and never will be (§5.3).
-      proposal.pending.reject(new NotLeaderError(this.#softState.leaderId));
-    }
+    this.#proposals.applied(entry, result, this.#softState.leaderId);
   }
 
   /**
    * A snapshot from the leader replaced our log (Ready.snapshot, already durable): restore the state
    * machine from it. Proposals at indices it covers cannot be matched to their entries any more:
-   * they fail with TimeoutError (outcome unknown; SPEC §3 — retry with the idempotency key).
+   * they fail with TimeoutError (ProposalTracker.compacted).
    */
   #restoreSnapshot(snapshot: Snapshot): void {
     const meta = snapshot.meta;
@@ -338,13 +303,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#sm.restore(snapshot.data);
     this.#appliedIndex = meta.index;
     this.#snapshotIndex = meta.index;
-    for (const [index, proposal] of this.#proposals) {
-      if (index > meta.index) continue;
-      proposal.pending.reject(
-        new TimeoutError('entry was compacted into a snapshot; outcome unknown'),
-      );
-      this.#proposals.delete(index);
-    }
+    this.#proposals.compacted(meta.index);
     this.#log.info(
       { snapshotIndex: meta.index, term: meta.term, sizeBytes: snapshot.data.byteLength },
       'installed snapshot',
@@ -372,15 +331,6 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     );
   }
 
-  #serveReads(): void {
-    for (const [requestId, read] of this.#reads) {
-      if (read.index !== null && read.index <= this.#appliedIndex) {
-        read.pending.resolve(read.index);
-        this.#reads.delete(requestId);
-      }
-    }
-  }
-
   #onSoftState(next: SoftState): void {
     const previous = this.#softState;
     this.#softState = next;
@@ -396,41 +346,13 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       this.#log.info({ term: next.term, leaderId: next.leaderId }, 'lost leadership');
     if (next.leaderId !== previous.leaderId)
       this.#log.info({ term: next.term, leaderId: next.leaderId }, 'leader changed');
-    if (next.role !== 'leader') this.#failLeaderOnlyWaiters(next.leaderId);
-    for (const transfer of this.#transfers) {
-      if (next.leaderId === transfer.target) {
-        transfer.pending.resolve();
-        this.#transfers.delete(transfer);
-      }
-    }
+    // Proposals stay pending on losing leadership: their entries may still commit under the next
+    // leader; they settle when their index is applied or at their deadline.
+    if (next.role !== 'leader') this.#reads.failUnconfirmed(next.leaderId);
+    this.#transfers.leaderSeen(next.leaderId, next.role === 'leader');
     if (next.leaderId !== previous.leaderId || next.role !== previous.role) {
       for (const listener of this.#leaderListeners)
         this.#callListener(() => listener(next.leaderId, next.term));
-    }
-  }
-
-  /**
-   * On losing leadership: reads not yet answered cannot be confirmed by us. Proposals stay pending:
-   * their entries may still commit under the next leader; they settle when their index is applied
-   * (resolve if our term is there, NotLeaderError if not) or at their deadline (TimeoutError).
-   */
-  #failLeaderOnlyWaiters(leaderHint: NodeId | null): void {
-    for (const [requestId, read] of this.#reads) {
-      if (read.index === null) {
-        read.pending.reject(new NotLeaderError(leaderHint));
-        this.#reads.delete(requestId);
-      }
-    }
-    for (const transfer of this.#transfers) {
-      if (leaderHint !== null && leaderHint !== transfer.target) {
-        transfer.pending.reject(
-          new NotLeaderError(
-            leaderHint,
-            `leadership went to ${leaderHint}, not ${transfer.target}`,
-          ),
-        );
-        this.#transfers.delete(transfer);
-      }
     }
   }
 
@@ -450,13 +372,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   /** See RaftNodeApi.propose. Rejects: NotLeaderError, TimeoutError, ResourceExhaustedError, StoppedError. */
   propose(data: Uint8Array, opts: RequestOptions = {}): Promise<Applied<R>> {
     if (this.#stopped) return Promise.reject(new StoppedError());
-    if (this.#proposals.size >= this.#o.proposalsPendingMax) {
-      return Promise.reject(
-        new ResourceExhaustedError(
-          `${this.#proposals.size} proposals pending (proposalsPendingMax)`,
-        ),
-      );
-    }
+    const full = this.#proposals.full();
+    if (full !== null) return Promise.reject(full);
     const result = this.#core.propose(data);
     if (!result.ok) {
       // While handing leadership over (§3.10) this node is still leader but accepts nothing; no
@@ -465,23 +382,15 @@ export class RaftNode<R> implements RaftNodeApi<R> {
         return Promise.reject(new NotLeaderError(null, 'leadership transfer in progress'));
       return Promise.reject(new NotLeaderError(result.leaderHint));
     }
-    const previous = this.#proposals.get(result.index);
-    if (previous !== undefined) {
-      // Our new entry replaced an uncommitted one of an older term at this index (§5.4.2).
-      assert.ok(previous.term < result.term, 'two proposals of one term at one index');
-      previous.pending.reject(new NotLeaderError(this.id));
-    }
-    const index = result.index;
-    const pending = new Pending<Applied<R>>(
+    const applied = this.#proposals.track(
+      result.index,
+      result.term,
+      this.id,
       opts.timeoutMs ?? this.#o.requestTimeoutMsDefault,
       opts.signal,
-      () => {
-        if (this.#proposals.get(index)?.pending === pending) this.#proposals.delete(index);
-      },
     );
-    this.#proposals.set(index, { term: result.term, pending });
     this.#schedule();
-    return pending.promise;
+    return applied;
   }
 
   /**
@@ -494,21 +403,12 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#stopped) return Promise.reject(new StoppedError());
     const soft = this.#core.softState();
     if (soft.role !== 'leader') return Promise.reject(new NotLeaderError(soft.leaderId));
-    if (this.#reads.size >= this.#o.readsPendingMax) {
-      return Promise.reject(
-        new ResourceExhaustedError(`${this.#reads.size} reads pending (readsPendingMax)`),
-      );
-    }
-    const requestId = ++this.#readSeq;
-    const pending = new Pending<LogIndex>(
-      opts.timeoutMs ?? this.#o.requestTimeoutMsDefault,
-      opts.signal,
-      () => this.#reads.delete(requestId),
-    );
-    this.#reads.set(requestId, { index: null, pending });
-    this.#core.readIndex(requestId);
+    const full = this.#reads.full();
+    if (full !== null) return Promise.reject(full);
+    const read = this.#reads.start(opts.timeoutMs ?? this.#o.requestTimeoutMsDefault, opts.signal);
+    this.#core.readIndex(read.requestId);
     this.#schedule();
-    return pending.promise;
+    return read.promise;
   }
 
   /**
@@ -527,17 +427,15 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     const target = to ?? this.#bestFollower();
     if (target === null)
       return Promise.reject(new InvalidArgumentError('to', 'no other voter to transfer to'));
-    const transfer: PendingTransfer = {
+    const transferred = this.#transfers.start(
       target,
-      pending: new Pending<void>(opts.timeoutMs ?? 2 * this.#o.electionTimeoutMs, opts.signal, () =>
-        this.#transfers.delete(transfer),
-      ),
-    };
-    this.#transfers.add(transfer);
+      opts.timeoutMs ?? 2 * this.#o.electionTimeoutMs,
+      opts.signal,
+    );
     this.#log.info({ term: soft.term, target }, 'transferring leadership');
     this.#core.transferLeadership(target);
     this.#schedule();
-    return transfer.pending.promise;
+    return transferred;
   }
 
   #bestFollower(): NodeId | null {
@@ -599,13 +497,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       'appliedIndex ≤ commitIndex',
     );
     assert.ok(this.#snapshotIndex <= this.#appliedIndex, 'snapshotIndex ≤ appliedIndex');
-    assert.ok(
-      this.#proposals.size <= this.#o.proposalsPendingMax,
-      'proposals within proposalsPendingMax',
-    );
-    assert.ok(this.#reads.size <= this.#o.readsPendingMax, 'reads within readsPendingMax');
-    for (const index of this.#proposals.keys())
-      assert.ok(index > this.#appliedIndex, 'no pending proposal at an applied index');
+    this.#proposals.checkInvariants(this.#appliedIndex);
+    this.#reads.checkInvariants();
     this.#core.checkInvariants();
   }
 
@@ -621,7 +514,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
 
   /** Storage (or the state machine) failed inside the Ready loop: Raft cannot go on safely. Stop, then report. */
   #fatal(err: unknown): void {
-    this.#log.fatal({ err }, 'raft runtime failed; stopping node');
+    this.#log.error({ err }, 'raft runtime failed; stopping node');
     void this.stop().finally(() => this.#onFatalError(err));
   }
 
@@ -631,12 +524,9 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#stopped = true;
     if (this.#ticker !== null) clearInterval(this.#ticker);
     const stopped = new StoppedError();
-    for (const p of this.#proposals.values()) p.pending.reject(stopped);
-    for (const r of this.#reads.values()) r.pending.reject(stopped);
-    for (const t of this.#transfers) t.pending.reject(stopped);
-    this.#proposals.clear();
-    this.#reads.clear();
-    this.#transfers.clear();
+    this.#proposals.failAll(stopped);
+    this.#reads.failAll(stopped);
+    this.#transfers.failAll(stopped);
     this.#stopPromise = (async () => {
       await this.#transport.close();
       await this.#loopDone;

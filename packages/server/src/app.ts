@@ -88,6 +88,7 @@ function toErrorReply(err: unknown): {
         headers: {},
         bug: false,
       };
+    default: // not a Fastify code we map: try the Raft codes below
   }
   switch (raftErrorCode(err)) {
     case 'not_leader':

@@ -24,7 +24,7 @@
  */
 import assert from 'node:assert/strict';
 import { Level } from 'level';
-import type { Logger } from 'pino';
+import type { Logger } from '../logger.js';
 import type {
   CoreInitialState,
   Entry,

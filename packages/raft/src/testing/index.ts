@@ -35,3 +35,5 @@ export {
   EVENTS_PER_RUN_MAX,
 } from './simulation.js';
 export type { SimMode, SimOptions, SimResult, SimStats } from './simulation.js';
+/** Deliberately broken core behaviours that prove the checkers can fail (never in production). */
+export type { UnsafeVariants } from '../core/types.js';

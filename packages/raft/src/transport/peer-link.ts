@@ -3,7 +3,7 @@
  * event-loop turn, handshake before any message, reconnect with capped exponential backoff.
  */
 import net from 'node:net';
-import type { Logger } from 'pino';
+import type { Logger } from '../logger.js';
 import type { Packr } from 'msgpackr';
 import type { NodeId } from '../core/types.js';
 import { FrameDecoder, frameHeader } from './frame-decoder.js';

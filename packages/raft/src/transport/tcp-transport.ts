@@ -5,8 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import type { Logger } from 'pino';
-import { pino } from 'pino';
+import { NOOP_LOGGER, type Logger } from '../logger.js';
 import type { Message, NodeId } from '../core/types.js';
 import type { PeerInfo } from '../api.js';
 import { createPackr } from '../codec.js';
@@ -75,7 +74,7 @@ export class TcpTransport implements Transport {
   constructor(options: TcpTransportOptions) {
     this.id = options.id;
     this.#o = options;
-    this.#log = options.logger ?? pino({ level: 'silent' });
+    this.#log = options.logger ?? NOOP_LOGGER;
     const others = options.peers.filter((p) => p.id !== options.id);
     this.#peerIds = new Set(others.map((p) => p.id));
     for (const peer of others) {

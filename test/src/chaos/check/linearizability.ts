@@ -153,7 +153,7 @@ export function linearizabilityChecker(options: LinearizabilityOptions): Checker
   return {
     name: 'linearizability',
     check: async (run: RunRecord) => {
-      const result = await checkLinearizability(run.ops, options);
+      const result = checkLinearizability(run.ops, options);
       // Each violation names the cluster context of its blocked op: leaders/terms and nearby faults.
       const byId = new Map(run.ops.map((op) => [op.opId, op]));
       const violations = result.violations.map((v) => {
