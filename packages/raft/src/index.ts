@@ -34,6 +34,15 @@ export {
 
 export { SeededRandom } from './random.js';
 export * from './core/types.js';
+export {
+  decodeMembership,
+  encodeMembership,
+  type ConfigurationState,
+  type Membership,
+  type MembershipChange,
+  type MembershipChangeResult,
+  type MembershipRefusal,
+} from './core/membership.js';
 export type { StateMachine, AppliedEntry } from './state-machine.js';
 export type {
   RaftNodeApi,
