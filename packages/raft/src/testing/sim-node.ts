@@ -456,7 +456,6 @@ export class SimNode {
       this.crash();
       return false;
     }
-    if (rd.configuration !== null) this.#host.onConfiguration(this, rd.configuration);
     this.#apply(core.softState().term, rd.committedEntries);
     for (const rs of rd.readStates) this.#pendingReads.set(rs.requestId, rs.index);
     for (const failure of rd.readFailures) this.#host.onReadFailed(this, failure);
@@ -469,6 +468,8 @@ export class SimNode {
    * send its messages now, before the fsync. Returns false if an `afterEarlySend` crash struck.
    */
   #stageReady(rd: Ready): boolean {
+    // Reported when staged: the checker must know a leader's membership before any commit it counts.
+    if (rd.configuration !== null) this.#host.onConfiguration(this, rd.configuration);
     this.#persist(rd);
     // A crash armed to strike right after this Ready's fsync also loses the messages: they were
     // still in the dying process's send buffers (so those points keep modelling "durable, not sent").
