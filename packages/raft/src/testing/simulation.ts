@@ -12,6 +12,9 @@
  *   some with a higher term, and 30 % of runs restart one more node with a higher term);
  *   a leader must then be established within LIVENESS_LEADER_BOUND_MS and a write proposed after
  *   the heal must be acknowledged within LIVENESS_COMMIT_BOUND_MS. Safety checkers stay on.
+ * - `membership` (either mode): two spare nodes and membership changes as faults (sim-membership.ts);
+ *   the checkers count majorities per membership (checkers.ts), and liveness runs also require every
+ *   member to catch up within LIVENESS_CATCH_UP_BOUND_MS.
  */
 import assert from 'node:assert/strict';
 import type {

@@ -332,3 +332,51 @@ t.test('config entries round-trip and malformed ones are rejected', async (t) =>
   t.equal(decodeMembership(new TextEncoder().encode('{"voters":["a"],"learners":["a"]}')), null);
   t.equal(decodeMembership(new Uint8Array([0xff])), null);
 });
+
+t.test(
+  '§4.2.1 learners never vote: UNSAFE countLearnerVotes elects a leader lacking a commit',
+  async (t) => {
+    for (const unsafe of [true, false]) {
+      const net = clusterWithSpare({ unsafe: { countLearnerVotes: unsafe } });
+      net.changeMembership('n1', { type: 'addLearner', id: 'n4' });
+      net.stabilize();
+      // n2 and the learner n4 are cut off; n1 + n3 commit without them.
+      net.cut('n2', 'n1', 'n3');
+      net.cut('n4', 'n1', 'n3');
+      net.propose('n1', 'committed-without-n2');
+      net.stabilize();
+      const committed = net.core('n1').hardState().commitIndex;
+      t.ok(net.core('n2').lastIndex() < committed, 'n2 lacks a committed entry');
+      net.tick('n4', 25); // the learner's leader lease runs out too (it hears no heartbeat)
+      net.campaign('n2');
+      net.stabilize();
+      if (unsafe) {
+        t.equal(
+          net.core('n2').softState().role,
+          'leader',
+          'UNSAFE: n2 + learner n4 made a "majority"',
+        );
+      } else {
+        t.not(net.core('n2').softState().role, 'leader', 'the learner was not even asked');
+        t.notOk(net.queue.some((m) => m.to === 'n4' && isVote(m)));
+      }
+    }
+  },
+);
+
+t.test(
+  '§4.1 UNSAFE configChangeBeforeTermCommit: a new leader changes membership at once',
+  async (t) => {
+    const net = new ScriptedNetwork(four, {
+      voters: three,
+      config: { unsafe: { configChangeBeforeTermCommit: true } },
+    });
+    net.campaign('n1');
+    while (net.deliver(isVote) > 0) net.processAll();
+    t.match(
+      net.changeMembership('n1', { type: 'addLearner', id: 'n4' }),
+      { ok: true },
+      'accepted before the no-op of its term committed (the single-server bug window)',
+    );
+  },
+);
