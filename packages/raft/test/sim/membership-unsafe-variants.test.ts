@@ -1,7 +1,7 @@
 // Proves the simulator catches broken membership rules (dissertation ch. 4): for each deliberately
 // broken core behaviour a bounded range of membership seeds finds a violation, and the same seed
-// passes with the correct core. (countLearnerVotes and configChangeBeforeTermCommit are not yet found
-// by the simulator within a bounded range; test/core/membership.test.ts scripts them.)
+// passes with the correct core. (configChangeBeforeTermCommit is not yet found by the simulator
+// within a bounded range; test/core/membership.test.ts scripts it.)
 import t from 'tap';
 import type { UnsafeVariants } from '../../src/core/types.js';
 import { runSimulation } from '../../src/testing/index.js';
@@ -25,6 +25,8 @@ const CHURN: Schedule = {
  * Schedules per variant (all legitimate faults; the correct core survives them — checked below):
  * - countRemovedVotes: a lagging candidate wins with the votes of removed members that still run
  *   (they never learn of their removal) and lacks committed entries.
+ * - countLearnerVotes: five voters and frequent partitions: a candidate cut off with learners wins
+ *   with their votes while the other side elects too.
  * - concurrentConfigChanges: a leader cut off with a learner piles up promote + remove and commits
  *   with a majority of its new voters that misses the old majority; no check-quorum, so it stays
  *   leader long enough.
@@ -33,6 +35,14 @@ const CHURN: Schedule = {
  */
 const variants: ReadonlyArray<readonly [keyof UnsafeVariants, Schedule]> = [
   ['countRemovedVotes', CHURN],
+  [
+    'countLearnerVotes',
+    {
+      ...CHURN,
+      nodes: 5,
+      faults: { membershipWeight: 60, partitionWeight: 100, gapMsMin: 20, gapMsMax: 400 },
+    },
+  ],
   [
     'concurrentConfigChanges',
     {
