@@ -74,7 +74,17 @@ export {
   type Random,
   type CoreConfig,
   type CoreInitialState,
+  type CoreWarning,
 } from './core/types.js';
+export {
+  decodeMembership,
+  encodeMembership,
+  type ConfigurationState,
+  type Membership,
+  type MembershipChange,
+  type MembershipChangeResult,
+  type MembershipRefusal,
+} from './core/membership.js';
 export type { StateMachine, AppliedEntry } from './state-machine.js';
 export type {
   RaftNodeApi,

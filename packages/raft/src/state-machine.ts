@@ -1,15 +1,18 @@
 /**
  * The contract between the Raft runtime and the replicated application (hashicorp/raft's FSM).
  */
-import type { LogIndex, Term } from './core/types.js';
+import type { EntryType, LogIndex, Term } from './core/types.js';
 
-/** A committed entry as the state machine sees it. `data` is empty for leader no-ops. */
+/**
+ * A committed entry as the state machine sees it. `data` is empty for leader no-ops; `config`
+ * entries (membership changes, dissertation §4.1) are Raft's own: state machines treat them as no-ops.
+ */
 export interface AppliedEntry {
   readonly index: LogIndex;
   readonly term: Term;
   /** SPEC §2 cluster time stamped by the leader; never decreases along the log. */
   readonly clusterTimeMs: number;
-  readonly type: 'command' | 'noop';
+  readonly type: EntryType;
   readonly data: Uint8Array;
 }
 

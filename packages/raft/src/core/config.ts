@@ -7,14 +7,21 @@ import type { CoreConfig } from './types.js';
 /** Most committed entries handed out in one Ready (bounds one apply batch). */
 export const committedEntriesPerReadyMax = 4096;
 
+/** Default of CoreConfig.catchUpEntriesMax (dissertation §4.2.1 catch-up bound). */
+export const catchUpEntriesMaxDefault = 100;
+
 /**
- * Throws (assertion) if `config` is inconsistent: `id` must be a voter, voters unique and non-empty,
+ * Throws (assertion) if `config` is inconsistent: voters unique (id need not be one: a joining node),
  * 1 ≤ heartbeatTicks < electionTimeoutTicks (Raft §5.2), every `…Max` ≥ 1, snapshotRetryTicks ≥ 1 if set.
  */
 export function validateCoreConfig(config: CoreConfig): void {
-  assert.ok(config.voters.length >= 1, 'voters must not be empty');
   assert.equal(new Set(config.voters).size, config.voters.length, 'voters must be unique');
-  assert.ok(config.voters.includes(config.id), 'id must be one of voters');
+  if (config.catchUpEntriesMax !== undefined) {
+    assert.ok(
+      Number.isInteger(config.catchUpEntriesMax) && config.catchUpEntriesMax >= 0,
+      'catchUpEntriesMax ≥ 0',
+    );
+  }
   assert.ok(
     Number.isInteger(config.heartbeatTicks) && config.heartbeatTicks >= 1,
     'heartbeatTicks ≥ 1',

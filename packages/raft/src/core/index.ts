@@ -3,6 +3,8 @@
  */
 export * from './types.js';
 export { RaftCore } from './raft-core.js';
+export * from './membership.js';
+export { catchUpEntriesMaxDefault } from './config.js';
 export type { ProgressView } from './raft-core.js';
 export { entrySizeBytes, entryOverheadBytes } from './raft-log.js';
 export { committedEntriesPerReadyMax } from './config.js';

@@ -4,6 +4,7 @@
  * core's assertions rely on, so a malformed peer message is dropped instead of crashing the node.
  * Cost: O(entries) for AppendEntries, O(1) otherwise (snapshot bytes are not inspected).
  */
+import { decodeMembership, encodeMembership } from './membership.js';
 import type { AppendEntriesMsg, InstallSnapshotMsg, Message } from './types.js';
 
 const isCount = (n: unknown): boolean => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
@@ -46,9 +47,19 @@ function isWellFormedInstallSnapshot(msg: InstallSnapshotMsg): boolean {
   if (typeof meta !== 'object' || meta === null) return false;
   if (!isCount(meta.index) || meta.index < 1 || !isCount(meta.term) || meta.term > msg.term)
     return false;
+  if (meta.membership !== undefined || meta.configIndex !== undefined) {
+    const m = meta.membership;
+    if (typeof m !== 'object' || m === null) return false;
+    if (!isCount(meta.configIndex) || (meta.configIndex ?? 0) > meta.index) return false;
+    if (decodeMembership(encodeMembership(m)) === null) return false;
+  }
   return (
     isTimeMs(meta.clusterTimeMs) && isTimeMs(msg.clusterTimeMs) && msg.data instanceof Uint8Array
   );
+}
+
+function isEntryType(type: unknown): boolean {
+  return type === 'command' || type === 'noop' || type === 'config';
 }
 
 function isWellFormedAppend(msg: AppendEntriesMsg): boolean {
@@ -64,8 +75,8 @@ function isWellFormedAppend(msg: AppendEntriesMsg): boolean {
     const placed = e.index === msg.prevLogIndex + 1 + i;
     if (!placed || !isCount(e.term) || e.term < term || e.term > msg.term) return false;
     if (!isTimeMs(e.clusterTimeMs) || e.clusterTimeMs < clusterTimeMs) return false;
-    if (!(e.data instanceof Uint8Array) || (e.type !== 'command' && e.type !== 'noop'))
-      return false;
+    if (!(e.data instanceof Uint8Array) || !isEntryType(e.type)) return false;
+    if (e.type === 'config' && decodeMembership(e.data) === null) return false;
     term = e.term;
     clusterTimeMs = e.clusterTimeMs;
   }

@@ -20,8 +20,13 @@ export type ProgressState = 'probe' | 'replicate' | 'snapshot';
 
 /** The leader's replication state for one follower (see the file comment for states and invariants). */
 export class Progress {
-  /** Highest index known replicated on the follower (Raft §5.3). Only increases while leading. */
+  /**
+   * Highest index known replicated on the follower (Raft §5.3). Only increases while leading, except
+   * `resetMatch` when the follower proves it lost data (its log ends below matchIndex).
+   */
   matchIndex = 0;
+  /** heartbeatSeq of the acknowledgement that last raised matchIndex (older rejections are stale). */
+  matchSeq = 0;
   /** Index of the next entry to send. Optimistic in `replicate`, a guess in `probe`. */
   nextIndex: number;
   state: ProgressState = 'probe';
@@ -100,6 +105,17 @@ export class Progress {
     this.pendingSnapshotIndex = 0;
     this.nextIndex = Math.max(this.matchIndex + 1, nextIndex);
     this.#inflight.length = 0;
+  }
+
+  /**
+   * The follower answered with a log shorter than matchIndex (a wiped or lost disk): forget what it
+   * was known to hold and probe from the start again; the caller then backtracks from its hints.
+   */
+  resetMatch(): void {
+    this.matchIndex = 0;
+    this.matchSeq = 0;
+    this.commitSentIndex = 0;
+    this.becomeProbe(1);
   }
 
   /** Switch to `snapshot`: an InstallSnapshot for `snapshotIndex` (> matchIndex) was sent at `tick`. */

@@ -2,7 +2,7 @@
  * RaftCore: the pure, deterministic Raft state machine (Raft paper §5, dissertation §3, §6, §9.6).
  *
  * Driven only by its inputs: `tick()`, `step(msg)`, `propose(data)`, `readIndex(id)`,
- * `transferLeadership(to)`; time for cluster-time stamps comes from the injected `Clock`,
+ * `transferLeadership(to)`, `proposeMembershipChange(change)` (dissertation ch. 4, membership.ts); time for cluster-time stamps comes from the injected `Clock`,
  * randomness from the injected `Random`. No timers, sockets, disk or Date.now() here.
  *
  * Ready cycle (types.ts gives the order the runtime must follow):
@@ -24,12 +24,35 @@
  *   to send InstallSnapshot to followers that need compacted entries. A follower that installs one
  *   hands it out in `Ready.snapshot` (persist + restore before applying later entries).
  *
- * Roles change only in the `#becomeX` methods. Peers are always iterated in config order.
+ * - Membership (dissertation ch. 4): single-server changes carried by `config` entries, in effect on
+ *   append (config-log.ts). Only voters campaign and count in quorums; learners just receive the log.
+ *   `Ready.configuration` reports every change of the membership in effect.
+ *
+ * Roles change only in the `#becomeX` methods. Peers are always iterated in membership order.
  */
 import assert from 'node:assert/strict';
 import { ClusterTime } from './cluster-time.js';
 import type { ClusterTimeReference } from './cluster-time.js';
-import { committedEntriesPerReadyMax, validateCoreConfig } from './config.js';
+import {
+  catchUpEntriesMaxDefault,
+  committedEntriesPerReadyMax,
+  validateCoreConfig,
+} from './config.js';
+import { bootstrapPoint, ConfigLog } from './config-log.js';
+import type { ConfigPoint } from './config-log.js';
+import type {
+  ConfigurationState,
+  MembershipChange,
+  MembershipChangeResult,
+  MembershipRefusal,
+} from './membership.js';
+import {
+  applyChange,
+  encodeMembership,
+  isMember,
+  replicationTargets,
+  sameMembership,
+} from './membership.js';
 import { isWellFormedMessage } from './message-checks.js';
 import { Progress } from './progress.js';
 import { quorumSize, quorumValue, tallyVotes } from './quorum.js';
@@ -41,6 +64,7 @@ import type {
   Clock,
   CoreConfig,
   CoreInitialState,
+  CoreWarning,
   Entry,
   HardState,
   InstallSnapshotMsg,
@@ -87,9 +111,14 @@ const emptyData = new Uint8Array(0);
 export class RaftCore {
   readonly #config: CoreConfig;
   readonly #id: NodeId;
-  /** Voters other than this node, in config order. */
-  readonly #peers: readonly NodeId[];
-  readonly #peerSet: ReadonlySet<NodeId>;
+  /** Memberships along the log (dissertation §4.1: the newest one in the log is in effect). */
+  readonly #configs: ConfigLog;
+  /** Derived from the membership in effect: members other than this node (voters, then learners). */
+  #peers: readonly NodeId[] = [];
+  /** Derived: voters of the membership in effect (this node included if it is one). */
+  #voters: ReadonlySet<NodeId> = new Set();
+  /** Every node that was a member of some membership this core saw (UNSAFE countRemovedVotes only). */
+  readonly #everMembers = new Set<NodeId>();
   readonly #random: Random;
   readonly #log: RaftLog;
   readonly #time: ClusterTime;
@@ -141,6 +170,9 @@ export class RaftCore {
   #messages: Message[] = [];
   #readStates: ReadState[] = [];
   #readFailures: ReadFailure[] = [];
+  #warnings: CoreWarning[] = [];
+  /** Last configuration handed out in a Ready (or recovered), to emit only changes. */
+  #handedConfiguration: ConfigurationState;
   /** Last hard/soft state handed out (or recovered), to emit only changes. */
   #handedHardState: HardState;
   #handedSoftState: SoftState;
@@ -160,8 +192,6 @@ export class RaftCore {
     validateCoreConfig(config);
     this.#config = config;
     this.#id = config.id;
-    this.#peers = config.voters.filter((v) => v !== config.id);
-    this.#peerSet = new Set(this.#peers);
     this.#random = random;
     this.#snapshotRetryTicks = config.snapshotRetryTicks ?? 2 * config.electionTimeoutTicks;
     const { hardState, snapshot, entries } = initial;
@@ -173,6 +203,13 @@ export class RaftCore {
         : null;
     this.#log = new RaftLog(snapshot, entries, hardState.commitIndex, initial.appliedIndex);
     assert.ok(this.#log.lastTerm() <= hardState.term, 'log terms ≤ hard state term');
+    // Recovery (§4.1): the snapshot's membership (or the bootstrap one), then the log's config entries.
+    this.#configs = new ConfigLog(
+      snapshot === null ? bootstrapPoint(config.voters) : snapshotPoint(snapshot, config.voters),
+    );
+    this.#configs.noteAppended(entries);
+    this.#onMembershipChanged();
+    this.#handedConfiguration = this.configuration();
     this.#term = hardState.term;
     this.#votedFor = hardState.votedFor;
     // The log starts at the snapshot (if any), so its last entry covers both (SPEC §2).
@@ -193,18 +230,23 @@ export class RaftCore {
     this.#tickCount++;
     if (this.#role === 'leader') this.#tickLeader();
     else this.#tickElection();
+    this.#maybeStepDownRemoved();
   }
 
   /**
-   * Feed one message received from a peer. Messages not addressed to this node, from non-voters,
-   * from itself, or malformed (message-checks.ts) are ignored. Term rules: Raft §5.1 plus pre-vote
+   * Feed one message received from a peer. Messages not addressed to this node, from itself, or
+   * malformed (message-checks.ts) are ignored; so are vote requests and vote answers from nodes that
+   * are not voters of the membership in effect (a removed node never disrupts the cluster, §4.2.3;
+   * learners never vote, §4.2.1). AppendEntries, InstallSnapshot and TimeoutNow are accepted from any
+   * sender (a new member learns its membership from the leader). Term rules: Raft §5.1 plus pre-vote
    * (§9.6: PreVote and granted PreVoteResponse never change terms) and leader stickiness (§4.2.3 /
    * §9.6: while a live leader was heard within electionTimeoutTicks, PreVote/RequestVote are ignored
    * unless `transfer`).
    */
   step(msg: Message): void {
-    if (msg.to !== this.#id || msg.from === this.#id || !this.#peerSet.has(msg.from)) return;
+    if (msg.to !== this.#id || msg.from === this.#id) return;
     if (!isWellFormedMessage(msg)) return;
+    if (this.#ignoresSender(msg)) return;
     if (msg.term > this.#term) {
       if (this.#ignoresCampaign(msg)) return;
       const keepsTerm = msg.type === 'PreVote' || (msg.type === 'PreVoteResponse' && msg.granted);
@@ -213,6 +255,11 @@ export class RaftCore {
       this.#stepStale(msg);
       return;
     }
+    this.#dispatch(msg);
+    this.#maybeStepDownRemoved();
+  }
+
+  #dispatch(msg: Message): void {
     switch (msg.type) {
       case 'PreVote':
         return this.#handlePreVote(msg);
@@ -258,12 +305,14 @@ export class RaftCore {
     );
     this.#snapshot = { meta: snapshot, data };
     this.#log.compactTo(compactIndex);
+    this.#configs.compactTo(this.#log.snapshotIndex());
     return true;
   }
 
   /**
-   * Meta of a snapshot taken at applied index `index` (its term and cluster time from the log), for
-   * the runtime to persist before compact(). Throws (assertion) unless
+   * Meta of a snapshot taken at applied index `index` (its term, cluster time and the membership in
+   * effect there, from the log — §4.1: snapshots carry the configuration), for the runtime to persist
+   * before compact(). Throws (assertion) unless
    * log snapshotIndex ≤ index ≤ appliedIndex.
    */
   snapshotMetaAt(index: LogIndex): SnapshotMeta {
@@ -271,7 +320,8 @@ export class RaftCore {
     const term = this.#log.term(index);
     const clusterTimeMs = this.#log.clusterTimeAt(index);
     assert.ok(term !== undefined && clusterTimeMs !== undefined, 'snapshot index compacted away');
-    return { index, term, clusterTimeMs };
+    const config = this.#configs.at(index);
+    return { index, term, clusterTimeMs, membership: config.membership, configIndex: config.index };
   }
 
   /**
@@ -309,10 +359,11 @@ export class RaftCore {
   /**
    * Leader only: transfer leadership to voter `to` (§3.10): stop accepting proposals, bring `to` up
    * to date, then send TimeoutNow. Aborted after electionTimeoutTicks. Ignored on non-leaders, for
-   * `to` = self or a non-voter; a new target replaces an ongoing transfer.
+   * `to` = self or a node that is not a voter of the membership in effect (learners and strangers
+   * never lead, §4.2.1); a new target replaces an ongoing transfer.
    */
   transferLeadership(to: NodeId): void {
-    if (this.#role !== 'leader' || to === this.#id || !this.#peerSet.has(to)) return;
+    if (this.#role !== 'leader' || to === this.#id || !this.#voters.has(to)) return;
     if (this.#transferTarget === to) return;
     this.#transferTarget = to;
     this.#electionElapsed = 0;
@@ -321,9 +372,55 @@ export class RaftCore {
     else this.#sendAppends(to, pr);
   }
 
+  /**
+   * Leader only: propose one single-server membership change (dissertation §4.1, §4.2.1): appends a
+   * `config` entry that takes effect at once (on append) on this node and on each follower as it
+   * appends it. Refused (MembershipRefusal codes, membership.ts) unless this node leads, no transfer
+   * runs, an entry of this term is committed, the previous change is committed, the change applies
+   * to the membership in effect, and — for `promote` — the learner is caught up (catchUpEntriesMax).
+   * A leader that removes itself keeps leading (not counting itself in quorums, §4.2.2) until the
+   * removal commits, then sends TimeoutNow to its most up-to-date voter and steps down for good.
+   */
+  proposeMembershipChange(change: MembershipChange): MembershipChangeResult {
+    const refused = (reason: MembershipRefusal): MembershipChangeResult => ({
+      ok: false,
+      reason,
+      leaderHint: this.#role === 'leader' ? this.#id : this.#leaderId,
+    });
+    if (this.#role !== 'leader') return refused('not_leader');
+    if (this.#transferTarget !== null) return refused('transferring');
+    const unsafe = this.#config.unsafe;
+    if (!this.#committedInTerm() && unsafe?.configChangeBeforeTermCommit !== true)
+      return refused('leader_not_ready');
+    const current = this.#configs.current();
+    if (current.index > this.#log.commitIndex() && unsafe?.concurrentConfigChanges !== true)
+      return refused('reconfiguration_in_progress');
+    const next = applyChange(current.membership, change);
+    if (typeof next === 'string') return refused(next);
+    if (change.type === 'promote' && !this.#caughtUp(change.id)) return refused('not_caught_up');
+    const entry = this.#appendOwn('config', encodeMembership(next));
+    return { ok: true, index: entry.index, term: entry.term, membership: next };
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Queries
 
+  /**
+   * The membership in effect (the newest `config` entry in the log, else the snapshot's or the
+   * bootstrap one), the index of its entry, and whether it is committed (§4.1).
+   */
+  configuration(): ConfigurationState {
+    const point = this.#configs.current();
+    return {
+      membership: point.membership,
+      configIndex: point.index,
+      committed: point.index <= this.#log.commitIndex(),
+    };
+  }
+  /** True if this node is a voter of the membership in effect. */
+  isVoter(): boolean {
+    return this.#voters.has(this.#id);
+  }
   /**
    * Leader: current cluster time (SPEC §2), never decreasing within its term. Others: the latest
    * reading of the newest leader timeline seen — frozen while leaderless (SPEC §1.5), and it may go
@@ -391,6 +488,8 @@ export class RaftCore {
       this.#messages.length > 0 ||
       this.#readStates.length > 0 ||
       this.#readFailures.length > 0 ||
+      this.#warnings.length > 0 ||
+      !sameConfiguration(this.configuration(), this.#handedConfiguration) ||
       this.#pendingSnapshot !== null ||
       this.#log.hasUnstable() ||
       this.#log.hasCommittedToHandOut() ||
@@ -437,6 +536,12 @@ export class RaftCore {
       softState = ss;
       this.#handedSoftState = ss;
     }
+    const cs = this.configuration();
+    let configuration: ConfigurationState | null = null;
+    if (!sameConfiguration(cs, this.#handedConfiguration)) {
+      configuration = cs;
+      this.#handedConfiguration = cs;
+    }
     const rd: Ready = {
       softState,
       hardState,
@@ -447,10 +552,13 @@ export class RaftCore {
       committedEntries,
       readStates: this.#readStates,
       readFailures: this.#readFailures,
+      configuration,
+      warnings: this.#warnings,
     };
     this.#messages = [];
     this.#readStates = [];
     this.#readFailures = [];
+    this.#warnings = [];
     this.#pendingSnapshot = null;
     this.#readyOutstanding = true;
     return rd;
@@ -468,6 +576,7 @@ export class RaftCore {
     const lastApplied = rd.committedEntries[rd.committedEntries.length - 1];
     if (lastApplied !== undefined) this.#log.appliedTo(lastApplied.index);
     if (this.#role === 'leader') this.#maybeCommit();
+    this.#maybeStepDownRemoved();
   }
 
   /** Throws (assertion) if an internal invariant is broken; tests and the simulator call it every step. */
@@ -483,6 +592,8 @@ export class RaftCore {
     if (this.#role === 'leader') {
       assert.equal(this.#leaderId, this.#id, 'leader knows itself');
       assert.equal(this.#progress.size, this.#peers.length, 'leader tracks every peer');
+      for (const peer of this.#peers)
+        assert.ok(this.#progress.has(peer), 'leader tracks every member');
       for (const pr of this.#progress.values()) pr.checkInvariants(this.#log.lastIndex());
     } else {
       assert.equal(this.#progress.size, 0, 'only the leader tracks progress');
@@ -491,6 +602,11 @@ export class RaftCore {
     }
     if (this.#role === 'candidate')
       assert.equal(this.#votedFor, this.#id, 'candidate voted for itself');
+    if (this.#role === 'candidate' || this.#role === 'precandidate')
+      assert.ok(this.isVoter(), 'only voters campaign (§4.2.1)');
+    this.#configs.checkInvariants((i) => this.#log.term(i));
+    const configIndex = this.#configs.current().index;
+    assert.ok(configIndex <= this.#log.lastIndex(), 'the membership in effect is in the log');
     if (this.#snapshot !== null) {
       assert.ok(
         this.#snapshot.meta.index >= this.#log.snapshotIndex(),
@@ -539,6 +655,8 @@ export class RaftCore {
 
   #tickElection(): void {
     this.#electionElapsed++;
+    // Learners and nodes outside the membership never campaign (§4.2.1, §4.2.2).
+    if (!this.isVoter()) return;
     if (this.#electionElapsed >= this.#randomizedElectionTimeoutTicks) this.#campaign(false);
   }
 
@@ -580,12 +698,17 @@ export class RaftCore {
    * timeout after the last answer that kept its quorum — before any follower's stickiness lapses.
    */
   #quorumActive(): boolean {
-    let active = 1;
-    for (const pr of this.#progress.values()) {
+    let active = 0;
+    for (const voter of this.#voters) {
+      if (voter === this.#id) {
+        active++;
+        continue;
+      }
+      const pr = this.#progress.get(voter)!;
       const lastHeardTick = Math.max(pr.lastAckTick, this.#leaderSinceTick);
       if (this.#tickCount - lastHeardTick < this.#config.electionTimeoutTicks) active++;
     }
-    return active >= quorumSize(this.#peers.length + 1);
+    return active >= quorumSize(this.#voters.size);
   }
 
   #resetElectionTimer(): void {
@@ -643,7 +766,7 @@ export class RaftCore {
     this.#resetElectionTimer();
     this.#votes.set(this.#id, true);
     const term = asTerm(this.#term + 1);
-    for (const peer of this.#peers) {
+    for (const peer of this.#campaignTargets()) {
       this.#send({ type: 'PreVote', from: this.#id, to: peer, term, ...this.#lastLogPosition() });
     }
     this.#checkPreVotes();
@@ -659,7 +782,7 @@ export class RaftCore {
     this.#votes.clear();
     this.#resetElectionTimer();
     this.#votes.set(this.#id, true);
-    for (const peer of this.#peers) {
+    for (const peer of this.#campaignTargets()) {
       const msg: RequestVoteMsg = {
         type: 'RequestVote',
         from: this.#id,
@@ -698,6 +821,105 @@ export class RaftCore {
 
   #lastLogPosition(): { lastLogIndex: LogIndex; lastLogTerm: Term } {
     return { lastLogIndex: this.#log.lastIndex(), lastLogTerm: this.#log.lastTerm() };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Membership (dissertation ch. 4)
+
+  /** §4.2.3 / §4.2.1: vote traffic counts only between voters of the membership in effect. */
+  #ignoresSender(msg: Message): boolean {
+    switch (msg.type) {
+      case 'PreVote':
+      case 'RequestVote':
+        return !this.#voters.has(msg.from);
+      case 'PreVoteResponse':
+      case 'RequestVoteResponse':
+        return !this.#countsVoteOf(msg.from);
+      default:
+        return false;
+    }
+  }
+
+  /** Whose vote a campaign counts: voters only (the UNSAFE variants add learners / removed nodes). */
+  #countsVoteOf(id: NodeId): boolean {
+    if (this.#voters.has(id)) return true;
+    const unsafe = this.#config.unsafe;
+    const membership = this.#configs.current().membership;
+    if (unsafe?.countLearnerVotes === true && membership.learners.includes(id)) return true;
+    return (
+      unsafe?.countRemovedVotes === true && this.#everMembers.has(id) && !isMember(membership, id)
+    );
+  }
+
+  /** Nodes a (pre-)candidate asks for votes: the other voters (plus what UNSAFE variants add). */
+  #campaignTargets(): NodeId[] {
+    const targets = [...this.#voters].filter((id) => id !== this.#id);
+    for (const id of [...this.#peers, ...this.#everMembers]) {
+      if (id !== this.#id && !targets.includes(id) && this.#countsVoteOf(id)) targets.push(id);
+    }
+    return targets;
+  }
+
+  /**
+   * After entries were appended (leader or follower): roll back memberships whose entry was
+   * truncated, record new `config` entries (§4.1: in effect on append), refresh what derives from it.
+   */
+  #syncConfigs(appended: readonly Entry[]): void {
+    const before = this.#configs.current();
+    this.#configs.dropInvalid((i) => this.#log.term(i));
+    this.#configs.noteAppended(appended);
+    if (this.#configs.current() !== before) this.#onMembershipChanged();
+  }
+
+  /** The membership in effect changed: recompute peers and voters; a leader adds/drops Progress. */
+  #onMembershipChanged(): void {
+    const membership = this.#configs.current().membership;
+    this.#peers = replicationTargets(membership, this.#id);
+    this.#voters = new Set(membership.voters);
+    for (const id of [...membership.voters, ...membership.learners]) this.#everMembers.add(id);
+    if (this.#role !== 'leader') return;
+    for (const peer of [...this.#progress.keys()]) {
+      if (!this.#peers.includes(peer)) this.#progress.delete(peer);
+    }
+    for (const peer of this.#peers) {
+      if (this.#progress.has(peer)) continue;
+      const pr = new Progress(this.#log.lastIndex() + 1, this.#config.inflightMessagesMax);
+      pr.lastAckTick = this.#tickCount; // check-quorum grace for a new voter, as at election
+      this.#progress.set(peer, pr);
+      this.#appendPending = true;
+    }
+    if (this.#transferTarget !== null && !this.#voters.has(this.#transferTarget)) {
+      this.#transferTarget = null;
+    }
+  }
+
+  /**
+   * §4.2.2: a leader outside the membership in effect leads until that membership commits, then hands
+   * over (TimeoutNow to its most up-to-date voter, so no one waits for an election timeout) and
+   * steps down for good: it never campaigns or heartbeats again.
+   */
+  #maybeStepDownRemoved(): void {
+    if (this.#role !== 'leader' || this.isVoter()) return;
+    if (this.#configs.current().index > this.#log.commitIndex()) return;
+    let best: NodeId | null = null;
+    let bestMatch = -1;
+    for (const voter of this.#voters) {
+      const match = this.#progress.get(voter)?.matchIndex ?? -1;
+      if (match > bestMatch) {
+        best = voter;
+        bestMatch = match;
+      }
+    }
+    if (best !== null && bestMatch === this.#log.lastIndex()) this.#sendTimeoutNow(best);
+    this.#becomeFollower(this.#term, null);
+  }
+
+  /** §4.2.1: a learner is caught up when its matchIndex is within catchUpEntriesMax of our log end. */
+  #caughtUp(id: NodeId): boolean {
+    const pr = this.#progress.get(id);
+    if (pr === undefined) return false;
+    const lagMax = this.#config.catchUpEntriesMax ?? catchUpEntriesMaxDefault;
+    return this.#log.lastIndex() - pr.matchIndex <= lagMax;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -759,7 +981,7 @@ export class RaftCore {
   }
 
   #checkPreVotes(): void {
-    const result = tallyVotes(this.#votes, this.#peers.length + 1);
+    const result = tallyVotes(this.#votes, this.#voters.size);
     if (result === 'won') this.#becomeCandidate(false);
     else if (result === 'lost') this.#becomeFollower(this.#term, null);
   }
@@ -771,14 +993,14 @@ export class RaftCore {
   }
 
   #checkVotes(): void {
-    const result = tallyVotes(this.#votes, this.#peers.length + 1);
+    const result = tallyVotes(this.#votes, this.#voters.size);
     if (result === 'won') this.#becomeLeader();
     else if (result === 'lost') this.#becomeFollower(this.#term, null);
   }
 
   /** TimeoutNow (§3.10): campaign at once, bypassing pre-vote and the receivers' stickiness. */
   #handleTimeoutNow(msg: Message): void {
-    if (this.#role !== 'follower' || msg.from !== this.#leaderId) return;
+    if (this.#role !== 'follower' || msg.from !== this.#leaderId || !this.isVoter()) return;
     this.#becomeCandidate(true);
   }
 
@@ -852,6 +1074,7 @@ export class RaftCore {
         entries,
         this.#config.unsafe?.truncateMatchingEntries === true,
       );
+      this.#syncConfigs(entries);
       this.#time.observe(this.#log.lastTerm(), this.#log.lastClusterTimeMs());
     }
     const lastNewIndex = prevLogIndex + entries.length;
@@ -882,6 +1105,8 @@ export class RaftCore {
       this.#log.commitTo(meta.index);
     } else {
       this.#log.restore(meta);
+      this.#configs.restore(snapshotPoint(meta, this.#config.voters));
+      this.#onMembershipChanged();
       this.#snapshot = { meta, data: msg.data };
       this.#pendingSnapshot = this.#snapshot;
     }
@@ -956,6 +1181,7 @@ export class RaftCore {
     };
     this.#log.append(entry);
     this.#appendPending = true;
+    if (type === 'config') this.#syncConfigs([entry]);
     if (this.#peers.length === 0) this.#maybeCommit();
     return entry;
   }
@@ -964,7 +1190,8 @@ export class RaftCore {
     if (this.#role !== 'leader') return;
     // A match beyond our log cannot come from a correct follower of this term: drop it.
     if (msg.success && msg.matchIndex > this.#log.lastIndex()) return;
-    const pr = this.#progress.get(msg.from)!;
+    const pr = this.#progress.get(msg.from);
+    if (pr === undefined) return; // not a member (any more): nothing to track
     pr.lastAckTick = this.#tickCount;
     if (msg.heartbeatSeq > pr.ackedHeartbeatSeq) pr.ackedHeartbeatSeq = msg.heartbeatSeq;
     if (msg.success) this.#onAppendAccepted(msg, pr);
@@ -983,6 +1210,7 @@ export class RaftCore {
       return;
     }
     if (pr.maybeUpdate(msg.matchIndex)) {
+      pr.matchSeq = msg.heartbeatSeq;
       if (pr.state === 'probe') pr.becomeReplicate();
       this.#onMatchRaised(msg.from, pr);
     } else if (pr.state === 'probe') {
@@ -1014,7 +1242,8 @@ export class RaftCore {
   #handleSnapshotResponse(msg: InstallSnapshotResponseMsg): void {
     if (this.#role !== 'leader') return;
     if (msg.matchIndex > this.#log.lastIndex()) return; // cannot come from a correct follower of this term
-    const pr = this.#progress.get(msg.from)!;
+    const pr = this.#progress.get(msg.from);
+    if (pr === undefined) return; // not a member (any more)
     pr.lastAckTick = this.#tickCount;
     if (pr.maybeUpdate(msg.matchIndex)) this.#onMatchRaised(msg.from, pr);
     const answersPending =
@@ -1033,6 +1262,7 @@ export class RaftCore {
   #onAppendRejected(msg: AppendEntriesResponseMsg, pr: Progress): void {
     if (pr.state === 'snapshot') return; // an answer to a message sent before the snapshot: stale
     if (msg.heartbeatSeq < pr.rejectFloorSeq) return;
+    this.#checkLogShrank(msg, pr);
     let nextIndex: number = msg.conflictIndex;
     if (msg.conflictTerm > 0) {
       const last = this.#log.lastIndexOfTerm(msg.conflictTerm, pr.nextIndex - 1, pr.matchIndex);
@@ -1041,6 +1271,26 @@ export class RaftCore {
     pr.becomeProbe(Math.min(nextIndex, pr.nextIndex, this.#log.lastIndex() + 1));
     pr.rejectFloorSeq = this.#heartbeatSeq + 1;
     this.#sendAppends(msg.from, pr);
+  }
+
+  /**
+   * A follower answering a message sent after its last acknowledgement with a log that ends below its
+   * recorded matchIndex has lost data (wiped disk). Probing is clamped above matchIndex, so without a
+   * reset the leader would never send it the entries it lost: forget the match (it counts as lagging),
+   * probe from its real log end, and warn the runtime (Ready.warnings).
+   */
+  #checkLogShrank(msg: AppendEntriesResponseMsg, pr: Progress): void {
+    const followerLastIndex = msg.conflictIndex - 1;
+    if (msg.conflictTerm !== 0 || followerLastIndex >= pr.matchIndex) return;
+    if (msg.heartbeatSeq <= pr.matchSeq) return; // answers a message older than the acknowledgement
+    if (this.#config.unsafe?.keepMatchIndexOnShorterLog === true) return;
+    this.#warnings.push({
+      type: 'follower_log_shrank',
+      peer: msg.from,
+      recordedMatchIndex: asIndex(pr.matchIndex),
+      followerLastIndex: asIndex(followerLastIndex),
+    });
+    pr.resetMatch();
   }
 
   /** Send AppendEntries to `peer` while flow control allows and entries remain (probe: one). */
@@ -1153,12 +1403,19 @@ export class RaftCore {
   }
 
   /**
-   * §5.3/§5.4.2: commit the highest index stored on a majority (self counted up to what was
-   * persisted), but only if it is of the current term — unless the UNSAFE variant is on.
+   * §5.3/§5.4.2: commit the highest index stored on a majority of the voters in effect (self counted
+   * up to what was persisted, and only if it is a voter — §4.2.2), but only if it is of the current term — unless the UNSAFE variant is on.
    */
   #maybeCommit(): void {
-    const matches = [Math.min(this.#log.persistedIndex(), this.#log.lastIndex())];
-    for (const peer of this.#peers) matches.push(this.#progress.get(peer)!.matchIndex);
+    const matches: number[] = [];
+    for (const voter of this.#voters) {
+      matches.push(
+        voter === this.#id
+          ? Math.min(this.#log.persistedIndex(), this.#log.lastIndex())
+          : this.#progress.get(voter)!.matchIndex,
+      );
+    }
+    if (matches.length === 0) return;
     const index = quorumValue(matches);
     if (index <= this.#log.commitIndex()) return;
     const currentTerm = this.#log.term(index) === this.#term;
@@ -1182,8 +1439,13 @@ export class RaftCore {
   /** §6.4: release reads whose heartbeatSeq a majority (self included) has echoed. */
   #confirmReads(): void {
     if (this.#reads.size() === 0) return;
-    const acked = [Number.MAX_SAFE_INTEGER];
-    for (const peer of this.#peers) acked.push(this.#progress.get(peer)!.ackedHeartbeatSeq);
+    const acked: number[] = [];
+    for (const voter of this.#voters) {
+      acked.push(
+        voter === this.#id ? Number.MAX_SAFE_INTEGER : this.#progress.get(voter)!.ackedHeartbeatSeq,
+      );
+    }
+    if (acked.length === 0) return;
     for (const rs of this.#reads.confirm(quorumValue(acked))) this.#readStates.push(rs);
   }
 
@@ -1243,4 +1505,18 @@ function sameHardState(a: HardState, b: HardState): boolean {
 
 function sameSoftState(a: SoftState, b: SoftState): boolean {
   return a.role === b.role && a.leaderId === b.leaderId && a.term === b.term;
+}
+
+function sameConfiguration(a: ConfigurationState, b: ConfigurationState): boolean {
+  return (
+    a.configIndex === b.configIndex &&
+    a.committed === b.committed &&
+    sameMembership(a.membership, b.membership)
+  );
+}
+
+/** The membership a snapshot carries (SnapshotMeta.membership), else the bootstrap one. */
+function snapshotPoint(meta: SnapshotMeta, bootstrapVoters: readonly NodeId[]): ConfigPoint {
+  if (meta.membership === undefined) return bootstrapPoint(bootstrapVoters);
+  return { index: meta.configIndex ?? asIndex(0), term: asTerm(0), membership: meta.membership };
 }

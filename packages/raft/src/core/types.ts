@@ -16,8 +16,14 @@ export type NodeId = string;
 export const asTerm = (n: number): Term => n as Term;
 export const asIndex = (n: number): LogIndex => n as LogIndex;
 
-/** Kind of a log entry: a client command, or the no-op a new leader appends (§8, dissertation §6.4). */
-export type EntryType = 'command' | 'noop';
+import type { ConfigurationState, Membership } from './membership.js';
+
+/**
+ * Kind of a log entry: a client command, the no-op a new leader appends (§8, dissertation §6.4), or a
+ * membership change (`config`, dissertation §4.1: `data` is membership.ts encodeMembership; it takes
+ * effect on append). The runtime applies `config` entries as no-ops for its state machine.
+ */
+export type EntryType = 'command' | 'noop' | 'config';
 
 /**
  * One log entry. `clusterTimeMs` is SPEC §2 cluster time stamped by the leader that created the
@@ -43,6 +49,13 @@ export interface SnapshotMeta {
   readonly index: LogIndex;
   readonly term: Term;
   readonly clusterTimeMs: number;
+  /**
+   * The membership in effect at `index` and the index of the `config` entry that set it (dissertation
+   * §4.1, §5.4.1: snapshots carry the configuration). Absent on snapshots taken before any change:
+   * the bootstrap membership (CoreConfig.voters, configIndex 0) is meant.
+   */
+  readonly membership?: Membership;
+  readonly configIndex?: LogIndex;
 }
 
 /**
@@ -165,6 +178,19 @@ export interface ReadFailure {
   readonly leaderHint: NodeId | null;
 }
 
+/**
+ * Something the runtime should log (the core has no logger). `follower_log_shrank`: a follower
+ * answered with a log shorter than the matchIndex the leader had recorded for it (its data was
+ * wiped or lost); the leader reset that follower's progress to probe from its real log end and
+ * counts it as lagging (matchIndex 0) until it catches up.
+ */
+export interface CoreWarning {
+  readonly type: 'follower_log_shrank';
+  readonly peer: NodeId;
+  readonly recordedMatchIndex: LogIndex;
+  readonly followerLastIndex: LogIndex;
+}
+
 /** Volatile state worth reporting to the runtime when it changes. */
 export interface SoftState {
   readonly role: Role;
@@ -225,6 +251,15 @@ export interface Ready {
   readonly committedEntries: readonly Entry[];
   readonly readStates: readonly ReadState[];
   readonly readFailures: readonly ReadFailure[];
+  /**
+   * The configuration in effect changed since the last Ready (a `config` entry was appended, rolled
+   * back by truncation, installed by a snapshot) or became committed; null otherwise. Informational:
+   * the configuration itself is durable through `entries`/`snapshot`. The runtime updates its peer
+   * list from it; a node that finds itself outside a committed membership was removed (§4.2.2).
+   */
+  readonly configuration: ConfigurationState | null;
+  /** Events for the runtime's log (see CoreWarning). */
+  readonly warnings: readonly CoreWarning[];
 }
 
 /** Result of `propose`: where the entry will sit if it commits, or why it was not accepted. */
@@ -266,13 +301,32 @@ export interface UnsafeVariants {
   readonly truncateMatchingEntries?: boolean;
   /** Every Ready may send before persisting (votes and follower acknowledgements too; Figure 2). */
   readonly sendBeforePersistAlways?: boolean;
+  /** Accept a membership change while another is uncommitted (violates §4.1 "one at a time"). */
+  readonly concurrentConfigChanges?: boolean;
+  /** A new leader changes membership before committing an entry of its term (the §4.1 bug). */
+  readonly configChangeBeforeTermCommit?: boolean;
+  /** Candidates ask removed members for votes and count their grants (§4.2.3). */
+  readonly countRemovedVotes?: boolean;
+  /** Candidates ask learners for votes and count their grants (§4.2.1). */
+  readonly countLearnerVotes?: boolean;
+  /** Keep a follower's matchIndex when it answers with a shorter log (never probe below it). */
+  readonly keepMatchIndexOnShorterLog?: boolean;
 }
 
 /** Static configuration of one core. Tick-based: the runtime decides the tick length in ms. */
 export interface CoreConfig {
   readonly id: NodeId;
-  /** Every voter of the cluster, including `id`. */
+  /**
+   * Bootstrap voters: the membership used until the log or a snapshot holds a `config` entry
+   * (membership.ts). May omit `id` (a node joining an existing cluster starts outside its membership
+   * and learns it from the leader) and may be empty for such a node.
+   */
   readonly voters: readonly NodeId[];
+  /**
+   * Promotion bound (dissertation §4.2.1): a learner may become a voter only if its matchIndex is at
+   * most this many entries behind the leader's last index. Default 100.
+   */
+  readonly catchUpEntriesMax?: number;
   /** Base election timeout; each timeout is drawn uniformly from [base, 2 × base). */
   readonly electionTimeoutTicks: number;
   /** Leader heartbeat interval; must be < electionTimeoutTicks. */

@@ -23,6 +23,7 @@
  *   is fine (the leaderless freeze). Needs observeStamped for every entry a leader creates.
  * Every failure throws SimViolation with a stable `kind`.
  */
+import { decodeMembership } from '../core/membership.js';
 import type { Entry, LogIndex, NodeId, Role, Term } from '../core/types.js';
 import { describeEntry, sameEntry } from './entry-identity.js';
 
@@ -76,6 +77,16 @@ export interface SafetyCheckerOptions {
    * majority (SPEC §1.2 "committed = durable on a majority, fsynced"; §1.7).
    */
   readonly durableLogs?: () => readonly LogView[];
+  /**
+   * With membership changes (dissertation ch. 4): every node's durable log by id and the bootstrap
+   * voters. Then "durable on a majority" means a majority of the voters of the membership in effect
+   * at the entry in the committed log, or of a membership set by a later `config` entry that some
+   * node had in effect (the committing leader's, §4.1). Replaces `durableLogs`.
+   */
+  readonly membership?: {
+    readonly durableLogsById: () => ReadonlyMap<NodeId, LogView>;
+    readonly bootstrapVoters: readonly NodeId[];
+  };
 }
 
 interface CommittedRecord {
@@ -115,9 +126,27 @@ export class SafetyChecker {
   #rateBoundEntry = '';
   #maxAckedIndex = 0;
   #readsChecked = 0;
+  /** Voters of the membership in effect at the end of the committed log (membership option). */
+  #committedVoters: readonly NodeId[];
+  /** Every membership some node had in effect: its config index and voters (membership option). */
+  readonly #seenConfigs: { readonly index: number; readonly voters: readonly NodeId[] }[] = [];
 
   constructor(opts: SafetyCheckerOptions) {
     this.#opts = opts;
+    this.#committedVoters = opts.membership?.bootstrapVoters ?? [];
+  }
+
+  /** A node had the membership with `voters`, set by the config entry at `configIndex`, in effect. */
+  observeConfig(configIndex: number, voters: readonly NodeId[]): void {
+    if (this.#seenConfigs.some((c) => c.index === configIndex && sameIds(c.voters, voters))) return;
+    this.#seenConfigs.push({ index: configIndex, voters });
+  }
+
+  /** A node's data was erased (it rejoins empty): its commit watermarks start again from 0. */
+  observeWipe(nodeId: NodeId): void {
+    this.#currentLeaders.delete(nodeId);
+    this.#commitInMemory.delete(nodeId);
+    this.#commitDurable.delete(nodeId);
   }
 
   /** Highest index of an acknowledged write so far (a read invoked now must observe at least it). */
@@ -332,6 +361,10 @@ export class SafetyChecker {
     this.#checkClusterTime(entry);
     this.#checkDurableOnMajority(nodeId, entry, how);
     this.#committed.push({ entry, commitTermBound: nodeTerm });
+    if (entry.type === 'config') {
+      const m = decodeMembership(entry.data);
+      if (m !== null) this.#committedVoters = m.voters;
+    }
     for (const [leaderId, { term, log }] of this.#currentLeaders) {
       if (term <= nodeTerm) continue;
       const mine = log.entryAt(entry.index);
@@ -346,6 +379,15 @@ export class SafetyChecker {
   }
 
   #checkDurableOnMajority(nodeId: NodeId, entry: Entry, how: string): void {
+    if (this.#opts.membership !== undefined) {
+      this.#checkDurableOnVoterMajority(
+        nodeId,
+        entry,
+        how,
+        this.#opts.membership.durableLogsById(),
+      );
+      return;
+    }
     const logs = this.#opts.durableLogs?.();
     if (logs === undefined) return;
     let holders = 0;
@@ -359,6 +401,30 @@ export class SafetyChecker {
         `${nodeId} ${how} ${describeEntry(entry)} but only ${holders} of ${logs.length} durable logs hold it`,
       );
     }
+  }
+
+  #checkDurableOnVoterMajority(
+    nodeId: NodeId,
+    entry: Entry,
+    how: string,
+    logs: ReadonlyMap<NodeId, LogView>,
+  ): void {
+    const candidates = [this.#committedVoters];
+    for (const c of this.#seenConfigs) if (c.index >= entry.index) candidates.push(c.voters);
+    const counts: string[] = [];
+    for (const voters of candidates) {
+      let holders = 0;
+      for (const id of voters) {
+        const mine = logs.get(id)?.entryAt(entry.index);
+        if (mine !== undefined && sameEntry(mine, entry)) holders++;
+      }
+      if (holders * 2 > voters.length) return;
+      counts.push(`${holders} of [${voters.join(',')}]`);
+    }
+    this.#fail(
+      'committed-not-durable',
+      `${nodeId} ${how} ${describeEntry(entry)} but only ${counts.join(' / ')} durable logs hold it`,
+    );
   }
 
   /**
@@ -435,4 +501,8 @@ export class SafetyChecker {
       );
     }
   }
+}
+
+function sameIds(a: readonly NodeId[], b: readonly NodeId[]): boolean {
+  return a.length === b.length && a.every((x, i) => b[i] === x);
 }

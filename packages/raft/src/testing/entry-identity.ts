@@ -44,6 +44,6 @@ export function sameEntry(a: Entry, b: Entry): boolean {
 /** Short text for reports, e.g. `7@t3 cmd#12 ct=1500`. */
 export function describeEntry(e: Entry | undefined): string {
   if (e === undefined) return '(none)';
-  const what = e.type === 'noop' ? 'noop' : `cmd#${commandIdOf(e.data)}`;
+  const what = e.type === 'command' ? `cmd#${commandIdOf(e.data)}` : e.type;
   return `${e.index}@t${e.term} ${what} ct=${Math.round(e.clusterTimeMs)}`;
 }

@@ -8,11 +8,13 @@
  * checkInvariants() runs after every input. Deterministic: seeded Random, manual clocks.
  */
 import assert from 'node:assert/strict';
+import type { MembershipChange, MembershipChangeResult } from '../core/membership.js';
 import { RaftCore } from '../core/raft-core.js';
 import type {
   Clock,
   CoreConfig,
   CoreInitialState,
+  CoreWarning,
   Entry,
   HardState,
   LogIndex,
@@ -67,6 +69,11 @@ export interface ScriptedNetworkOptions {
   /** Per-node config overrides (e.g. one node with an unsafe variant). */
   readonly perNode?: Readonly<Record<NodeId, Partial<Omit<CoreConfig, 'id' | 'voters'>>>>;
   readonly seed?: number;
+  /**
+   * Bootstrap voters (CoreConfig.voters) of every node; default all `ids`. Ids left out start
+   * outside the membership, as a node joining with empty data does (dissertation §4.2.1).
+   */
+  readonly voters?: readonly NodeId[];
   /** Clock advance per tick, in ms (default 100). */
   readonly tickMs?: number;
   /**
@@ -106,6 +113,8 @@ export class ScriptedNetwork {
   readonly applied = new Map<NodeId, Entry[]>();
   readonly readStates = new Map<NodeId, ReadState[]>();
   readonly readFailures = new Map<NodeId, ReadFailure[]>();
+  /** Every Ready.warnings item, with the node that emitted it, in order. */
+  readonly warnings: { readonly node: NodeId; readonly warning: CoreWarning }[] = [];
   /** Messages sent and not yet delivered or dropped, in send order. */
   queue: Message[] = [];
   /** Directed links that drop messages: `${from}->${to}`. */
@@ -138,7 +147,7 @@ export class ScriptedNetwork {
       ...this.#options.config,
       ...this.#options.perNode?.[id],
       id,
-      voters: this.ids,
+      voters: this.#options.voters ?? this.ids,
     };
   }
 
@@ -192,6 +201,7 @@ export class ScriptedNetwork {
       this.applied.get(id)!.push(...rd.committedEntries);
       this.readStates.get(id)!.push(...rd.readStates);
       this.readFailures.get(id)!.push(...rd.readFailures);
+      for (const warning of rd.warnings) this.warnings.push({ node: id, warning });
       core.advance(rd);
       core.checkInvariants();
     }
@@ -316,6 +326,25 @@ export class ScriptedNetwork {
   restart(id: NodeId): void {
     this.#down.delete(id);
     this.#start(id);
+  }
+
+  /** Crash `id`, erase its disk (a lost or wiped data directory) and start it again, empty. */
+  wipe(id: NodeId): void {
+    this.crash(id);
+    this.disks.set(id, {
+      hardState: { term: asTerm(0), votedFor: null, commitIndex: asIndex(0) },
+      snapshot: null,
+      entries: [],
+    });
+    this.restart(id);
+  }
+
+  /** Propose a membership change on `id` (dissertation §4.1) and process its Ready. */
+  changeMembership(id: NodeId, change: MembershipChange): MembershipChangeResult {
+    const result = this.core(id).proposeMembershipChange(change);
+    this.core(id).checkInvariants();
+    this.process(id);
+    return result;
   }
 
   /** Text of applied command entries of `id`, in order (no-ops left out). */

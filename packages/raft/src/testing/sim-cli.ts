@@ -1,10 +1,11 @@
 /**
  * `npm run sim` — run many seeded simulations of the Raft core and report any violation.
  *
- *   npm run sim -- --seeds N [--from S] [--nodes 3|5] [--mode safety|liveness] [--unsafe FLAG]…
+ *   npm run sim -- --seeds N [--from S] [--nodes 3|5] [--mode safety|liveness] [--membership] [--unsafe FLAG]…
  *   npm run sim -- --seed S [--nodes 3|5] [--mode safety|liveness] [--trace]  (replay one seed: stats,
  *                                                                               and with --trace its events)
  *
+ * `--membership` adds membership changes as faults (simulation.ts SimOptions.membership).
  * Prints a progress line on stderr, one line per failing seed with the command that replays it, and
  * a summary. Exit code 0 when every seed passed, 1 on any violation, 2 on bad flags.
  */
@@ -19,6 +20,11 @@ const UNSAFE_FLAGS = [
   'dontPersistVotedFor',
   'truncateMatchingEntries',
   'sendBeforePersistAlways',
+  'concurrentConfigChanges',
+  'configChangeBeforeTermCommit',
+  'countRemovedVotes',
+  'countLearnerVotes',
+  'keepMatchIndexOnShorterLog',
 ] as const;
 
 /** Progress lines at most this often (wall ms). */
@@ -29,6 +35,7 @@ interface CliOptions {
   readonly from: number;
   readonly nodes: 3 | 5;
   readonly mode: SimMode;
+  readonly membership: boolean;
   readonly unsafe: UnsafeVariants | undefined;
   readonly single: boolean;
   readonly bail: boolean;
@@ -38,7 +45,7 @@ interface CliOptions {
 function usage(message: string): never {
   process.stderr.write(
     `${message}\nusage: npm run sim -- --seeds N [--from S] [--nodes 3|5] [--mode safety|liveness] ` +
-      `[--unsafe ${UNSAFE_FLAGS.join('|')}] [--bail]\n       npm run sim -- --seed S [--nodes 3|5] [--mode safety|liveness] [--unsafe FLAG] [--trace]\n`,
+      `[--membership] [--unsafe ${UNSAFE_FLAGS.join('|')}] [--bail]\n       npm run sim -- --seed S [--nodes 3|5] [--mode safety|liveness] [--unsafe FLAG] [--trace]\n`,
   );
   process.exit(2);
 }
@@ -68,6 +75,7 @@ function parseCli(argv: readonly string[]): CliOptions {
         nodes: { type: 'string' },
         mode: { type: 'string' },
         unsafe: { type: 'string', multiple: true },
+        membership: { type: 'boolean' },
         bail: { type: 'boolean' },
         trace: { type: 'boolean' },
       },
@@ -98,6 +106,7 @@ function parseCli(argv: readonly string[]): CliOptions {
       : parseIntFlag('from', values.from, 1, 0),
     nodes,
     mode,
+    membership: values.membership === true,
     unsafe: unsafe as UnsafeVariants | undefined,
     single,
     bail: values.bail === true,
@@ -121,6 +130,7 @@ function main(): void {
       seed,
       nodes: opts.nodes,
       mode: opts.mode,
+      membership: opts.membership,
       ...(opts.unsafe === undefined ? {} : { unsafe: opts.unsafe }),
       ...(opts.trace ? { trace: (line: string) => process.stdout.write(`${line}\n`) } : {}),
     });
@@ -137,13 +147,13 @@ function main(): void {
       lastProgressMs = nowMs;
       const rate = done / ((nowMs - startedMs) / 1000);
       process.stderr.write(
-        `\rsim ${opts.mode} nodes=${opts.nodes}: ${done}/${opts.seeds} seeds, ${failures} failing, ${rate.toFixed(1)} seeds/s   `,
+        `\rsim ${opts.mode} nodes=${opts.nodes}${opts.membership ? ' membership' : ''}: ${done}/${opts.seeds} seeds, ${failures} failing, ${rate.toFixed(1)} seeds/s   `,
       );
     }
   }
   const wallS = (performance.now() - startedMs) / 1000;
   process.stderr.write(
-    `\nsim ${opts.mode} nodes=${opts.nodes}: ${done} seeds from ${opts.from}, ${failures} failing, ` +
+    `\nsim ${opts.mode} nodes=${opts.nodes}${opts.membership ? ' membership' : ''}: ${done} seeds from ${opts.from}, ${failures} failing, ` +
       `${events} events, ${wallS.toFixed(1)}s wall\n`,
   );
   process.exitCode = failures > 0 ? 1 : 0;

@@ -43,6 +43,11 @@ export interface FaultProfile {
   readonly downMsMax: number;
   /** Probability that a restarted node comes back with its term raised by 1–3 and no vote. */
   readonly termBumpProbability: number;
+  /**
+   * Membership change (dissertation ch. 4) asked of the leader: add a learner, promote, remove (the
+   * leader itself too), or wipe a learner's data in place. 0 unless the run has spare nodes.
+   */
+  readonly membershipWeight: number;
 }
 
 /** The default schedule: a fault every 50 ms – 1.5 s, a mix weighted towards partitions and crashes. */
@@ -76,6 +81,7 @@ export const DEFAULT_FAULTS: FaultProfile = {
   quickRestartProbability: 0.35,
   downMsMax: 3000,
   termBumpProbability: 0.1,
+  membershipWeight: 0,
 };
 
 /** Counters for reports. */
@@ -89,6 +95,7 @@ export interface FaultStats {
   powerLosses: number;
   pauses: number;
   diskStalls: number;
+  membershipChanges: number;
 }
 
 /** What the schedule may do to nodes (implemented by the simulation). */
@@ -99,6 +106,8 @@ export interface FaultTargets {
   leader(): SimNode | null;
   /** Crash `node` now or at its next Ready (`point`), restarting it after `downMs` with `termBump`. */
   crash(node: SimNode, point: CrashPoint | 'now', downMs: number, termBump: number): void;
+  /** Ask for one random membership change (or learner wipe), drawing from `random`. */
+  membershipChange(random: SimRandom): void;
   /** Record a line in the run's trace (no-op unless tracing). */
   note(line: string): void;
 }
@@ -121,6 +130,7 @@ export class SimFaults {
     powerLosses: 0,
     pauses: 0,
     diskStalls: 0,
+    membershipChanges: 0,
   };
 
   constructor(queue: EventQueue, random: SimRandom, targets: FaultTargets, profile: FaultProfile) {
@@ -161,6 +171,13 @@ export class SimFaults {
       [p.powerLossWeight, () => this.#powerLoss()],
       [p.pauseWeight, () => this.#pause()],
       [p.diskStallWeight, () => this.#diskStall()],
+      [
+        p.membershipWeight,
+        () => {
+          this.stats.membershipChanges++;
+          this.#targets.membershipChange(this.#random);
+        },
+      ],
     ];
     const total = kinds.reduce((sum, [w]) => sum + w, 0);
     let roll = this.#random.between(0, total);

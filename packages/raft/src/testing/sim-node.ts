@@ -11,6 +11,12 @@
  * but before applying. A restart builds a fresh RaftCore from the durable state only.
  */
 import assert from 'node:assert/strict';
+import type {
+  ConfigurationState,
+  MembershipChange,
+  MembershipChangeResult,
+} from '../core/membership.js';
+import type { ProgressView } from '../core/raft-core.js';
 import { RaftCore } from '../core/raft-core.js';
 import type {
   CoreConfig,
@@ -71,6 +77,8 @@ export interface SimNodeHost {
   onCrashed(node: SimNode): void;
   /** Role, term or known leader changed (for traces). */
   onSoftState(node: SimNode, ss: SoftState): void;
+  /** The membership in effect on `node` changed (Ready.configuration, dissertation §4.1). */
+  onConfiguration(node: SimNode, cs: ConfigurationState): void;
 }
 
 /** A node of the simulated cluster. All methods are synchronous; none may be called re-entrantly. */
@@ -79,7 +87,8 @@ export class SimNode {
   readonly clock: SimClock;
   readonly storage = new SimStorage();
   readonly #host: SimNodeHost;
-  readonly #config: CoreConfig;
+  /** Replaced by `wipe` (a wiped node rejoins with no bootstrap voters, as `--join` does). */
+  #config: CoreConfig;
   readonly #tickMs: number;
   #core: RaftCore | null = null;
   /** Bumped at every crash; events of an earlier incarnation are ignored. */
@@ -130,6 +139,11 @@ export class SimNode {
     this.#config = config;
     this.clock = clock;
     this.#tickMs = tickMs;
+  }
+
+  /** CoreConfig.voters this node starts from when its log holds no config entry. */
+  get bootstrapVoters(): readonly NodeId[] {
+    return this.#config.voters;
   }
 
   get up(): boolean {
@@ -215,6 +229,46 @@ export class SimNode {
     this.#core.readIndex(requestId);
     this.#afterInput();
     return true;
+  }
+
+  /** Propose a membership change (dissertation §4.1); null while crashed or paused. */
+  changeMembership(change: MembershipChange): MembershipChangeResult | null {
+    if (this.#core === null || this.paused) return null;
+    const result = this.#core.proposeMembershipChange(change);
+    this.#afterInput();
+    return result;
+  }
+
+  /** The membership in effect on the running core; null while crashed. */
+  configuration(): ConfigurationState | null {
+    return this.#core?.configuration() ?? null;
+  }
+
+  /** Leader: its view of each member's replication; empty otherwise. */
+  progress(): ReadonlyMap<NodeId, ProgressView> {
+    return this.#core?.progress() ?? new Map();
+  }
+
+  /** Commit index of the running core (0 while crashed). */
+  commitIndex(): number {
+    return this.#core?.hardState().commitIndex ?? 0;
+  }
+
+  /** Last index of the running core's log (0 while crashed). */
+  lastIndex(): number {
+    return this.#core?.lastIndex() ?? 0;
+  }
+
+  /**
+   * Crash, erase the disk and start again empty and outside every membership (bootstrap voters
+   * empty), as an operator does before re-adding a removed node with `--join`.
+   */
+  wipe(random: SimRandom): void {
+    this.crash();
+    this.storage.wipe();
+    this.#config = { ...this.#config, voters: [] };
+    this.#host.checker.observeWipe(this.id);
+    this.start(random);
   }
 
   /** Ask the core to hand leadership to `to` (ignored unless leader). */
@@ -414,6 +468,8 @@ export class SimNode {
    * send its messages now, before the fsync. Returns false if an `afterEarlySend` crash struck.
    */
   #stageReady(rd: Ready): boolean {
+    // Reported when staged: the checker must know a leader's membership before any commit it counts.
+    if (rd.configuration !== null) this.#host.onConfiguration(this, rd.configuration);
     this.#persist(rd);
     // A crash armed to strike right after this Ready's fsync also loses the messages: they were
     // still in the dying process's send buffers (so those points keep modelling "durable, not sent").

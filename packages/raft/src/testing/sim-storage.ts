@@ -33,6 +33,13 @@ export class SimStorage {
   readonly #log: Entry[] = [];
   #staged: StagedWrite[] = [];
 
+  /** Erase everything, staged writes included (a wiped or lost data directory). */
+  wipe(): void {
+    this.#hardState = EMPTY_HARD_STATE;
+    this.#log.length = 0;
+    this.#staged = [];
+  }
+
   /** Durable hard state. */
   get hardState(): HardState {
     return this.#hardState;

@@ -12,6 +12,9 @@
  *   some with a higher term, and 30 % of runs restart one more node with a higher term);
  *   a leader must then be established within LIVENESS_LEADER_BOUND_MS and a write proposed after
  *   the heal must be acknowledged within LIVENESS_COMMIT_BOUND_MS. Safety checkers stay on.
+ * - `membership` (either mode): two spare nodes and membership changes as faults (sim-membership.ts);
+ *   the checkers count majorities per membership (checkers.ts), and liveness runs also require every
+ *   member to catch up within LIVENESS_CATCH_UP_BOUND_MS.
  */
 import assert from 'node:assert/strict';
 import type {
@@ -35,6 +38,8 @@ import type { FaultProfile, FaultStats, FaultTargets } from './sim-faults.js';
 import { SimNetwork } from './sim-network.js';
 import type { NetworkProfile, NetworkStats } from './sim-network.js';
 import { SimNode } from './sim-node.js';
+import { injectMembershipFault } from './sim-membership.js';
+import type { ConfigurationState } from '../core/membership.js';
 import type { SimStorage } from './sim-storage.js';
 import type { CrashPoint, SimNodeHost } from './sim-node.js';
 
@@ -63,12 +68,25 @@ export const ELECTION_TIMEOUT_TICKS = 100;
  */
 export const LIVENESS_LEADER_BOUND_MS = 5_000;
 export const LIVENESS_COMMIT_BOUND_MS = 6_000;
+/**
+ * Membership liveness runs: every running member of the leader's membership must hold the leader's
+ * commit index of LIVENESS_COMMIT_BOUND_MS after the heal within this long after that (the healed
+ * network delivers within 50 ms; a probe round trip per rejected index at worst). A wiped learner the
+ * leader never re-probes (the matchIndex clamp) stays behind for ever.
+ */
+export const LIVENESS_CATCH_UP_BOUND_MS = 3_000;
 
 /** Options of one run. Everything not given is drawn from the seed. */
 export interface SimOptions {
   readonly seed: number;
   readonly nodes?: 3 | 5;
   readonly mode?: SimMode;
+  /**
+   * Membership changes as faults (dissertation ch. 4): two spare nodes start outside the membership
+   * and the leader is asked at random to add, promote and remove members (itself too) and to wipe
+   * learners (sim-membership.ts). Liveness runs also check that every member catches up after the heal.
+   */
+  readonly membership?: boolean;
   /** Known-bad core behaviours (tests only). */
   readonly unsafe?: UnsafeVariants;
   /** Overrides of the fault schedule. */
@@ -142,12 +160,14 @@ export function replayCommand(
   mode: SimMode,
   nodes: number,
   unsafe?: UnsafeVariants,
+  membership = false,
 ): string {
   const flags = Object.entries(unsafe ?? {})
     .filter(([, on]) => on === true)
     .map(([name]) => ` --unsafe ${name}`)
     .join('');
-  return `npm run sim -- --seed ${seed} --mode ${mode} --nodes ${nodes}${flags}`;
+  const m = membership ? ' --membership' : '';
+  return `npm run sim -- --seed ${seed} --mode ${mode} --nodes ${nodes}${m}${flags}`;
 }
 
 /** Run one seeded simulation to completion or to its first violation. Deterministic. */
@@ -168,6 +188,10 @@ const PROBE_PROFILE: ClientProfile = {
   opTimeoutMs: 500,
 };
 const CLIENTS = 3;
+/** Weight of the membership fault among the others (sim-faults.ts DEFAULT_FAULTS) in membership runs. */
+const MEMBERSHIP_FAULT_WEIGHT = 40;
+/** Membership runs: probability that a node just elected is asked for a change at once (§4.1 bug window). */
+const CHANGE_AT_ELECTION_PROBABILITY = 0.3;
 
 /** The network once healed: no loss, a little duplication and reordering, latency ≤ 50 ms. */
 const HEALED_NETWORK: NetworkProfile = {
@@ -197,6 +221,11 @@ class Simulation implements SimNodeHost, FaultTargets {
   readonly #healedPhaseMsMax: number;
   readonly #healRandom: SimRandom;
   readonly #trace: ((line: string) => void) | undefined;
+  readonly #membership: boolean;
+  readonly #membershipRandom: SimRandom;
+  /** Membership liveness: the leader's commit index sampled after the heal, and whether checked. */
+  #catchUpTargetIndex: number | null = null;
+  #catchUpChecked = false;
   #healedAtMs: number | null = null;
   #leaderAtMs: number | null = null;
   #commitAtMs: number | null = null;
@@ -207,8 +236,10 @@ class Simulation implements SimNodeHost, FaultTargets {
     this.#nodeCount = options.nodes ?? 3;
     this.#unsafe = options.unsafe;
     this.#faultPhaseMs = options.faultPhaseMs ?? (this.#mode === 'safety' ? 20_000 : 10_000);
-    this.#healedPhaseMsMax = options.healedPhaseMsMax ?? 8_000;
+    this.#healedPhaseMsMax =
+      options.healedPhaseMsMax ?? (options.membership === true ? 10_000 : 8_000);
     this.#trace = options.trace;
+    this.#membership = options.membership ?? false;
     assert.ok(this.#nodeCount === 3 || this.#nodeCount === 5, 'nodes must be 3 or 5');
 
     const master = new SimRandom(options.seed);
@@ -218,34 +249,45 @@ class Simulation implements SimNodeHost, FaultTargets {
     const clientRandom = master.fork();
     const nodeRandom = master.fork();
     this.#healRandom = master.fork();
+    this.#membershipRandom = master.fork();
 
+    const ids = Array.from({ length: this.#nodeCount }, (_, i) => `n${i + 1}`);
+    const spares = this.#membership ? [`n${this.#nodeCount + 1}`, `n${this.#nodeCount + 2}`] : [];
     this.checker = new SafetyChecker({
       nowMs: () => this.queue.nowMs,
       driftRatioMax: DRIFT_RATIO_MAX,
       clusterTimeSlackMs: 1,
       durableLogs: () => this.#durableLogs,
+      ...(this.#membership
+        ? {
+            membership: {
+              durableLogsById: () => new Map(this.nodes.map((n) => [n.id, n.storage])),
+              bootstrapVoters: ids,
+            },
+          }
+        : {}),
     });
     const networkProfile = { ...drawNetwork(configRandom), ...options.network };
     this.network = new SimNetwork(this.queue, netRandom, networkProfile, (msg) =>
       this.#deliver(msg),
     );
-    const ids = Array.from({ length: this.#nodeCount }, (_, i) => `n${i + 1}`);
     const coreBase = {
       ...drawCoreConfig(configRandom, this.#mode, ids, options.unsafe),
       ...options.core,
     };
     // Half the seeds use a synchronous disk, half a slow one (inputs reach the core during the fsync).
     const fsyncMsMax = options.fsyncMsMax ?? configRandom.pick([0, 0, 2, 10]);
-    for (const id of ids) {
+    for (const id of [...ids, ...spares]) {
       const random = nodeRandom.fork();
       const clock = new SimClock(
         () => this.queue.nowMs,
         random.between(0, 1e9),
         random.between(1 - DRIFT_RATIO_MAX, 1 + DRIFT_RATIO_MAX),
       );
+      // Spare nodes start empty outside the membership, as `--join` does.
       const node = new SimNode(
         this,
-        { ...coreBase, id },
+        { ...coreBase, id, voters: spares.includes(id) ? [] : ids },
         clock,
         TICK_MS,
         fsyncMsMax,
@@ -268,6 +310,7 @@ class Simulation implements SimNodeHost, FaultTargets {
     });
     this.#faults = new SimFaults(this.queue, faultRandom, this, {
       ...DEFAULT_FAULTS,
+      ...(this.#membership ? { membershipWeight: MEMBERSHIP_FAULT_WEIGHT } : {}),
       ...options.faults,
     });
   }
@@ -300,7 +343,13 @@ class Simulation implements SimNodeHost, FaultTargets {
         violation === null
           ? null
           : { kind: violation.kind, message: violation.message, atMs: violation.atMs },
-      replay: replayCommand(this.#seed, this.#mode, this.#nodeCount, this.#unsafe),
+      replay: replayCommand(
+        this.#seed,
+        this.#mode,
+        this.#nodeCount,
+        this.#unsafe,
+        this.#membership,
+      ),
       stats: this.#stats(),
     };
   }
@@ -336,9 +385,30 @@ class Simulation implements SimNodeHost, FaultTargets {
   }
 
   onSoftState(node: SimNode, ss: SoftState): void {
+    if (
+      this.#membership &&
+      this.#healedAtMs === null &&
+      ss.role === 'leader' &&
+      this.#membershipRandom.chance(CHANGE_AT_ELECTION_PROBABILITY)
+    ) {
+      // Operators retry on the new leader at once: a change before its first commit (§4.1).
+      this.queue.after(0, () => injectMembershipFault(this, this.#membershipRandom));
+    }
     this.note(
       `${node.id} ${ss.role} term ${ss.term} leader ${ss.leaderId ?? '-'} (last index ${node.storage.lastIndex})`,
     );
+  }
+
+  onConfiguration(node: SimNode, cs: ConfigurationState): void {
+    this.checker.observeConfig(cs.configIndex, cs.membership.voters);
+    const { voters, learners } = cs.membership;
+    this.note(
+      `${node.id} membership @${cs.configIndex}${cs.committed ? ' committed' : ''}: voters ${voters.join(',')} learners ${learners.join(',') || '-'}`,
+    );
+  }
+
+  membershipChange(random: SimRandom): void {
+    injectMembershipFault(this, random);
   }
 
   note(line: string): void {
@@ -442,6 +512,7 @@ class Simulation implements SimNodeHost, FaultTargets {
         );
       }
     });
+    if (this.#membership) this.#scheduleCatchUpCheck(healedAt);
     this.queue.at(healedAt + LIVENESS_COMMIT_BOUND_MS, () => {
       if (this.#commitAtMs === null) {
         throw new SimViolation(
@@ -450,6 +521,30 @@ class Simulation implements SimNodeHost, FaultTargets {
           this.queue.nowMs,
         );
       }
+    });
+  }
+
+  /** Membership liveness (LIVENESS_CATCH_UP_BOUND_MS): every running member catches up. */
+  #scheduleCatchUpCheck(healedAt: number): void {
+    this.queue.at(healedAt + LIVENESS_COMMIT_BOUND_MS, () => {
+      this.#catchUpTargetIndex = this.leader()?.commitIndex() ?? 0;
+    });
+    this.queue.at(healedAt + LIVENESS_COMMIT_BOUND_MS + LIVENESS_CATCH_UP_BOUND_MS, () => {
+      const target = this.#catchUpTargetIndex ?? 0;
+      const membership = this.leader()?.configuration()?.membership;
+      for (const node of this.nodes) {
+        if (membership === undefined || !node.up) continue;
+        if (!membership.voters.includes(node.id) && !membership.learners.includes(node.id))
+          continue;
+        if (node.lastIndex() < target) {
+          throw new SimViolation(
+            'liveness',
+            `member ${node.id} holds ${node.lastIndex()} entries, ${LIVENESS_CATCH_UP_BOUND_MS}ms after the leader committed ${target}${this.#describeRoles()}`,
+            this.queue.nowMs,
+          );
+        }
+      }
+      this.#catchUpChecked = true;
     });
   }
 
@@ -469,7 +564,8 @@ class Simulation implements SimNodeHost, FaultTargets {
     return (
       this.#leaderAtMs !== null &&
       this.#commitAtMs !== null &&
-      this.queue.nowMs >= this.#commitAtMs + 500
+      this.queue.nowMs >= this.#commitAtMs + 500 &&
+      (!this.#membership || this.#catchUpChecked)
     );
   }
 
@@ -478,13 +574,14 @@ class Simulation implements SimNodeHost, FaultTargets {
     const leader = this.leader();
     if (leader === null) return false;
     const ls = leader.softState()!;
+    const voters = leader.configuration()!.membership.voters;
     let followers = 0;
     for (const node of this.nodes) {
       const ss = node.softState();
-      if (ss !== null && ss.term === ls.term && (node === leader || ss.leaderId === leader.id))
-        followers++;
+      if (!voters.includes(node.id) || ss === null || ss.term !== ls.term) continue;
+      if (node === leader || ss.leaderId === leader.id) followers++;
     }
-    return followers > this.nodes.length / 2;
+    return followers > voters.length / 2;
   }
 
   #stats(): SimStats {

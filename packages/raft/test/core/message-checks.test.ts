@@ -73,8 +73,17 @@ t.test('a malformed message does not move the core', async (t) => {
   t.equal(core.softState().term, 0, 'no term bump');
   t.equal(core.lastIndex(), 0);
   t.equal(core.hasReady(), false);
-  core.step(append([entry(1, 1)], { from: 'n9' }));
-  t.equal(core.hasReady(), false, 'non-voters are ignored');
+  core.step({
+    type: 'RequestVote',
+    from: 'n9',
+    to: 'n2',
+    term: asTerm(5),
+    lastLogIndex: asIndex(9),
+    lastLogTerm: asTerm(4),
+    transfer: false,
+  });
+  t.equal(core.hasReady(), false, 'vote requests from non-voters are ignored (§4.2.3)');
+  t.equal(core.softState().term, 0, 'and move no term');
   core.step(append([entry(1, 1)]));
   t.equal(core.lastIndex(), 1, 'a well-formed one is accepted');
   t.equal(core.tickCount(), 0);

@@ -185,7 +185,11 @@ t.test('config relations are checked at construction', async (t) => {
   const mk = (c: object) => () =>
     new RaftCore({ ...base, ...c }, fresh, new ManualClock(), new Mulberry32Random(1));
   t.throws(mk({ heartbeatTicks: 10 }), /electionTimeoutTicks/);
-  t.throws(mk({ id: 'n9' }), /voters/);
+  t.doesNotThrow(
+    mk({ id: 'n9' }),
+    'a joining node may start outside the bootstrap voters (§4.2.1)',
+  );
+  t.throws(mk({ catchUpEntriesMax: -1 }), /catchUpEntriesMax/);
   t.throws(mk({ voters: ['n1', 'n1'] }), /unique/);
   t.throws(mk({ inflightMessagesMax: 0 }), /inflightMessagesMax/);
   t.throws(mk({ entriesPerMessageMax: 0 }), /entriesPerMessageMax/);

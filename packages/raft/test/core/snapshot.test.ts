@@ -149,7 +149,13 @@ t.test('§7 compaction drops entries but keeps term lookups at the compaction po
   const leader = net.core('n1');
   t.equal(leader.appliedIndex(), 11);
   const meta = net.snapshot('n1', 3);
-  t.same(meta, { index: 11, term: 1, clusterTimeMs: meta.clusterTimeMs });
+  t.same(meta, {
+    index: 11,
+    term: 1,
+    clusterTimeMs: meta.clusterTimeMs,
+    membership: { voters: ['n1', 'n2', 'n3'], learners: [] },
+    configIndex: 0,
+  });
   t.equal(leader.firstIndex(), 9, 'entries ≤ 8 dropped, 3 kept below the snapshot');
   t.same(leader.snapshotMeta(), meta);
   t.throws(
