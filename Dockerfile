@@ -11,6 +11,8 @@ COPY packages/coord-state/package.json packages/coord-state/
 COPY packages/server/package.json packages/server/
 COPY packages/client/package.json packages/client/
 COPY test/package.json test/
+COPY tools/testkit/package.json tools/testkit/
+COPY tools/chaos/package.json tools/chaos/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.json ./
 COPY packages packages

@@ -13,7 +13,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import type { RunMs } from '../types.js';
 import { FencedStore, validateWrite, type FencedWriteRecord } from './store.js';
 
 /** File name of the store's log inside a run folder. */
@@ -34,7 +33,7 @@ export interface FencedStoreServer {
 export interface FencedStoreOptions {
   readonly host?: string;
   readonly port?: number;
-  readonly now: () => RunMs;
+  readonly now: () => number;
   readonly logPath?: string;
 }
 

@@ -2,7 +2,7 @@
 // writers, and a server that reports an older holder after a newer grant was seen (BC-02, BC-07).
 import t from 'tap';
 import { checkFencing, fencingChecker } from './fencing.js';
-import type { FencedWriteRecord } from '../fenced-store/store.js';
+import type { FencedWriteRecord } from '@tenure/testkit';
 import { HistoryBuilder, ok, fail, runRecord } from './testing.js';
 
 const rec = (

@@ -1,5 +1,5 @@
 /**
- * Runs the fenced store as its own process: `node test/dist/chaos/fenced-store/cli.js [--host H]
+ * Runs the fenced store as its own process: `node tools/testkit/dist/fenced-store/cli.js [--host H]
  * [--port P] [--log FILE]`. Prints one JSON line `{"url": ...}` once listening; stops on SIGINT /
  * SIGTERM (flushing the log). Times in the log are ms since this process started (monotonic), so
  * they are comparable with a run clock only when started together; the in-process store the

@@ -22,8 +22,7 @@
  */
 import { join } from 'node:path';
 import type { Checker, CheckResult, HistoryOp, RunRecord, Violation } from '../types.js';
-import type { FencedWriteRecord } from '../fenced-store/store.js';
-import { FENCED_STORE_LOG } from '../fenced-store/server.js';
+import { FENCED_STORE_LOG, type FencedWriteRecord } from '@tenure/testkit';
 import { describeOp, num, obj, okValue, readJsonl, str } from './history.js';
 import { mergeAttempts } from './merge.js';
 

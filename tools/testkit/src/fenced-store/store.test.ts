@@ -5,7 +5,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FencedStore, validateWrite } from './store.js';
 import { startFencedStore, FENCED_STORE_LOG } from './server.js';
-import { httpJson } from '../util/http.js';
 
 t.test('the fencing rule per resource', async (t) => {
   let now = 0;
@@ -42,32 +41,23 @@ t.test('the fencing rule per resource', async (t) => {
 t.test('over HTTP, with the log file', async (t) => {
   const dir = t.testdir({});
   const fs = await startFencedStore({ now: () => 1, logPath: join(dir, FENCED_STORE_LOG) });
+  const post = async (body: unknown) => {
+    const res = await fetch(`${fs.url}/write`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, json: (await res.json()) as unknown };
+  };
   const w = (fencingToken: number, writer: string) =>
-    httpJson(
-      'POST',
-      `${fs.url}/write`,
-      { resource: 'lease:L', fencingToken, writer, payload: { n: fencingToken } },
-      { timeoutMs: 2000 },
-    );
+    post({ resource: 'lease:L', fencingToken, writer, payload: { n: fencingToken } });
   t.equal((await w(2, 'A')).status, 200);
   const rej = await w(1, 'Z');
   t.equal(rej.status, 409);
   t.equal((rej.json as { error: { code: string } }).error.code, 'stale_token');
-  t.equal(
-    (
-      await httpJson(
-        'POST',
-        `${fs.url}/write`,
-        { resource: 'lease:L', fencingToken: '3', writer: 'A' },
-        { timeoutMs: 2000 },
-      )
-    ).status,
-    400,
-  );
-  const read = await httpJson('GET', `${fs.url}/read?resource=lease:L`, undefined, {
-    timeoutMs: 2000,
-  });
-  t.match(read.json, { highestToken: 2, acceptedCount: 1, rejectedCount: 1 });
+  t.equal((await post({ resource: 'lease:L', fencingToken: '3', writer: 'A' })).status, 400);
+  const read = await fetch(`${fs.url}/read?resource=lease:L`);
+  t.match(await read.json(), { highestToken: 2, acceptedCount: 1, rejectedCount: 1 });
   await fs.close();
   const lines = readFileSync(join(dir, FENCED_STORE_LOG), 'utf8')
     .trim()

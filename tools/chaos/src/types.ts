@@ -14,9 +14,9 @@
  * durations are compared; never wall clocks across machines).
  *
  * Module contract (the runner loads these with a dynamic import, so either may be missing):
- * - `test/src/chaos/workload/index.ts` exports `createWorkload: WorkloadFactory` and
+ * - `tools/chaos/src/workload/index.ts` exports `createWorkload: WorkloadFactory` and
  *   `createHistory: HistoryFactory`;
- * - `test/src/chaos/check/index.ts` exports `createCheckers: CheckerFactory`.
+ * - `tools/chaos/src/check/index.ts` exports `createCheckers: CheckerFactory`.
  * When a module is missing the runner uses its own fallback (a plain in-memory history, no checkers)
  * and says so in summary.md.
  */

@@ -30,11 +30,7 @@ import type {
   Workload,
   WorkloadOptions,
 } from '../types.js';
-import {
-  startFencedStore,
-  FENCED_STORE_LOG,
-  type FencedStoreServer,
-} from '../fenced-store/server.js';
+import { startFencedStore, FENCED_STORE_LOG, type FencedStoreServer } from '@tenure/testkit';
 import { httpJson } from '../util/http.js';
 import { bodyOf, isDefinite, Requester, type RequestResult, type RequestSpec } from './request.js';
 import { recordingFetch } from './recording-fetch.js';

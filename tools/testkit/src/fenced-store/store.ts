@@ -4,12 +4,13 @@
  * and logs every accepted and rejected write with its time for the fencing checker.
  */
 import assert from 'node:assert';
-import type { Json, RunMs } from '../types.js';
+import type { Json } from '../json.js';
 
 /** One write the store saw, in arrival order (`seq` from 1). */
 export interface FencedWriteRecord {
   readonly seq: number;
-  readonly timeMs: RunMs;
+  /** When the store saw it, on the caller's clock (`now`), in ms. */
+  readonly timeMs: number;
   /** Resource the token fences: `lease:NAME` or `election:GROUP`. */
   readonly resource: string;
   readonly fencingToken: number;
@@ -49,7 +50,7 @@ export const fencedStoreResourcesMax = 10_000;
  * bad field for anything else. `onRecord` sees each record as it is made (for the JSONL log).
  */
 export class FencedStore {
-  readonly #now: () => RunMs;
+  readonly #now: () => number;
   readonly #records: FencedWriteRecord[] = [];
   readonly #resources = new Map<
     string,
@@ -57,7 +58,7 @@ export class FencedStore {
   >();
   readonly #onRecord: ((r: FencedWriteRecord) => void) | null;
 
-  constructor(now: () => RunMs, onRecord: ((r: FencedWriteRecord) => void) | null = null) {
+  constructor(now: () => number, onRecord: ((r: FencedWriteRecord) => void) | null = null) {
     this.#now = now;
     this.#onRecord = onRecord;
   }
@@ -108,6 +109,13 @@ export class FencedStore {
       acceptedCount: r?.accepted ?? 0,
       rejectedCount: r?.rejected ?? 0,
     };
+  }
+
+  /** Writes accepted and rejected so far, over all resources. */
+  totals(): { accepted: number; rejected: number } {
+    let accepted = 0;
+    for (const r of this.#records) if (r.accepted) accepted++;
+    return { accepted, rejected: this.#records.length - accepted };
   }
 
   /** All records so far, in arrival order (a copy). */

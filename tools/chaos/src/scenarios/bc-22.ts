@@ -13,7 +13,7 @@ import { LeaseClient, okBody } from '../runner/client-call.js';
 import { clientCut } from '../faults/partition-plan.js';
 import { every, stamp, waitForAnyLeader } from './helpers.js';
 import { delay } from '../util/clock.js';
-import { FencedStore } from './fenced-store.js';
+import { FencedStore } from '@tenure/testkit';
 
 const epochOf = (body: Record<string, unknown> | null): number | null =>
   body !== null && body['elected'] === true && typeof body['fencingToken'] === 'number'
@@ -33,10 +33,12 @@ export const bc22: Scenario = {
       const group = `bc22-db-primary-${rep}`;
       const p = new LeaseClient(session.history, session.cluster, 'P', c1.localAddress);
       const q = new LeaseClient(session.history, session.cluster, 'Q');
-      const fs = new FencedStore();
+      const fs = new FencedStore(() => session.clock.now());
+      const write = (fencingToken: number, writer: string, payload: number): boolean =>
+        fs.write({ resource: group, fencingToken, writer, payload }).accepted;
       const e1 = epochOf(okBody((await p.campaign(leader, group, `P-${rep}`, 5_000)).outcome));
       if (!v.expect(e1 !== null, 'progress', `round ${rep}: P was not elected`)) continue;
-      fs.write(group, e1!, 1);
+      write(e1!, 'P', 1);
       const stop = new AbortController();
       let e2: number | null = null;
       let qFirstWriteDone = false;
@@ -44,7 +46,7 @@ export const bc22: Scenario = {
       const loops = [
         every(500, stop.signal, async () => {
           // P believes it is primary and keeps writing with e1 (it also tries to renew).
-          const accepted = fs.write(group, e1!, 1);
+          const accepted = write(e1!, 'P', 1);
           if (accepted && qFirstWriteDone) staleAccepted++;
           await p.electionRenew(
             session.cluster.currentLeader() ?? leader,
@@ -59,7 +61,7 @@ export const bc22: Scenario = {
             e2 = epochOf(okBody((await q.campaign(node, group, `Q-${rep}`, 5_000)).outcome));
             if (e2 === null) return;
           }
-          if (fs.write(group, e2, 2)) qFirstWriteDone = true;
+          if (write(e2, 'Q', 2)) qFirstWriteDone = true;
           await q.electionRenew(node, group, `Q-${rep}`, 1_500);
         }),
       ];
@@ -93,9 +95,9 @@ export const bc22: Scenario = {
       const view = okBody((await p.electionGet(node, group)).outcome);
       const viewLeader = view?.['leader'] as { candidate?: string } | null | undefined;
       log(
-        `${stamp(session, 'BC-22')} round ${rep}: e1=${e1} e2=${e2}; FS accepted ${fs.accepted}, rejected ${fs.rejected}, stale accepted ${staleAccepted}; P renew after heal ${pRenew.status}; leader ${viewLeader?.candidate ?? 'none'}`,
+        `${stamp(session, 'BC-22')} round ${rep}: e1=${e1} e2=${e2}; FS accepted ${fs.totals().accepted}, rejected ${fs.totals().rejected}, stale accepted ${staleAccepted}; P renew after heal ${pRenew.status}; leader ${viewLeader?.candidate ?? 'none'}`,
       );
-      v.count('fsRejected', fs.rejected);
+      v.count('fsRejected', fs.totals().rejected);
       v.count('staleAccepted', staleAccepted);
       v.expect(e2 !== null, 'progress', `round ${rep}: Q was never elected after P was cut off`);
       if (e2 === null) continue;

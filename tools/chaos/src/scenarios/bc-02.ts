@@ -10,7 +10,7 @@ import type { Scenario } from './scenario.js';
 import { VerdictBuilder } from './scenario.js';
 import { LeaseClient, holderOf, tokenOf } from '../runner/client-call.js';
 import { stamp, waitForAnyLeader } from './helpers.js';
-import { FencedStore } from './fenced-store.js';
+import { FencedStore } from '@tenure/testkit';
 import { delay } from '../util/clock.js';
 
 const ttlMs = 1_000;
@@ -21,7 +21,7 @@ export const bc02: Scenario = {
   faults: 'pause (client stall; server leader SIGSTOP in odd rounds)',
   async run(session, { repetitions, log }) {
     const v = new VerdictBuilder();
-    const fs = new FencedStore();
+    const fs = new FencedStore(() => session.clock.now());
     const rounds = repetitions * 4;
     let staleAccepted = 0;
     for (let rep = 0; rep < rounds; rep++) {
@@ -34,7 +34,7 @@ export const bc02: Scenario = {
         v.count('skippedRounds');
         continue;
       }
-      const base = fs.read(name);
+      const base = Number(fs.read(name).value ?? 0);
       const pauseMs = Math.round(ttlMs * (0.5 + 2.5 * session.random.next()));
       const pauseServer = rep % 2 === 1;
       const faultId = session.faults.nextFaultId();
@@ -75,13 +75,19 @@ export const bc02: Scenario = {
       if (bGot !== null) {
         v.expect(bGot.t2 > t1, 'fencing-monotonic', `round ${rep}: t2=${bGot.t2} not > t1=${t1}`);
         v.expect(
-          fs.write(name, bGot.t2, base + 1),
+          fs.write({ resource: name, fencingToken: bGot.t2, writer: 'B', payload: base + 1 })
+            .accepted,
           'fs',
           `round ${rep}: FS rejected B's write with the newest token ${bGot.t2}`,
         );
       }
       // A wakes up and writes with its old token.
-      const aAccepted = fs.write(name, t1, base + 1);
+      const aAccepted = fs.write({
+        resource: name,
+        fencingToken: t1,
+        writer: 'A',
+        payload: base + 1,
+      }).accepted;
       if (bGot !== null && aAccepted) staleAccepted++;
       if (bGot !== null) {
         const read = await a.get(bGot.node, name, 2_000);
@@ -100,7 +106,7 @@ export const bc02: Scenario = {
       );
     }
     v.stats['staleAccepted'] = staleAccepted;
-    v.stats['fsRejected'] = fs.rejected;
+    v.stats['fsRejected'] = fs.totals().rejected;
     v.expect(
       staleAccepted === 0,
       'accepted-stale',

@@ -29,7 +29,7 @@ import { runScenario } from './scenarios/run-scenario.js';
 import { scenarios } from './scenarios/registry.js';
 import { cleanupLeftovers } from './topology/netns.js';
 
-/** The checkout root (cli.js lives in test/dist/chaos or test/src/chaos). */
+/** The checkout root (cli.js lives in tools/chaos/dist or tools/chaos/src). */
 const repoRoot = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 
 interface CliArgs {
@@ -67,7 +67,7 @@ const helpText = `npm run chaos -- [options]
 
 function usage(message: string): never {
   console.error(
-    `chaos: ${message}\n(see test/src/chaos/README.md; e.g. npm run chaos -- --minutes 3 --seed 42)`,
+    `chaos: ${message}\n(see tools/chaos/README.md; e.g. npm run chaos -- --minutes 3 --seed 42)`,
   );
   process.exit(2);
 }
