@@ -79,6 +79,11 @@ export interface LeaderSample {
   readonly term: number | null;
   readonly commitIndex: number | null;
   readonly appliedIndex: number | null;
+  /**
+   * Which process lifetime of the node answered: the backend's start count, or null when the
+   * node was (re)started while the poll was in flight (either lifetime may have answered).
+   */
+  readonly incarnation: number | null;
 }
 
 /**

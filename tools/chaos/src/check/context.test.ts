@@ -20,6 +20,7 @@ const sample = (
   term,
   commitIndex: null,
   appliedIndex: null,
+  incarnation: 1,
 });
 // n2 leads t3, is paused 3.0–6.5 s; n1 leads t4 from 4.5 s; n2 leads again t5 from 8.0 s.
 const samples: LeaderSample[] = [

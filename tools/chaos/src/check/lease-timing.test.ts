@@ -119,6 +119,7 @@ t.test(
         term: 1,
         commitIndex: 1,
         appliedIndex: 1,
+        incarnation: 1,
       });
     }
     t.ok(

@@ -1,5 +1,6 @@
-// Proves the Raft checker flags two leaders in one term and a commit index or term going back on a
-// node, and accepts ordinary elections and unreachable nodes.
+// Proves the Raft checker flags two leaders in one term, a commit index going back within one
+// process lifetime and a term going back on a node, and accepts ordinary elections, unreachable
+// nodes and a restarted node that comes back with a lower (volatile) commit index.
 import t from 'tap';
 import { checkRaft } from './raft.js';
 import type { LeaderSample } from '../types.js';
@@ -11,6 +12,7 @@ const s = (
   term: number | null,
   commitIndex: number | null,
   reachable = true,
+  incarnation: number | null = 1,
 ): LeaderSample => ({
   timeMs,
   node,
@@ -19,6 +21,7 @@ const s = (
   term,
   commitIndex,
   appliedIndex: commitIndex,
+  incarnation,
 });
 
 t.test('a normal failover passes', async (t) => {
@@ -51,7 +54,7 @@ t.test('conflicting follower views are counted, and fail only when strict', asyn
   t.notOk(checkRaft(samples, { strictLeaderViews: true }).ok);
 });
 
-t.test('commit index going back on one node is flagged, across a restart too', async (t) => {
+t.test('commit index going back within one process lifetime is flagged', async (t) => {
   const r = checkRaft([
     s(0, 'n1', 'n1', 1, 10),
     s(200, 'n1', null, null, null, false),
@@ -59,6 +62,38 @@ t.test('commit index going back on one node is flagged, across a restart too', a
   ]);
   t.notOk(r.ok);
   t.equal(r.violations[0]!.property, 'commit-index-regression');
+});
+
+t.test('a restarted node may come back with a lower commit index (seed 424242, n2)', async (t) => {
+  // n2 SIGKILLed at 51.2 s and restarted at 52.9 s: commitIndex is volatile (Raft Figure 2).
+  const r = checkRaft([
+    s(51_169, 'n2', 'n1', 4, 1425, true, 1),
+    s(51_400, 'n2', null, null, null, false, 1),
+    s(54_373, 'n2', 'n1', 4, 1424, true, 2),
+    s(54_573, 'n2', 'n1', 4, 1430, true, 2),
+  ]);
+  t.ok(r.ok, JSON.stringify(r.violations));
+  // Within the new lifetime the rule holds again.
+  const again = checkRaft([
+    s(54_373, 'n2', 'n1', 4, 1424, true, 2),
+    s(54_573, 'n2', 'n1', 4, 1420, true, 2),
+  ]);
+  t.equal(again.violations[0]?.property, 'commit-index-regression');
+});
+
+t.test('a sample answered across a restart (unknown lifetime) is not compared', async (t) => {
+  const r = checkRaft([
+    s(0, 'n1', 'n1', 1, 10, true, 1),
+    s(200, 'n1', 'n2', 1, 3, true, null),
+    s(400, 'n1', 'n2', 1, 11, true, 2),
+  ]);
+  t.ok(r.ok, JSON.stringify(r.violations));
+});
+
+t.test('term going back is flagged across a restart too', async (t) => {
+  const r = checkRaft([s(0, 'n1', null, 5, 10, true, 1), s(200, 'n1', null, 4, 3, true, 2)]);
+  t.equal(r.violations.length, 1);
+  t.equal(r.violations[0]!.property, 'term-regression');
 });
 
 t.test('term going back is flagged', async (t) => {

@@ -11,7 +11,16 @@ const s = (
   leader: string | null,
   term: number | null,
   reachable = true,
-): LeaderSample => ({ timeMs, node, reachable, leader, term, commitIndex: 0, appliedIndex: 0 });
+): LeaderSample => ({
+  timeMs,
+  node,
+  reachable,
+  leader,
+  term,
+  commitIndex: 0,
+  appliedIndex: 0,
+  incarnation: 1,
+});
 const record = (leaderSamples: LeaderSample[]): RunRecord => ({
   runDir: '',
   seed: 1,

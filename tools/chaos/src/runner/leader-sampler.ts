@@ -14,6 +14,8 @@ export const leaderSamplesMax = 200_000;
 /** Options of `LeaderSampler`. */
 export interface LeaderSamplerOptions {
   readonly endpoints: () => readonly NodeEndpoint[];
+  /** The node's process start count (`ChaosBackend.incarnation`). */
+  readonly incarnation: (id: NodeId) => number;
   readonly clock: RunClock;
   /** Poll period per node, ms. Default 200. */
   readonly intervalMs?: number;
@@ -66,6 +68,7 @@ export class LeaderSampler {
     if (this.#inFlight.has(endpoint.id)) return;
     this.#inFlight.add(endpoint.id);
     const timeMs = this.#options.clock.now();
+    const startsBefore = this.#options.incarnation(endpoint.id);
     let sample: LeaderSample;
     try {
       const reply = await httpJson('GET', `${endpoint.httpUrl}/v1/cluster`, undefined, {
@@ -81,6 +84,7 @@ export class LeaderSampler {
         term: numberOrNull(body?.term),
         commitIndex: numberOrNull(body?.commitIndex),
         appliedIndex: numberOrNull(body?.appliedIndex),
+        incarnation: this.#options.incarnation(endpoint.id) === startsBefore ? startsBefore : null,
       };
     } catch {
       sample = {
@@ -91,6 +95,7 @@ export class LeaderSampler {
         term: null,
         commitIndex: null,
         appliedIndex: null,
+        incarnation: null,
       };
     } finally {
       this.#inFlight.delete(endpoint.id);

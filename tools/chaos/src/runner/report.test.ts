@@ -53,6 +53,7 @@ const run: RunRecord = {
       term: 1,
       commitIndex: 1,
       appliedIndex: 1,
+      incarnation: 1,
     },
   ],
 };

@@ -166,7 +166,11 @@ export class Session {
     this.clock = clock;
     this.random = createRandom(options.seed);
     this.timing = runTiming(options.heartbeatMs, options.electionTimeoutMs);
-    this.sampler = new LeaderSampler({ endpoints: () => backend.endpoints(), clock });
+    this.sampler = new LeaderSampler({
+      endpoints: () => backend.endpoints(),
+      incarnation: (id) => backend.incarnation(id),
+      clock,
+    });
     this.history = modules.createHistory?.(clock) ?? createFallbackHistory(clock);
     const sampler = this.sampler;
     this.cluster = {

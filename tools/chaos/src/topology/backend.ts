@@ -53,6 +53,12 @@ export interface ChaosBackend {
   endpoint(id: NodeId): NodeEndpoint;
   readonly clientAddresses: readonly ClientAddress[];
   nodeState(id: NodeId): NodeProcessState;
+  /**
+   * How many times the harness has started the node's process (0 before `up`). Counted before
+   * the process is spawned, so any answer from a process started by the k-th start is read with
+   * a count ≥ k. The Raft checker compares volatile state (commitIndex) only within one.
+   */
+  incarnation(id: NodeId): number;
   /** Builds the network and starts every node (does not wait for a leader). */
   up(): Promise<void>;
   /** Starts a stopped node from its own data dir. Throws when it is not stopped. */

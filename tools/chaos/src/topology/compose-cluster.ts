@@ -61,6 +61,7 @@ export class ComposeCluster implements ChaosBackend {
   readonly #cli: [string, ...string[]];
   readonly #project: string;
   readonly #states = new Map<NodeId, NodeProcessState>();
+  readonly #starts = new Map<NodeId, number>();
   readonly #disconnected = new Set<NodeId>();
   #down = false;
 
@@ -117,16 +118,26 @@ export class ComposeCluster implements ChaosBackend {
     return this.#states.get(id) ?? 'stopped';
   }
 
+  incarnation(id: NodeId): number {
+    return this.#starts.get(id) ?? 0;
+  }
+
+  #started(id: NodeId): void {
+    this.#starts.set(id, this.incarnation(id) + 1);
+  }
+
   logPath(id: NodeId): string {
     return join(this.#options.runDir, 'nodes', `${id}.log`);
   }
 
   async up(): Promise<void> {
+    for (const id of this.nodeIds) this.#started(id);
     await this.#compose(['up', '-d', ...this.nodeIds]);
     for (const id of this.nodeIds) this.#states.set(id, 'running');
   }
 
   async startNode(id: NodeId): Promise<void> {
+    this.#started(id);
     await this.#compose(['start', id]);
     this.#states.set(id, 'running');
   }

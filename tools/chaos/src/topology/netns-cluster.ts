@@ -73,6 +73,8 @@ interface NodeSlot {
   readonly logPath: string;
   readonly clockFile: string;
   state: NodeProcessState;
+  /** Process starts so far (see `ChaosBackend.incarnation`). */
+  starts: number;
   child: ChildProcess | null;
   exited: Promise<void> | null;
 }
@@ -127,6 +129,7 @@ export class NetnsCluster implements ChaosBackend {
         logPath: join(options.runDir, 'nodes', `${id}.log`),
         clockFile: join(options.runDir, 'nodes', `${id}.faketime`),
         state: 'stopped',
+        starts: 0,
         child: null,
         exited: null,
       });
@@ -179,6 +182,10 @@ export class NetnsCluster implements ChaosBackend {
     return this.#slot(id).child?.pid ?? null;
   }
 
+  incarnation(id: NodeId): number {
+    return this.#slot(id).starts;
+  }
+
   async up(): Promise<void> {
     for (const id of this.nodeIds) await this.startNode(id);
   }
@@ -187,6 +194,7 @@ export class NetnsCluster implements ChaosBackend {
     assert.ok(!this.#down, 'cluster is down');
     const slot = this.#slot(id);
     if (slot.state !== 'stopped') throw new Error(`startNode ${id}: node is ${slot.state}`);
+    slot.starts++;
     mkdirSync(slot.dataDir, { recursive: true });
     const members: MemberAddress[] = this.nodeIds.map((m) => ({
       id: m,
