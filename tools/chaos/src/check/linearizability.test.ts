@@ -371,6 +371,66 @@ t.test('waited acquire is linearized at its grant', async (t) => {
   t.ok(checkLinearizability(h.ops, opts).ok);
 });
 
+t.test(
+  'a waited 409 decided at its deadline in cluster time (chaos slice, op #7917 lease.acquire)',
+  async (t) => {
+    // The shape of the reported history: A holds L (ttl 4000); W waits 1787 ms, but rolling
+    // restarts freeze cluster time, so W's answer comes 6.2 s later in real time, after A's ttl
+    // ran out in real time. Then C acquires the free name.
+    const history = (wAnswer: ReturnType<typeof ok>) => {
+      const h = new HistoryBuilder();
+      h.add(
+        'a',
+        'lease.acquire',
+        { name: L, holder: 'A', ttlMs: 4000 },
+        0,
+        10,
+        ok({ name: L, holder: 'A', fencingToken: 1, ttlMs: 4000 }),
+      );
+      h.add(
+        'w',
+        'lease.acquire',
+        { name: L, holder: 'W', ttlMs: 4000, waitMs: 1787 },
+        2500,
+        8700,
+        wAnswer,
+      );
+      h.add(
+        'c',
+        'lease.acquire',
+        { name: L, holder: 'C', ttlMs: 4000 },
+        8800,
+        8810,
+        ok({ name: L, holder: 'C', fencingToken: 9, ttlMs: 4000 }),
+      );
+      return h.ops;
+    };
+    // Before the fix the server let W time out in the entry that also ended A's grant (cluster
+    // time had jumped past both) and answered `held` naming nobody, with no lock-delay in play:
+    // no state explains that, and the checker must keep saying so.
+    const nobody = checkLinearizability(
+      history(fail('held', 409, { error: { code: 'held', holder: null } })),
+      opts,
+    );
+    t.notOk(nobody.ok, 'held with holder null and no lock-delay is a violation');
+    t.equal(nobody.violations[0]?.property, 'linearizability');
+    // Fixed server: a deadline reached while A still held L names A (linearized before the expiry,
+    // which is allowed and never required) ...
+    const named = checkLinearizability(
+      history(fail('held', 409, { error: { code: 'held', holder: 'A' } })),
+      opts,
+    );
+    t.ok(named.ok, JSON.stringify(named.violations));
+    // ... and a name that fell free before the deadline goes to the waiter (granted at a real
+    // time past its wait), whose grant may in turn have run out before C's acquire.
+    const granted = checkLinearizability(
+      history(ok({ name: L, holder: 'W', fencingToken: 5, ttlMs: 4000 })),
+      opts,
+    );
+    t.ok(granted.ok, JSON.stringify(granted.violations));
+  },
+);
+
 t.test('BC-12: a replayed release of an old token must not free the new grant', async (t) => {
   const h = new HistoryBuilder();
   h.add(
