@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs, idempotently and only when missing, the Debian tools the chaos harness needs
-# (test/src/chaos): iproute2 (ip netns, veth, bridge, tc netem), iptables (partitions),
+# (tools/chaos): iproute2 (ip netns, veth, bridge, tc netem), iptables (partitions),
 # procps (ps/kill) and libfaketime (wall-clock step faults, BC-03).
 # `--compose` also installs docker-compose (v1, Debian) to validate docker-compose.yml.
 # Must run as root. Exits 0 when everything is present afterwards; runs `apt-get update` at most once.

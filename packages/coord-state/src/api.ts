@@ -147,7 +147,8 @@ export interface ApplyOutput {
 export type WaiterOutcome =
   | { readonly kind: 'pending'; readonly deadlineMs: number }
   | ({ readonly kind: 'granted' } & LeaseGrant)
-  | { readonly kind: 'timed_out' }
+  /** `holder`: who held the name at the deadline (null: lock-delay; absent in older snapshots). */
+  | { readonly kind: 'timed_out'; readonly holder?: string | null }
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'unknown' };
 

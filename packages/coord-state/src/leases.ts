@@ -373,13 +373,16 @@ export function expireGrant(core: Core, ctx: ApplyContext, g: Grant): void {
   }
 }
 
-/** Expiry phase: a waiter's deadline passed; it is never granted (BC-01). Its answer becomes `held`. */
+/**
+ * Expiry phase: a waiter's deadline passed; it is never granted (BC-01). Its answer becomes `held`,
+ * naming the holder at the deadline (null: the name was in lock-delay).
+ */
 export function timeoutWaiter(core: Core, ctx: ApplyContext, w: Waiter): void {
   finishWaiter(
     core,
     ctx,
     w,
-    { kind: 'timed_out' },
+    { kind: 'timed_out', holder: w.lease.grant?.holder ?? null },
     heldError(w.lease, ctx.nowMs, { timedOut: true }),
   );
 }
@@ -395,15 +398,23 @@ export function endLockDelay(_core: Core, ctx: ApplyContext, rec: LeaseRecord): 
 }
 
 /**
- * Brings a record to rest at ctx time: a free name past its lock-delay goes to the head waiter
- * (all due waiters were removed before, so the head is live — BC-01); an empty record is deleted.
+ * Brings a record to rest as of cluster time `atMs` (≤ ctx time; default ctx time): a name free
+ * and past its lock-delay at `atMs` goes to the head waiter (all waiters due by `atMs` were removed
+ * before, so the head was live then — BC-01), with a grant that starts at ctx time; an empty
+ * record is deleted.
  */
-export function settleLease(core: Core, ctx: ApplyContext, rec: LeaseRecord): void {
-  if (rec.grant === null && rec.lockDelayUntilMs !== 0 && rec.lockDelayUntilMs <= ctx.nowMs)
+export function settleLease(
+  core: Core,
+  ctx: ApplyContext,
+  rec: LeaseRecord,
+  atMs: number = ctx.nowMs,
+): void {
+  assert(atMs <= ctx.nowMs, 'lease: settling in the future');
+  if (rec.grant === null && rec.lockDelayUntilMs !== 0 && rec.lockDelayUntilMs <= atMs)
     clearLockDelay(core, rec);
   if (rec.grant === null && rec.lockDelayUntilMs === 0 && rec.waiters !== null) {
     const head = rec.waiters.values().next().value!;
-    assert(head.dueMs > ctx.nowMs, 'lease: granting a waiter past its deadline');
+    assert(head.dueMs > atMs, 'lease: granting a waiter past its deadline');
     // Grant first (needs the name free), then record the outcome with the fresh grant.
     const g = grantTo(core, ctx, rec, head.holder, head.ttlMs, head.lockDelayMs, head.maxHoldMs);
     const value = grantValue(g);

@@ -48,6 +48,7 @@ import {
 } from './leases.js';
 import { resolveLimits, type CoordLimitsFull } from './limits.js';
 import type { ApplyContext, ElectionRecord, LeaseRecord } from './model.js';
+import type { WakeEntry } from './core.js';
 import { readSnapshot, writeSnapshot } from './snapshot.js';
 import { checkCommandRanges, checkEnvelopeShape } from './validate.js';
 
@@ -102,24 +103,58 @@ export class CoordStateMachine implements CoordState {
     return { result, changed };
   }
 
+  /**
+   * Expiry and settle phases. Lease events are replayed at their own due times, in order: at each
+   * due time `d` (≤ the entry's time) the waiters due at `d` time out first, then the grants and
+   * lock-delays due at `d` end, then each touched lease is settled as of `d` — so a waiter still
+   * live when its name fell free is granted even when the next entry comes after its deadline
+   * (cluster time may jump by more than a waiter's remaining wait, e.g. after a leaderless spell).
+   * The grant itself starts at the entry's time (ttl counts from the granting entry). Candidacies
+   * end in the same order and their groups settle once, at the entry's time.
+   */
   #expireDue(ctx: ApplyContext): void {
-    const core = this.#core;
-    let touchedLeases: Set<LeaseRecord> | null = null;
     let touchedGroups: Set<ElectionRecord> | null = null;
-    for (let e = core.wake.peek(); e !== undefined && e.dueMs <= ctx.nowMs; e = core.wake.peek()) {
-      core.wake.pop();
+    for (let d = this.#nextDueMs(ctx.nowMs); d !== null; d = this.#nextDueMs(ctx.nowMs)) {
+      const groups = this.#expireAt(ctx, d);
+      if (groups !== null) for (const g of groups) (touchedGroups ??= new Set()).add(g);
+    }
+    if (touchedGroups !== null)
+      for (const rec of [...touchedGroups].sort(byGroup)) settleElection(this.#core, ctx, rec);
+  }
+
+  /** The earliest due time in the wake or sweep queue that is ≤ `nowMs`, or null. */
+  #nextDueMs(nowMs: number): number | null {
+    const a = this.#core.wake.peek()?.dueMs ?? Infinity;
+    const b = this.#core.sweep.peek()?.dueMs ?? Infinity;
+    const d = Math.min(a, b);
+    return d <= nowMs ? d : null;
+  }
+
+  /** Ends everything due exactly at `dueMs` and settles the touched leases as of then. */
+  #expireAt(ctx: ApplyContext, dueMs: number): Set<ElectionRecord> | null {
+    const core = this.#core;
+    const at: ApplyContext = { ...ctx, nowMs: dueMs };
+    const due: WakeEntry[] = [];
+    for (let e = core.wake.peek(); e !== undefined && e.dueMs === dueMs; e = core.wake.peek())
+      due.push(core.wake.pop()!);
+    // A waiter due at the instant its name falls free is not granted (never at its deadline),
+    // and it times out while the grant still stands: its answer names that holder.
+    due.sort((x, y) => Number(y.kind === 'waiter') - Number(x.kind === 'waiter'));
+    const touchedLeases = new Set<LeaseRecord>();
+    let touchedGroups: Set<ElectionRecord> | null = null;
+    for (const e of due) {
       switch (e.kind) {
         case 'grant':
-          expireGrant(core, ctx, e);
-          (touchedLeases ??= new Set()).add(e.lease);
+          expireGrant(core, at, e);
+          touchedLeases.add(e.lease);
           break;
         case 'waiter':
-          timeoutWaiter(core, ctx, e);
-          (touchedLeases ??= new Set()).add(e.lease);
+          timeoutWaiter(core, at, e);
+          touchedLeases.add(e.lease);
           break;
         case 'lease':
-          endLockDelay(core, ctx, e);
-          (touchedLeases ??= new Set()).add(e);
+          endLockDelay(core, at, e);
+          touchedLeases.add(e);
           break;
         case 'candidacy':
           expireCandidacy(core, ctx, e);
@@ -127,19 +162,13 @@ export class CoordStateMachine implements CoordState {
           break;
       }
     }
-    for (
-      let r = core.sweep.peek();
-      r !== undefined && r.dueMs <= ctx.nowMs;
-      r = core.sweep.peek()
-    ) {
+    for (let r = core.sweep.peek(); r !== undefined && r.dueMs === dueMs; r = core.sweep.peek()) {
       core.sweep.pop();
-      endLockDelay(core, ctx, r);
-      (touchedLeases ??= new Set()).add(r);
+      endLockDelay(core, at, r);
+      touchedLeases.add(r);
     }
-    if (touchedLeases !== null)
-      for (const rec of [...touchedLeases].sort(byName)) settleLease(core, ctx, rec);
-    if (touchedGroups !== null)
-      for (const rec of [...touchedGroups].sort(byGroup)) settleElection(core, ctx, rec);
+    for (const rec of [...touchedLeases].sort(byName)) settleLease(core, ctx, rec, dueMs);
+    return touchedGroups;
   }
 
   #applyEnvelope(ctx: ApplyContext, envelope: CommandEnvelope): CommandResult {

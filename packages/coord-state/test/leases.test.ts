@@ -170,7 +170,7 @@ t.test(
     t.equal(d.sm.nextDueMs(), 1000);
     const out = d.at(1000);
     t.same(out.changed, ['lease:L']);
-    t.same(d.sm.waiterOutcome('L', q.waiterId), { kind: 'timed_out' });
+    t.same(d.sm.waiterOutcome('L', q.waiterId), { kind: 'timed_out', holder: 'A' });
     d.release('L', 'A', a.fencingToken, { atMs: 2000 });
     t.equal(d.sm.getLease('L', 2000), null);
     const replay = d.sm.idempotentResult('kb');
@@ -187,9 +187,42 @@ t.test(
     const qb = okValue<Queued>(d.acquire('L', 'B', { waitMs: 990, atMs: 10 })); // deadline 1000
     const qc = okValue<Queued>(d.acquire('L', 'C', { waitMs: 5000, atMs: 20 }));
     d.at(1500);
-    t.same(d.sm.waiterOutcome('L', qb.waiterId), { kind: 'timed_out' });
+    t.same(
+      d.sm.waiterOutcome('L', qb.waiterId),
+      { kind: 'timed_out', holder: 'A' },
+      'it timed out while A still held the name',
+    );
     t.match(d.sm.waiterOutcome('L', qc.waiterId), { kind: 'granted', holder: 'C' });
     t.equal(d.sm.getLease('L', 1500)?.remainingMs, 1000, 'ttl counts from the granting entry');
+  },
+);
+
+t.test(
+  'a waiter live when the name fell free is granted, even if the next entry is past its deadline',
+  async (t) => {
+    // Cluster time can jump past both the expiry (1000) and the deadline (1200) in one entry, e.g.
+    // after a leaderless spell: the waiter was live at 1000, so it gets the lease (chaos history:
+    // a waited acquire answered 409 held with holder null and no lock-delay).
+    const d = new Driver();
+    d.acquire('L', 'A', { ttlMs: 1000 });
+    const qb = okValue<Queued>(d.acquire('L', 'B', { waitMs: 1190, atMs: 10, ttlMs: 800 }));
+    t.equal(qb.deadlineMs, 1200);
+    d.at(1500);
+    t.match(d.sm.waiterOutcome('L', qb.waiterId), { kind: 'granted', holder: 'B', ttlMs: 800 });
+    t.equal(d.sm.getLease('L', 1500)?.remainingMs, 800, 'ttl counts from the granting entry');
+  },
+);
+
+t.test(
+  'a waiter whose deadline falls inside the lock-delay is not granted by a jump',
+  async (t) => {
+    const d = new Driver();
+    d.acquire('L', 'A', { ttlMs: 1000, lockDelayMs: 300 }); // free at 1300
+    const qb = okValue<Queued>(d.acquire('L', 'B', { waitMs: 1190, atMs: 10 })); // deadline 1200
+    const qc = okValue<Queued>(d.acquire('L', 'C', { waitMs: 5000, atMs: 20 }));
+    d.at(1500);
+    t.same(d.sm.waiterOutcome('L', qb.waiterId), { kind: 'timed_out', holder: null });
+    t.match(d.sm.waiterOutcome('L', qc.waiterId), { kind: 'granted', holder: 'C' });
   },
 );
 

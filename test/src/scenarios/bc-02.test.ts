@@ -4,7 +4,7 @@
 // ttl/3, and writes v+1 with its token when told to; SIGSTOP freezes its renewals for real.
 import t, { type Test } from 'tap';
 import { LocalCluster } from '../support/cluster.js';
-import { startFencedStore, type FencedStoreServer } from '../chaos/fenced-store/server.js';
+import { startFencedStore, type FencedStoreServer } from '@tenure/testkit';
 import {
   acquire,
   ChildClient,

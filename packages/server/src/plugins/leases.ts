@@ -115,6 +115,10 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
       case 'granted':
         return grantBody(outcome);
       case 'timed_out':
+        // The holder at the deadline, as the replicated answer (and its replay) has it.
+        if (typeof outcome.holder === 'string')
+          throw new HttpError('held', `lease ${name} is held`, { holder: outcome.holder });
+        throw heldError(name);
       case 'cancelled':
         throw heldError(name);
       case 'unknown':
