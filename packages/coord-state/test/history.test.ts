@@ -38,3 +38,19 @@ t.test('keeps at most namesMax names, evicting the least recently ended', async 
   );
   t.equal(h.namesCount, 2);
 });
+
+t.test(
+  'keeps at most entriesMax entries in total, evicting the least recently ended resource',
+  async (t) => {
+    const h = new GrantHistory(16, 100, 3);
+    h.add('a', ended(1));
+    h.add('a', ended(2));
+    h.add('b', ended(3));
+    h.add('b', ended(4));
+    t.same(
+      [...h.entries()].map(([n, l]) => [n, l.length]),
+      [['b', 2]],
+    );
+    t.equal(h.entriesCount, 2);
+  },
+);
