@@ -53,9 +53,8 @@ const stepArb: fc.Arbitrary<Step> = fc.record({
 /** A session id: usually a live one, sometimes an ended or unknown one. */
 function pickSession(spec: Spec, ref: RefModel): string {
   const ids = ref.sessionIds;
-  return spec.pick % 5 === 4 || ids.length === 0
-    ? 's1'
-    : ids[ids.length - 1 - (spec.pick % Math.min(2, ids.length))]!;
+  if (spec.pick % 5 === 4 || ids.length === 0) return 's1';
+  return ids[ids.length - 1 - (spec.pick % 3 === 2 ? Math.min(1, ids.length - 1) : 0)]!;
 }
 
 /** The new commands (ops 17–30): sessions, semaphores, shared and session-bound grants, revoke. */
@@ -69,7 +68,7 @@ function resolvePrimitive(spec: Spec, ref: RefModel): Command | null {
   const bound = spec.v % 2 === 0;
   switch (spec.op) {
     case 17:
-      return { type: 'session.create', ttlMs: spec.ttl === 1000 ? 3000 : spec.ttl, name: null };
+      return { type: 'session.create', ttlMs: spec.ttl === 50 ? 50 : spec.ttl * 8, name: null };
     case 18:
       return { type: 'session.keepalive', sessionId: pickSession(spec, ref) };
     case 19:
@@ -93,7 +92,7 @@ function resolvePrimitive(spec: Spec, ref: RefModel): Command | null {
         type: 'semaphore.acquire',
         name: 's',
         holder,
-        limit: spec.pick % 7 === 6 ? 3 : 2,
+        limit: spec.pick % 7 === 6 ? 2 : 1,
         ttlMs: bound ? null : spec.ttl,
         session: bound ? pickSession(spec, ref) : null,
         waitMs: spec.wait,
