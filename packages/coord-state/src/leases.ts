@@ -11,11 +11,14 @@
 import assert from 'node:assert';
 import type {
   AnyLeaseGrant,
+  ChangeEvent,
+  ChangeType,
   CommandResult,
   FencingToken,
   GrantEndReason,
   LeaseAcquireValue,
   LeaseCommand,
+  SessionLeaseGrant,
   WaiterOutcome,
 } from './api.js';
 import type { Core } from './core.js';
@@ -47,14 +50,17 @@ export function grantExpiresAtMs(g: Grant): number {
   return g.session === null ? g.dueMs : g.session.dueMs;
 }
 
-/** The answer for a grant (`ttlMs` null and `session` set when session-bound). */
+/** The answer for a grant (`ttlMs` null and `session` set when session-bound). Hot path: no spreads. */
 export function grantValue(g: Grant): AnyLeaseGrant {
-  const base = { name: g.lease.name, holder: g.holder, fencingToken: g.fencingToken };
-  const withTtl =
-    g.session === null
-      ? { ...base, ttlMs: g.ttlMs }
-      : { ...base, ttlMs: null, session: g.session.sessionId };
-  return g.shared ? { ...withTtl, mode: 'shared' as const } : withTtl;
+  const v: { -readonly [k in keyof SessionLeaseGrant]?: unknown } = {
+    name: g.lease.name,
+    holder: g.holder,
+    fencingToken: g.fencingToken,
+    ttlMs: g.session === null ? g.ttlMs : null,
+  };
+  if (g.session !== null) v.session = g.session.sessionId;
+  if (g.shared) v.mode = 'shared';
+  return v as AnyLeaseGrant;
 }
 
 function newRecord(name: string): LeaseRecord {
@@ -86,16 +92,24 @@ function grantOf(rec: LeaseRecord | undefined, holder: string): Grant | undefine
   return rec.shared?.get(holder);
 }
 
-function grantEvent(ctx: ApplyContext, g: Grant, type: 'granted' | 'renewed'): void {
-  ctx.events.push({
+/** Builds a lease change event for `g` (hot path: one object, no spreads). */
+function leaseEvent(g: Grant, type: ChangeType, endReason: GrantEndReason | null): ChangeEvent {
+  const e: { -readonly [k in keyof ChangeEvent]?: ChangeEvent[k] } = {
     kind: 'lease',
     name: g.lease.name,
     type,
     holder: g.holder,
     fencingToken: g.fencingToken,
     mode: g.shared ? 'shared' : 'exclusive',
-    ...(g.session === null ? { ttlMs: g.ttlMs } : { ttlMs: null, session: g.session.sessionId }),
-  });
+  };
+  if (endReason === null) e.ttlMs = g.session === null ? g.ttlMs : null;
+  else e.endReason = endReason;
+  if (g.session !== null) e.session = g.session.sessionId;
+  return e as ChangeEvent;
+}
+
+function grantEvent(ctx: ApplyContext, g: Grant, type: 'granted' | 'renewed'): void {
+  ctx.events.push(leaseEvent(g, type, null));
 }
 
 /** Grants `rec` to `spec.holder` at ctx time with a new fencing token (the mode must be free). */
@@ -187,16 +201,7 @@ function endGrant(
     session: g.session?.sessionId ?? null,
   });
   ctx.changed.add(leaseKey(rec.name));
-  ctx.events.push({
-    kind: 'lease',
-    name: rec.name,
-    type: endEventType(reason),
-    holder: g.holder,
-    fencingToken: g.fencingToken,
-    mode: g.shared ? 'shared' : 'exclusive',
-    endReason: reason,
-    ...(g.session === null ? {} : { session: g.session.sessionId }),
-  });
+  ctx.events.push(leaseEvent(g, endEventType(reason), reason));
 }
 
 /**
