@@ -7,11 +7,23 @@ import { DueQueue } from './due-queue.js';
 import { FifoMap } from './fifo-map.js';
 import { GrantHistory } from './history.js';
 import type { CoordLimitsFull } from './limits.js';
-import type { Candidacy, ElectionRecord, Grant, KvRecord, LeaseRecord, Waiter } from './model.js';
+import type {
+  Candidacy,
+  ElectionRecord,
+  Grant,
+  KvRecord,
+  LeaseRecord,
+  Permit,
+  SemaphoreRecord,
+  SemWaiter,
+  SessionRecord,
+  Waiter,
+} from './model.js';
 import { WindowedMap } from './windowed-map.js';
 
 /** Anything that can fall due and wake the leader (SPEC §2: it proposes an entry at `nextDueMs`). */
-export type WakeEntry = Grant | Waiter | Candidacy | LeaseRecord;
+export type WakeEntry =
+  Grant | Waiter | Candidacy | LeaseRecord | SessionRecord | Permit | SemWaiter;
 
 /** An idempotency record (SPEC §1.6): the fingerprint of the first request and its result. */
 export interface IdempotencyRecord {
@@ -34,6 +46,12 @@ export class Core {
   /** Emptied groups → their last revision (bounded, oldest evicted). */
   readonly retiredElections = new FifoMap<string, number>();
   readonly kv = new Map<string, KvRecord>();
+  /** Live sessions by id. Size ≤ sessionsMax. */
+  readonly sessions = new Map<string, SessionRecord>();
+  /** Semaphores with permits or waiters. Size ≤ semaphoresMax. */
+  readonly semaphores = new Map<string, SemaphoreRecord>();
+  /** Queued semaphore waiters by waiterId (ids shared with lease waiters: log indexes). */
+  readonly pendingSemWaiters = new Map<number, SemWaiter>();
   /** Grants, waiters, candidacies and waited-on lock-delays: what `nextDueMs` reports. */
   readonly wake = new DueQueue<WakeEntry>();
   /** Lock-delays nobody waits for: cleaned when due, but never a reason to propose an entry. */
@@ -45,8 +63,10 @@ export class Core {
   readonly history: GrantHistory;
   /** Last tie-break number handed out to a due entry (strictly increasing). */
   dueSeq = 0;
-  /** Number of live grants (leases with a holder). */
+  /** Number of live lease grants (exclusive and shared). */
   grantsLive = 0;
+  /** Number of live semaphore permits. */
+  permitsLive = 0;
   /** Number of candidacies over all groups. */
   candidatesCount = 0;
   /** Log index and cluster time of the last applied entry (0 before any). */
@@ -57,7 +77,11 @@ export class Core {
     this.limits = limits;
     this.waiterOutcomes = new WindowedMap(limits.idempotencyWindowMs, limits.idempotencyRecordsMax);
     this.idempotency = new WindowedMap(limits.idempotencyWindowMs, limits.idempotencyRecordsMax);
-    this.history = new GrantHistory(limits.historyPerNameMax, limits.historyNamesMax);
+    this.history = new GrantHistory(
+      limits.historyPerNameMax,
+      limits.historyNamesMax,
+      limits.historyEntriesMax,
+    );
   }
 
   /** (Re)schedules a wake entry at `dueMs` with a fresh tie-break. */
@@ -65,6 +89,11 @@ export class Core {
     entry.dueMs = dueMs;
     entry.seq = ++this.dueSeq;
     this.wake.update(entry);
+  }
+
+  /** Queued waiters of leases and semaphores together (bounded by waitersMax). */
+  get waitersCount(): number {
+    return this.pendingWaiters.size + this.pendingSemWaiters.size;
   }
 
   /** Schedules a lease record's lock-delay end in the sweep queue. */

@@ -13,27 +13,26 @@ import type {
   ElectionView,
 } from './api.js';
 import type { Core } from './core.js';
-import type { StateError } from './errors.js';
+import { endEventType } from './events.js';
+import { fail } from './fail.js';
 import { nextFencingToken } from './fencing.js';
-import { electionKey, type ApplyContext, type Candidacy, type ElectionRecord } from './model.js';
-import type { ProclaimValue, ResignValue } from './results.js';
+import type { GrantEndReason } from './history.js';
+import {
+  electionKey,
+  type ApplyContext,
+  type Candidacy,
+  type ElectionRecord,
+  type SessionRecord,
+} from './model.js';
+import type { ProclaimValue, ResignValue, RevokeValue } from './results.js';
+import { isSession, keepSessionAlive, sessionForGrant } from './session-members.js';
 import { jsonSizeBytes } from './validate.js';
 
 type Campaign = Extract<ElectionCommand, { type: 'election.campaign' }>;
 type Renew = Extract<ElectionCommand, { type: 'election.renew' }>;
 type Resign = Extract<ElectionCommand, { type: 'election.resign' }>;
 type Proclaim = Extract<ElectionCommand, { type: 'election.proclaim' }>;
-
-function fail(
-  code: StateError['code'],
-  message: string,
-  details?: Record<string, unknown>,
-): CommandResult<never> {
-  return {
-    ok: false,
-    error: details === undefined ? { code, message } : { code, message, details },
-  };
-}
+type Revoke = Extract<ElectionCommand, { type: 'election.revoke' }>;
 
 /** The leader of a group as SPEC §3 shows it, or null. */
 export function leaderView(rec: ElectionRecord): ElectionLeader | null {
@@ -54,6 +53,7 @@ export function electionView(rec: ElectionRecord): ElectionView {
 
 function campaignValue(rec: ElectionRecord, c: Candidacy): CampaignValue {
   const leader = leaderView(rec);
+  const session = c.session === null ? {} : { session: c.session.sessionId };
   if (rec.leader === c)
     return {
       group: rec.group,
@@ -61,8 +61,9 @@ function campaignValue(rec: ElectionRecord, c: Candidacy): CampaignValue {
       elected: true,
       fencingToken: rec.leaderToken,
       leader,
+      ...session,
     };
-  return { group: rec.group, candidate: c.candidate, elected: false, leader };
+  return { group: rec.group, candidate: c.candidate, elected: false, leader, ...session };
 }
 
 function tooLarge(core: Core, value: unknown): CommandResult<never> | null {
@@ -75,15 +76,45 @@ function tooLarge(core: Core, value: unknown): CommandResult<never> | null {
   );
 }
 
-function removeCandidacy(core: Core, ctx: ApplyContext, c: Candidacy): void {
+/**
+ * Removes a candidacy; a leader's removal ends its leadership with `reason` at `endedAtMs`
+ * (holder history and a change event). Does not settle.
+ */
+function removeCandidacy(
+  core: Core,
+  ctx: ApplyContext,
+  c: Candidacy,
+  reason: GrantEndReason,
+  endedAtMs: number,
+): void {
   const rec = c.election;
   assert(rec.candidates.get(c.candidate) === c, 'election: removing an unknown candidacy');
   rec.candidates.delete(c.candidate);
   core.wake.remove(c);
+  c.session?.members.delete(c);
   core.candidatesCount--;
   if (rec.leader === c) {
+    core.history.add(electionKey(rec.group), {
+      holder: c.candidate,
+      fencingToken: rec.leaderToken,
+      grantedAtMs: rec.leaderSinceMs,
+      endedAtMs,
+      reason,
+      mode: null,
+      session: c.session?.sessionId ?? null,
+    });
+    ctx.events.push({
+      kind: 'election',
+      name: rec.group,
+      type: endEventType(reason),
+      candidate: c.candidate,
+      fencingToken: rec.leaderToken,
+      endReason: reason,
+      ...(c.session === null ? {} : { session: c.session.sessionId }),
+    });
     rec.leader = null;
     rec.leaderToken = 0;
+    rec.leaderSinceMs = 0;
     rec.revision = ctx.index;
   }
   ctx.changed.add(electionKey(rec.group));
@@ -97,11 +128,22 @@ export function settleElection(core: Core, ctx: ApplyContext, rec: ElectionRecor
   if (rec.leader === null) {
     const first = rec.candidates.values().next();
     if (!first.done) {
-      rec.leader = first.value;
+      const c = first.value;
+      rec.leader = c;
       rec.leaderToken = nextFencingToken(ctx.index, rec.lastFencingToken);
       rec.lastFencingToken = rec.leaderToken;
+      rec.leaderSinceMs = ctx.nowMs;
       rec.revision = ctx.index;
       ctx.changed.add(electionKey(rec.group));
+      ctx.events.push({
+        kind: 'election',
+        name: rec.group,
+        type: 'elected',
+        candidate: c.candidate,
+        fencingToken: rec.leaderToken,
+        value: c.value,
+        ...(c.session === null ? {} : { session: c.session.sessionId }),
+      });
     }
   }
   if (rec.candidates.size === 0) {
@@ -124,14 +166,23 @@ export function electionCampaign(
   let rec = core.elections.get(cmd.group);
   const existing = rec?.candidates.get(cmd.candidate);
   if (rec !== undefined && existing !== undefined) {
-    existing.ttlMs = cmd.ttlMs;
-    core.scheduleWake(existing, ctx.nowMs + cmd.ttlMs);
+    // A repeat refreshes the candidacy (its binding stays: a session-bound one keeps its session alive).
+    if (existing.session === null && cmd.ttlMs !== null) existing.ttlMs = cmd.ttlMs;
+    refresh(core, ctx, existing);
     if (cmd.value !== null && JSON.stringify(cmd.value) !== JSON.stringify(existing.value)) {
       existing.value = cmd.value;
-      if (rec.leader === existing) rec.revision = ctx.index;
+      if (rec.leader === existing) {
+        rec.revision = ctx.index;
+        valueEvent(ctx, rec);
+      }
     }
-    ctx.changed.add(electionKey(rec.group));
     return { ok: true, value: campaignValue(rec, existing) };
+  }
+  let session: SessionRecord | null = null;
+  if ((cmd.session ?? null) !== null) {
+    const s = sessionForGrant(core, cmd.session!);
+    if (!isSession(s)) return s;
+    session = s;
   }
   if (rec === undefined) {
     if (core.elections.size >= core.limits.electionsMax)
@@ -143,6 +194,7 @@ export function electionCampaign(
       candidates: new Map(),
       leader: null,
       leaderToken: 0,
+      leaderSinceMs: 0,
       revision: core.retiredElections.get(cmd.group) ?? 0,
       lastFencingToken: 0,
     };
@@ -160,14 +212,16 @@ export function electionCampaign(
     election: rec,
     candidate: cmd.candidate,
     value: cmd.value,
-    ttlMs: cmd.ttlMs,
+    ttlMs: session === null ? cmd.ttlMs : null,
+    session,
     dueMs: 0,
     seq: 0,
     heapIndex: -1,
   };
   rec.candidates.set(c.candidate, c);
   core.candidatesCount++;
-  core.scheduleWake(c, ctx.nowMs + cmd.ttlMs);
+  if (session === null) core.scheduleWake(c, ctx.nowMs + cmd.ttlMs!);
+  else session.members.add(c);
   ctx.changed.add(electionKey(rec.group));
   settleElection(core, ctx, rec);
   return { ok: true, value: campaignValue(rec, c) };
@@ -185,8 +239,7 @@ export function electionRenew(
     return fail('not_holder', `${cmd.candidate} is not a candidate in ${cmd.group}`, {
       leader: rec?.leader?.candidate ?? null,
     });
-  core.scheduleWake(c, ctx.nowMs + c.ttlMs);
-  ctx.changed.add(electionKey(rec.group));
+  refresh(core, ctx, c);
   return { ok: true, value: campaignValue(rec, c) };
 }
 
@@ -202,7 +255,7 @@ export function electionResign(
     return fail('not_holder', `${cmd.candidate} is not a candidate in ${cmd.group}`, {
       leader: rec?.leader?.candidate ?? null,
     });
-  removeCandidacy(core, ctx, c);
+  removeCandidacy(core, ctx, c, 'resigned', ctx.nowMs);
   settleElection(core, ctx, rec);
   return { ok: true, value: { group: cmd.group, resigned: true } };
 }
@@ -231,10 +284,76 @@ export function electionProclaim(
   rec.leader.value = cmd.value;
   rec.revision = ctx.index;
   ctx.changed.add(electionKey(rec.group));
+  valueEvent(ctx, rec);
   return { ok: true, value: { group: cmd.group, leader: leaderView(rec)! } };
+}
+
+/**
+ * Operator revoke (docs/primitives.md): ends the current leadership (only if it carries
+ * `fencingToken`, when given; else not_holder) as if the leader's candidacy had expired; the
+ * next candidate leads with a new token. Nothing to revoke → `revoked: []`.
+ */
+export function electionRevoke(
+  core: Core,
+  ctx: ApplyContext,
+  cmd: Revoke,
+): CommandResult<RevokeValue> {
+  const rec = core.elections.get(cmd.group);
+  const leader = rec?.leader ?? null;
+  if (
+    rec === undefined ||
+    leader === null ||
+    (cmd.fencingToken ?? rec.leaderToken) !== rec.leaderToken
+  ) {
+    if (cmd.fencingToken === null) return { ok: true, value: { group: cmd.group, revoked: [] } };
+    return fail(
+      'not_holder',
+      `election ${cmd.group} has no live leadership with token ${cmd.fencingToken}`,
+      { leader: leader?.candidate ?? null },
+    );
+  }
+  const token = rec.leaderToken;
+  removeCandidacy(core, ctx, leader, 'revoked', ctx.nowMs);
+  settleElection(core, ctx, rec);
+  return { ok: true, value: { group: cmd.group, revoked: [token] } };
 }
 
 /** Expiry phase: a candidacy was not renewed within its ttl. */
 export function expireCandidacy(core: Core, ctx: ApplyContext, c: Candidacy): void {
-  removeCandidacy(core, ctx, c);
+  removeCandidacy(core, ctx, c, 'expired', c.dueMs);
+}
+
+/** Its session ended: the candidacy is withdrawn (a leadership ends `session_ended`). No settle. */
+export function withdrawCandidacyBySession(
+  core: Core,
+  ctx: ApplyContext,
+  c: Candidacy,
+  endedAtMs: number,
+): void {
+  removeCandidacy(core, ctx, c, 'session_ended', endedAtMs);
+}
+
+/** Keeps a candidacy alive: by its ttl from now, or (session-bound) through its session. */
+function refresh(core: Core, ctx: ApplyContext, c: Candidacy): void {
+  if (c.session !== null) keepSessionAlive(core, ctx, c.session);
+  else core.scheduleWake(c, ctx.nowMs + c.ttlMs!);
+  ctx.changed.add(electionKey(c.election.group));
+  ctx.events.push({
+    kind: 'election',
+    name: c.election.group,
+    type: 'renewed',
+    candidate: c.candidate,
+    ...(c.session === null ? { ttlMs: c.ttlMs } : { ttlMs: null, session: c.session.sessionId }),
+  });
+}
+
+function valueEvent(ctx: ApplyContext, rec: ElectionRecord): void {
+  ctx.events.push({
+    kind: 'election',
+    name: rec.group,
+    type: 'value',
+    candidate: rec.leader!.candidate,
+    fencingToken: rec.leaderToken,
+    value: rec.leader!.value,
+  });
 }

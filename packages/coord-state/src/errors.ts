@@ -12,6 +12,7 @@ export const ERROR_HTTP_STATUS = {
   lease_expired: 409,
   stale_token: 409,
   revision_mismatch: 409,
+  limit_mismatch: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
@@ -32,6 +33,7 @@ export type StateErrorCode =
   | 'lease_expired'
   | 'stale_token'
   | 'revision_mismatch'
+  | 'limit_mismatch'
   | 'payload_too_large'
   | 'idempotency_key_reused'
   | 'resource_exhausted';

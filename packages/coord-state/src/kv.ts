@@ -6,6 +6,7 @@
 import type { CommandResult, FenceRef, FencingToken, KvCommand } from './api.js';
 import type { Core } from './core.js';
 import type { StateError } from './errors.js';
+import { liveGrants } from './leases.js';
 import { kvKey, type ApplyContext } from './model.js';
 import type { KvDeleteValue, KvPutValue } from './results.js';
 import { jsonSizeBytes } from './validate.js';
@@ -24,18 +25,41 @@ function fail(
   };
 }
 
-/** Token of the resource's current live grant (lease holder or election leader), or null. */
-export function currentToken(core: Core, ref: FenceRef): FencingToken | null {
-  if ('lease' in ref) return core.leases.get(ref.lease)?.grant?.fencingToken ?? null;
-  const rec = core.elections.get(ref.election);
-  return rec?.leader != null ? rec.leaderToken : null;
+/**
+ * The fence check (docs/api.md fencing): `valid` iff `ref.fencingToken` is a live grant of the
+ * resource — the exclusive lease grant or one of its live shared grants (a shared grant is live
+ * only while no exclusive grant came after it), a live permit of the semaphore, or the election's
+ * current leadership. `current` is the newest live token (null when nothing is live).
+ */
+export function fenceState(
+  core: Core,
+  ref: FenceRef,
+): { valid: boolean; current: FencingToken | null } {
+  let tokens: FencingToken[];
+  if ('lease' in ref) {
+    const rec = core.leases.get(ref.lease);
+    tokens = rec === undefined ? [] : liveGrants(rec).map((g) => g.fencingToken);
+  } else if ('semaphore' in ref) {
+    const rec = core.semaphores.get(ref.semaphore);
+    tokens = rec === undefined ? [] : [...rec.permits.values()].map((p) => p.fencingToken);
+  } else {
+    const rec = core.elections.get(ref.election);
+    tokens = rec?.leader != null ? [rec.leaderToken] : [];
+  }
+  const current = tokens.length === 0 ? null : Math.max(...tokens);
+  return { valid: tokens.includes(ref.fencingToken), current };
 }
 
 function checkFence(core: Core, fence: FenceRef | null): CommandResult<never> | null {
   if (fence === null) return null;
-  const current = currentToken(core, fence);
-  if (current === fence.fencingToken) return null;
-  const what = 'lease' in fence ? `lease ${fence.lease}` : `election ${fence.election}`;
+  const { valid, current } = fenceState(core, fence);
+  if (valid) return null;
+  const what =
+    'lease' in fence
+      ? `lease ${fence.lease}`
+      : 'semaphore' in fence
+        ? `semaphore ${fence.semaphore}`
+        : `election ${fence.election}`;
   return fail(
     'stale_token',
     `fencingToken ${fence.fencingToken} is not the current grant of ${what}`,
@@ -73,6 +97,7 @@ export function kvPut(core: Core, ctx: ApplyContext, cmd: Put): CommandResult<Kv
     rec.revision = ctx.index;
   }
   ctx.changed.add(kvKey(cmd.key));
+  ctx.events.push({ kind: 'kv', name: cmd.key, type: 'put', value: cmd.value });
   return { ok: true, value: { key: cmd.key, revision: ctx.index } };
 }
 
@@ -94,5 +119,6 @@ export function kvDelete(core: Core, ctx: ApplyContext, cmd: Delete): CommandRes
   }
   core.kv.delete(cmd.key);
   ctx.changed.add(kvKey(cmd.key));
+  ctx.events.push({ kind: 'kv', name: cmd.key, type: 'deleted' });
   return { ok: true, value: { key: cmd.key, deleted: true } };
 }

@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert';
 import type { CoordLimits } from './api.js';
+import { TOKENS_PER_ENTRY } from './fencing.js';
 
 /**
  * Limits this implementation adds to `CoordLimits` (all optional in the constructor):
@@ -19,6 +20,16 @@ export interface CoordLimitsFull extends CoordLimits {
   readonly historyPerNameMax: number;
   readonly historyNamesMax: number;
   readonly retiredElectionsMax: number;
+  /** Live sessions (sessions-max); more → resource_exhausted. */
+  readonly sessionsMax: number;
+  /** Grants, waiters and candidacies bound to one session. */
+  readonly grantsPerSessionMax: number;
+  /** Semaphore names with holders or waiters. */
+  readonly semaphoresMax: number;
+  /** Largest semaphore `limit` (permits per name). */
+  readonly semaphoreLimitMax: number;
+  /** Holder-history entries over all resources (bounds its memory with historyPerNameMax). */
+  readonly historyEntriesMax: number;
 }
 
 /** Defaults: SPEC §3 ranges (ttlMs 100…3,600,000, waitMs ≤ 60,000, values ≤ 64 KiB, 10 min idempotency window). */
@@ -27,7 +38,7 @@ export const DEFAULT_LIMITS: CoordLimitsFull = Object.freeze({
   ttlMsMax: 3_600_000,
   waitMsMax: 60_000,
   leasesMax: 2_000_000,
-  waitersPerLeaseMax: 1_000,
+  waitersPerLeaseMax: 900,
   candidatesPerGroupMax: 1_000,
   electionsMax: 100_000,
   keysMax: 1_000_000,
@@ -37,9 +48,14 @@ export const DEFAULT_LIMITS: CoordLimitsFull = Object.freeze({
   lockDelayMsMax: 600_000,
   maxHoldMsMax: 7 * 24 * 3_600_000,
   waitersMax: 100_000,
-  historyPerNameMax: 4,
+  historyPerNameMax: 16,
   historyNamesMax: 100_000,
   retiredElectionsMax: 100_000,
+  sessionsMax: 100_000,
+  grantsPerSessionMax: 1_000,
+  semaphoresMax: 100_000,
+  semaphoreLimitMax: 10_000,
+  historyEntriesMax: 400_000,
 });
 
 /**
@@ -59,5 +75,12 @@ export function resolveLimits(overrides: Partial<CoordLimitsFull> = {}): CoordLi
     'limits: need 1 ≤ ttlMsMin ≤ ttlMsMax',
   );
   assert(merged.historyPerNameMax >= 1, 'limits: historyPerNameMax ≥ 1');
+  // One entry grants a resource at most once per waiter plus once for its command: the tokens
+  // must fit in the entry's block (fencing.ts).
+  assert(
+    merged.waitersPerLeaseMax + 2 < TOKENS_PER_ENTRY,
+    `limits: waitersPerLeaseMax must be below ${TOKENS_PER_ENTRY - 2}`,
+  );
+  assert(merged.semaphoreLimitMax >= 1, 'limits: semaphoreLimitMax ≥ 1');
   return Object.freeze(merged);
 }

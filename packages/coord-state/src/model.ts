@@ -1,12 +1,12 @@
 /**
  * The replicated data model and the context of one `apply`. Records are plain mutable objects
- * owned by `CoordStateMachine`; the handlers in leases.ts / elections.ts / kv.ts change them.
+ * owned by `CoordStateMachine`; the handlers in leases.ts / semaphores.ts / elections.ts /
+ * sessions.ts / kv.ts change them.
  *
- * Shaped for SPEC §6: a lease holds a `Grant` record (not a holder string), so semaphores
- * become `grants: Grant[]`, sessions a `sessionId` on Grant/Candidacy, rw locks a `mode` on
- * Grant, operator revoke an end reason `revoked` in the history.
+ * A grant bound to a session (`session` non-null) has no ttl of its own: it is not in the due
+ * queue (`heapIndex` −1) and lives exactly as long as its session (docs/primitives.md).
  */
-import type { FencingToken, JsonValue, Revision } from './api.js';
+import type { ChangeEvent, FencingToken, JsonValue, Revision } from './api.js';
 import type { DueEntry } from './due-queue.js';
 
 /**
@@ -16,6 +16,10 @@ import type { DueEntry } from './due-queue.js';
 export interface Grant extends DueEntry {
   readonly kind: 'grant';
   readonly lease: LeaseRecord;
+  /** True for a shared-mode grant (in `lease.shared`), false for the exclusive one (`lease.grant`). */
+  readonly shared: boolean;
+  /** The session keeping it alive, or null for a ttl grant (then it is in the wake queue). */
+  readonly session: SessionRecord | null;
   readonly holder: string;
   readonly fencingToken: FencingToken;
   /** Cluster time of the grant (acquire or waiter grant): maxHoldMs counts from here. */
@@ -43,9 +47,11 @@ export type LockDelayQueue = 'none' | 'wake' | 'sweep';
 export interface LeaseRecord extends DueEntry {
   readonly kind: 'lease';
   readonly name: string;
-  /** The live grant, or null. Invariant: at most one (SPEC §1.3). */
+  /** The live exclusive grant, or null. Invariant: at most one, and never with shared grants. */
   grant: Grant | null;
-  /** Cluster ms until which the name cannot be granted (0 = none). Only set while grant is null. */
+  /** Live shared grants by holder (insertion = grant order), or null when none. */
+  shared: Map<string, Grant> | null;
+  /** Cluster ms until which the name cannot be granted (0 = none). Never set while `grant` is. */
   lockDelayUntilMs: number;
   lockDelayQueue: LockDelayQueue;
   /** FIFO queue of waiters by waiterId (Map insertion order); null when empty. */
@@ -61,7 +67,10 @@ export interface Waiter extends DueEntry {
   /** Log index of the acquire entry that queued it. */
   readonly waiterId: number;
   readonly holder: string;
-  readonly ttlMs: number;
+  /** ttl of the grant to make; null when session-bound. */
+  readonly ttlMs: number | null;
+  readonly shared: boolean;
+  readonly session: SessionRecord | null;
   readonly lockDelayMs: number;
   readonly maxHoldMs: number | null;
   /** Idempotency key of the queuing acquire: its record is updated with the final outcome. */
@@ -74,7 +83,9 @@ export interface Candidacy extends DueEntry {
   readonly election: ElectionRecord;
   readonly candidate: string;
   value: JsonValue;
-  ttlMs: number;
+  /** Own ttl; null when session-bound (then not in the wake queue). */
+  ttlMs: number | null;
+  readonly session: SessionRecord | null;
 }
 
 /** One election group. Exists while it has candidates; then retired (its revision kept, bounded). */
@@ -85,6 +96,8 @@ export interface ElectionRecord {
   leader: Candidacy | null;
   /** Token of the current leadership (0 when no leader). */
   leaderToken: FencingToken;
+  /** Cluster time the current leadership began (0 when no leader). */
+  leaderSinceMs: number;
   /** Log index of the last change of leader or leader value (ElectionView.revision). */
   revision: number;
   lastFencingToken: FencingToken;
@@ -96,11 +109,63 @@ export interface KvRecord {
   revision: Revision;
 }
 
-/** The entry being applied: its log index, its cluster time, and the resource keys it changed. */
+/**
+ * A session: one ttl for many grants. In the wake queue with `dueMs` = expiry. `members` holds
+ * every grant, permit, waiter and candidacy bound to it (size ≤ grantsPerSessionMax); it is
+ * ordered canonically (memberOrder) whenever it is walked, so insertion order never matters.
+ */
+export interface SessionRecord extends DueEntry {
+  readonly kind: 'session';
+  readonly sessionId: string;
+  readonly name: string | null;
+  ttlMs: number;
+  readonly members: Set<SessionMember>;
+}
+
+/** Anything a session keeps alive. */
+export type SessionMember = Grant | Waiter | Candidacy | Permit | SemWaiter;
+
+/** One permit of a semaphore; in the wake queue at expiry unless session-bound. */
+export interface Permit extends DueEntry {
+  readonly kind: 'permit';
+  readonly semaphore: SemaphoreRecord;
+  readonly holder: string;
+  readonly fencingToken: FencingToken;
+  readonly grantedAtMs: number;
+  /** Own ttl; null when session-bound. */
+  readonly ttlMs: number | null;
+  readonly session: SessionRecord | null;
+}
+
+/** A queued semaphore acquire; `dueMs` = deadline. */
+export interface SemWaiter extends DueEntry {
+  readonly kind: 'semWaiter';
+  readonly semaphore: SemaphoreRecord;
+  readonly waiterId: number;
+  readonly holder: string;
+  readonly ttlMs: number | null;
+  readonly session: SessionRecord | null;
+  readonly idempotencyKey: string | null;
+}
+
+/** A semaphore name with permits or waiters; deleted when it has neither. */
+export interface SemaphoreRecord {
+  readonly name: string;
+  /** Permits at most; fixed while the record exists. */
+  readonly limit: number;
+  /** Live permits by holder (insertion = grant order). Size ≤ limit. */
+  readonly permits: Map<string, Permit>;
+  /** FIFO waiters by waiterId; null when empty. */
+  waiters: Map<number, SemWaiter> | null;
+  lastFencingToken: FencingToken;
+}
+
+/** The entry being applied: its log index, its cluster time, the resource keys and events it produced. */
 export interface ApplyContext {
   readonly index: number;
   readonly nowMs: number;
   readonly changed: Set<string>;
+  readonly events: ChangeEvent[];
 }
 
 export function leaseKey(name: string): string {
@@ -111,4 +176,10 @@ export function electionKey(group: string): string {
 }
 export function kvKey(key: string): string {
   return `kv:${key}`;
+}
+export function semaphoreKey(name: string): string {
+  return `semaphore:${name}`;
+}
+export function sessionKey(sessionId: string): string {
+  return `session:${sessionId}`;
 }

@@ -14,9 +14,16 @@
  * | election.proclaim  | `ProclaimValue`                         |
  * | kv.put             | `KvPutValue`                            |
  * | kv.delete          | `KvDeleteValue`                         |
+ * | lease.revoke, semaphore.revoke, election.revoke | `RevokeValue` |
+ * | session.create, session.keepalive | `SessionValue`           |
+ * | session.end        | `SessionEndValue`                       |
+ * | semaphore.acquire  | `SemaphoreAcquireValue`                 |
+ * | semaphore.renew    | `SemaphoreGrant`                        |
+ * | semaphore.release  | `SemaphoreReleaseValue`                 |
+ * | semaphore.cancelWait | `CancelWaitValue`                     |
  * | time.advance, null | `null`                                  |
  */
-import type { ElectionLeader, Revision } from './api.js';
+import type { ElectionLeader, FencingToken, Revision, SessionId } from './api.js';
 
 /** SPEC §3 release answer. */
 export interface LeaseReleaseValue {
@@ -48,4 +55,49 @@ export interface KvPutValue {
 export interface KvDeleteValue {
   readonly key: string;
   readonly deleted: true;
+}
+
+/** Revoke answer (docs/api.md operator revoke): the tokens it ended, oldest first; [] when nothing was live. */
+export type RevokeValue =
+  | { readonly name: string; readonly revoked: readonly FencingToken[] }
+  | { readonly group: string; readonly revoked: readonly FencingToken[] };
+
+/** `session.create` / `session.keepalive` answer. */
+export interface SessionValue {
+  readonly sessionId: SessionId;
+  readonly ttlMs: number;
+}
+/** `session.end` answer. */
+export interface SessionEndValue {
+  readonly sessionId: SessionId;
+  readonly ended: true;
+}
+
+/** A semaphore permit (`semaphore.acquire` granted, `semaphore.renew`). */
+export interface SemaphoreGrant {
+  readonly name: string;
+  readonly holder: string;
+  readonly fencingToken: FencingToken;
+  readonly limit: number;
+  /** null when session-bound. */
+  readonly ttlMs: number | null;
+  /** Present when session-bound. */
+  readonly session?: SessionId;
+}
+
+/** `semaphore.acquire` answer: a permit, or a FIFO place in the queue (waitMs > 0). */
+export type SemaphoreAcquireValue =
+  | ({ readonly kind: 'granted' } & SemaphoreGrant)
+  | {
+      readonly kind: 'queued';
+      readonly name: string;
+      readonly holder: string;
+      readonly waiterId: number;
+      readonly deadlineMs: number;
+    };
+
+/** `semaphore.release` answer. */
+export interface SemaphoreReleaseValue {
+  readonly name: string;
+  readonly released: true;
 }

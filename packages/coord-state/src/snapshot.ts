@@ -17,11 +17,15 @@ import type {
   Grant,
   LeaseRecord,
   LockDelayQueue,
+  Permit,
+  SemaphoreRecord,
+  SemWaiter,
+  SessionRecord,
   Waiter,
 } from './model.js';
 
 const packr = makePackr();
-const FORMAT = 'tenure-coord-state/1';
+const FORMAT = 'tenure-coord-state/2';
 
 type GrantRow = [
   holder: string,
@@ -34,11 +38,14 @@ type GrantRow = [
   lockDelayMs: number,
   dueMs: number,
   seq: number,
+  session: string | null,
 ];
 type WaiterRow = [
   waiterId: number,
   holder: string,
-  ttlMs: number,
+  ttlMs: number | null,
+  shared: boolean,
+  session: string | null,
   lockDelayMs: number,
   maxHoldMs: number | null,
   idempotencyKey: string | null,
@@ -53,22 +60,57 @@ type LeaseRow = [
   dueMs: number,
   seq: number,
   grant: GrantRow | null,
+  shared: GrantRow[],
   waiters: WaiterRow[],
 ];
 type CandidacyRow = [
   candidate: string,
   value: JsonValue,
-  ttlMs: number,
+  ttlMs: number | null,
+  session: string | null,
   dueMs: number,
   seq: number,
 ];
 type ElectionRow = [
   group: string,
   leaderToken: number,
+  leaderSinceMs: number,
   revision: number,
   lastFencingToken: number,
   hasLeader: boolean,
   candidates: CandidacyRow[],
+];
+type SessionRow = [
+  sessionId: string,
+  name: string | null,
+  ttlMs: number,
+  dueMs: number,
+  seq: number,
+];
+type PermitRow = [
+  holder: string,
+  fencingToken: number,
+  grantedAtMs: number,
+  ttlMs: number | null,
+  session: string | null,
+  dueMs: number,
+  seq: number,
+];
+type SemWaiterRow = [
+  waiterId: number,
+  holder: string,
+  ttlMs: number | null,
+  session: string | null,
+  idempotencyKey: string | null,
+  dueMs: number,
+  seq: number,
+];
+type SemaphoreRow = [
+  name: string,
+  limit: number,
+  lastFencingToken: number,
+  permits: PermitRow[],
+  waiters: SemWaiterRow[],
 ];
 
 interface SnapshotDoc {
@@ -76,7 +118,9 @@ interface SnapshotDoc {
   lastIndex: number;
   lastTimeMs: number;
   dueSeq: number;
+  sessions: SessionRow[];
   leases: LeaseRow[];
+  semaphores: SemaphoreRow[];
   elections: ElectionRow[];
   retiredElections: [string, number][];
   kv: [string, JsonValue, number][];
@@ -89,6 +133,72 @@ function byKey<T>(map: Map<string, T>): [string, T][] {
   return [...map.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
 
+function grantRow(g: Grant): GrantRow {
+  return [
+    g.holder,
+    g.fencingToken,
+    g.grantedAtMs,
+    g.ttlMsRequested,
+    g.ttlMs,
+    g.renewedAtMs,
+    g.maxHoldUntilMs,
+    g.lockDelayMs,
+    g.dueMs,
+    g.seq,
+    g.session?.sessionId ?? null,
+  ];
+}
+
+function leaseRow(name: string, r: LeaseRecord): LeaseRow {
+  const waiters: WaiterRow[] = [...(r.waiters?.values() ?? [])].map((w) => [
+    w.waiterId,
+    w.holder,
+    w.ttlMs,
+    w.shared,
+    w.session?.sessionId ?? null,
+    w.lockDelayMs,
+    w.maxHoldMs,
+    w.idempotencyKey,
+    w.dueMs,
+    w.seq,
+  ]);
+  const shared = [...(r.shared?.values() ?? [])].map(grantRow);
+  const grant = r.grant === null ? null : grantRow(r.grant);
+  return [
+    name,
+    r.lastFencingToken,
+    r.lockDelayUntilMs,
+    r.lockDelayQueue,
+    r.dueMs,
+    r.seq,
+    grant,
+    shared,
+    waiters,
+  ];
+}
+
+function semaphoreRow(name: string, r: SemaphoreRecord): SemaphoreRow {
+  const permits: PermitRow[] = [...r.permits.values()].map((p) => [
+    p.holder,
+    p.fencingToken,
+    p.grantedAtMs,
+    p.ttlMs,
+    p.session?.sessionId ?? null,
+    p.dueMs,
+    p.seq,
+  ]);
+  const waiters: SemWaiterRow[] = [...(r.waiters?.values() ?? [])].map((w) => [
+    w.waiterId,
+    w.holder,
+    w.ttlMs,
+    w.session?.sessionId ?? null,
+    w.idempotencyKey,
+    w.dueMs,
+    w.seq,
+  ]);
+  return [name, r.limit, r.lastFencingToken, permits, waiters];
+}
+
 /** Encodes the state of `core` (msgpackr). */
 export function writeSnapshot(core: Core): Uint8Array {
   const doc: SnapshotDoc = {
@@ -96,54 +206,24 @@ export function writeSnapshot(core: Core): Uint8Array {
     lastIndex: core.lastIndex,
     lastTimeMs: core.lastTimeMs,
     dueSeq: core.dueSeq,
-    leases: byKey(core.leases).map(([name, r]) => {
-      const g = r.grant;
-      const grant: GrantRow | null =
-        g === null
-          ? null
-          : [
-              g.holder,
-              g.fencingToken,
-              g.grantedAtMs,
-              g.ttlMsRequested,
-              g.ttlMs,
-              g.renewedAtMs,
-              g.maxHoldUntilMs,
-              g.lockDelayMs,
-              g.dueMs,
-              g.seq,
-            ];
-      const waiters: WaiterRow[] =
-        r.waiters === null
-          ? []
-          : [...r.waiters.values()].map((w) => [
-              w.waiterId,
-              w.holder,
-              w.ttlMs,
-              w.lockDelayMs,
-              w.maxHoldMs,
-              w.idempotencyKey,
-              w.dueMs,
-              w.seq,
-            ]);
-      return [
-        name,
-        r.lastFencingToken,
-        r.lockDelayUntilMs,
-        r.lockDelayQueue,
-        r.dueMs,
-        r.seq,
-        grant,
-        waiters,
-      ];
-    }),
+    sessions: byKey(core.sessions).map(([id, s]) => [id, s.name, s.ttlMs, s.dueMs, s.seq]),
+    leases: byKey(core.leases).map(([name, r]) => leaseRow(name, r)),
+    semaphores: byKey(core.semaphores).map(([name, r]) => semaphoreRow(name, r)),
     elections: byKey(core.elections).map(([group, e]) => [
       group,
       e.leaderToken,
+      e.leaderSinceMs,
       e.revision,
       e.lastFencingToken,
       e.leader !== null,
-      [...e.candidates.values()].map((c) => [c.candidate, c.value, c.ttlMs, c.dueMs, c.seq]),
+      [...e.candidates.values()].map((c) => [
+        c.candidate,
+        c.value,
+        c.ttlMs,
+        c.session?.sessionId ?? null,
+        c.dueMs,
+        c.seq,
+      ]),
     ]),
     retiredElections: [...core.retiredElections.entries()],
     kv: byKey(core.kv).map(([key, r]) => [key, r.value, r.revision]),
@@ -181,115 +261,63 @@ export function readSnapshot(bytes: Uint8Array, limits: CoordLimitsFull): Core {
   core.lastIndex = doc.lastIndex;
   core.lastTimeMs = doc.lastTimeMs;
   core.dueSeq = doc.dueSeq;
-  for (const [
-    name,
-    lastFencingToken,
-    lockDelayUntilMs,
-    lockDelayQueue,
-    dueMs,
-    seq,
-    grantRow,
-    waiterRows,
-  ] of doc.leases) {
-    const rec: LeaseRecord = {
-      kind: 'lease',
+  for (const [sessionId, name, ttlMs, dueMs, seq] of doc.sessions) {
+    const s: SessionRecord = {
+      kind: 'session',
+      sessionId,
       name,
-      grant: null,
-      lockDelayUntilMs,
-      lockDelayQueue,
-      waiters: null,
-      lastFencingToken,
+      ttlMs,
+      members: new Set(),
       dueMs,
       seq,
       heapIndex: -1,
     };
-    if (lockDelayQueue === 'wake') core.wake.push(rec);
-    else if (lockDelayQueue === 'sweep') core.sweep.push(rec);
-    if (grantRow !== null) {
-      const [
-        holder,
-        fencingToken,
-        grantedAtMs,
-        ttlMsRequested,
-        ttlMs,
-        renewedAtMs,
-        maxHoldUntilMs,
-        lockDelayMs,
-        gDue,
-        gSeq,
-      ] = grantRow;
-      const g: Grant = {
-        kind: 'grant',
-        lease: rec,
-        holder,
-        fencingToken,
-        grantedAtMs,
-        ttlMsRequested,
-        ttlMs,
-        renewedAtMs,
-        maxHoldUntilMs,
-        lockDelayMs,
-        dueMs: gDue,
-        seq: gSeq,
-        heapIndex: -1,
-      };
-      rec.grant = g;
-      core.grantsLive++;
-      core.wake.push(g);
-    }
-    for (const [
-      waiterId,
-      holder,
-      ttlMs,
-      lockDelayMs,
-      maxHoldMs,
-      idempotencyKey,
-      wDue,
-      wSeq,
-    ] of waiterRows) {
-      const w: Waiter = {
-        kind: 'waiter',
-        lease: rec,
-        waiterId,
-        holder,
-        ttlMs,
-        lockDelayMs,
-        maxHoldMs,
-        idempotencyKey,
-        dueMs: wDue,
-        seq: wSeq,
-        heapIndex: -1,
-      };
-      rec.waiters ??= new Map();
-      rec.waiters.set(waiterId, w);
-      core.pendingWaiters.set(waiterId, w);
-      core.wake.push(w);
-    }
-    core.leases.set(name, rec);
+    core.sessions.set(sessionId, s);
+    core.wake.push(s);
   }
-  for (const [group, leaderToken, revision, lastFencingToken, hasLeader, rows] of doc.elections) {
+  const sessionOf = (id: string | null): SessionRecord | null => {
+    if (id === null) return null;
+    const s = core.sessions.get(id);
+    if (s === undefined) throw new SnapshotFormatError(`snapshot: unknown session ${id}`);
+    return s;
+  };
+  for (const row of doc.leases) core.leases.set(row[0], readLease(core, row, sessionOf));
+  for (const row of doc.semaphores)
+    core.semaphores.set(row[0], readSemaphore(core, row, sessionOf));
+  for (const [
+    group,
+    leaderToken,
+    leaderSinceMs,
+    revision,
+    lastFencingToken,
+    hasLeader,
+    rows,
+  ] of doc.elections) {
     const rec: ElectionRecord = {
       group,
       candidates: new Map(),
       leader: null,
       leaderToken,
+      leaderSinceMs,
       revision,
       lastFencingToken,
     };
-    for (const [candidate, value, ttlMs, dueMs, seq] of rows) {
+    for (const [candidate, value, ttlMs, session, dueMs, seq] of rows) {
       const c: Candidacy = {
         kind: 'candidacy',
         election: rec,
         candidate,
         value,
         ttlMs,
+        session: sessionOf(session),
         dueMs,
         seq,
         heapIndex: -1,
       };
       rec.candidates.set(candidate, c);
       core.candidatesCount++;
-      core.wake.push(c);
+      if (c.session === null) core.wake.push(c);
+      else c.session.members.add(c);
     }
     if (hasLeader) {
       rec.leader = rec.candidates.values().next().value ?? null;
@@ -304,4 +332,158 @@ export function readSnapshot(bytes: Uint8Array, limits: CoordLimitsFull): Core {
   for (const [id, value, atMs] of doc.waiterOutcomes) core.waiterOutcomes.set(id, value, atMs);
   core.history.load(doc.history);
   return core;
+}
+
+type SessionOf = (id: string | null) => SessionRecord | null;
+
+function readGrant(
+  core: Core,
+  rec: LeaseRecord,
+  row: GrantRow,
+  shared: boolean,
+  sessionOf: SessionOf,
+): Grant {
+  const [
+    holder,
+    fencingToken,
+    grantedAtMs,
+    ttlMsRequested,
+    ttlMs,
+    renewedAtMs,
+    maxHoldUntilMs,
+    lockDelayMs,
+    dueMs,
+    seq,
+    session,
+  ] = row;
+  const g: Grant = {
+    kind: 'grant',
+    lease: rec,
+    shared,
+    session: sessionOf(session),
+    holder,
+    fencingToken,
+    grantedAtMs,
+    ttlMsRequested,
+    ttlMs,
+    renewedAtMs,
+    maxHoldUntilMs,
+    lockDelayMs,
+    dueMs,
+    seq,
+    heapIndex: -1,
+  };
+  core.grantsLive++;
+  if (g.session === null) core.wake.push(g);
+  else g.session.members.add(g);
+  return g;
+}
+
+function readLease(core: Core, row: LeaseRow, sessionOf: SessionOf): LeaseRecord {
+  const [
+    name,
+    lastFencingToken,
+    lockDelayUntilMs,
+    lockDelayQueue,
+    dueMs,
+    seq,
+    grantRow,
+    sharedRows,
+    waiterRows,
+  ] = row;
+  const rec: LeaseRecord = {
+    kind: 'lease',
+    name,
+    grant: null,
+    shared: null,
+    lockDelayUntilMs,
+    lockDelayQueue,
+    waiters: null,
+    lastFencingToken,
+    dueMs,
+    seq,
+    heapIndex: -1,
+  };
+  if (lockDelayQueue === 'wake') core.wake.push(rec);
+  else if (lockDelayQueue === 'sweep') core.sweep.push(rec);
+  if (grantRow !== null) rec.grant = readGrant(core, rec, grantRow, false, sessionOf);
+  for (const r of sharedRows) {
+    const g = readGrant(core, rec, r, true, sessionOf);
+    (rec.shared ??= new Map()).set(g.holder, g);
+  }
+  for (const [
+    waiterId,
+    holder,
+    ttlMs,
+    shared,
+    session,
+    lockDelayMs,
+    maxHoldMs,
+    idempotencyKey,
+    wDue,
+    wSeq,
+  ] of waiterRows) {
+    const w: Waiter = {
+      kind: 'waiter',
+      lease: rec,
+      waiterId,
+      holder,
+      ttlMs,
+      shared,
+      session: sessionOf(session),
+      lockDelayMs,
+      maxHoldMs,
+      idempotencyKey,
+      dueMs: wDue,
+      seq: wSeq,
+      heapIndex: -1,
+    };
+    (rec.waiters ??= new Map()).set(waiterId, w);
+    core.pendingWaiters.set(waiterId, w);
+    core.wake.push(w);
+    w.session?.members.add(w);
+  }
+  return rec;
+}
+
+function readSemaphore(core: Core, row: SemaphoreRow, sessionOf: SessionOf): SemaphoreRecord {
+  const [name, limit, lastFencingToken, permitRows, waiterRows] = row;
+  const rec: SemaphoreRecord = { name, limit, permits: new Map(), waiters: null, lastFencingToken };
+  for (const [holder, fencingToken, grantedAtMs, ttlMs, session, dueMs, seq] of permitRows) {
+    const p: Permit = {
+      kind: 'permit',
+      semaphore: rec,
+      holder,
+      fencingToken,
+      grantedAtMs,
+      ttlMs,
+      session: sessionOf(session),
+      dueMs,
+      seq,
+      heapIndex: -1,
+    };
+    rec.permits.set(holder, p);
+    core.permitsLive++;
+    if (p.session === null) core.wake.push(p);
+    else p.session.members.add(p);
+  }
+  for (const [waiterId, holder, ttlMs, session, idempotencyKey, dueMs, seq] of waiterRows) {
+    const w: SemWaiter = {
+      kind: 'semWaiter',
+      semaphore: rec,
+      waiterId,
+      holder,
+      ttlMs,
+      session: sessionOf(session),
+      idempotencyKey,
+      dueMs,
+      seq,
+      heapIndex: -1,
+    };
+    (rec.waiters ??= new Map()).set(waiterId, w);
+    core.pendingSemWaiters.set(waiterId, w);
+    core.wake.push(w);
+    w.session?.members.add(w);
+  }
+  return rec;
 }

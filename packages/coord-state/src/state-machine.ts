@@ -13,14 +13,21 @@
 import assert from 'node:assert';
 import type {
   ApplyOutput,
+  ChangeEvent,
   Command,
   CommandEnvelope,
   CommandResult,
   CoordState,
   ElectionView,
   FenceRef,
+  GrantResourceKind,
+  HistoryEntry,
   KvView,
   LeaseView,
+  SemaphoreView,
+  SessionLeaseView,
+  SessionView,
+  SharedLeaseView,
   WaiterOutcome,
 } from './api.js';
 import { Core } from './core.js';
@@ -29,13 +36,14 @@ import {
   electionProclaim,
   electionRenew,
   electionResign,
+  electionRevoke,
   electionView,
   expireCandidacy,
   settleElection,
 } from './elections.js';
-import { tokenIndex } from './fencing.js';
 import type { EndedGrant } from './history.js';
-import { currentToken, kvDelete, kvPut } from './kv.js';
+import { checkCoreInvariants } from './invariants.js';
+import { fenceState, kvDelete, kvPut } from './kv.js';
 import {
   endLockDelay,
   expireGrant,
@@ -43,12 +51,32 @@ import {
   leaseCancelWait,
   leaseRelease,
   leaseRenew,
+  leaseRevoke,
   settleLease,
   timeoutWaiter,
 } from './leases.js';
 import { resolveLimits, type CoordLimitsFull } from './limits.js';
-import type { ApplyContext, ElectionRecord, LeaseRecord } from './model.js';
+import { leaseKey, type ApplyContext, type ElectionRecord } from './model.js';
 import type { WakeEntry } from './core.js';
+import { historyOf, leaseStateView, semaphoreView, sessionView } from './queries.js';
+import {
+  expirePermit,
+  semaphoreAcquire,
+  semaphoreCancelWait,
+  semaphoreRelease,
+  semaphoreRenew,
+  semaphoreRevoke,
+  settleSemaphore,
+  timeoutSemWaiter,
+} from './semaphores.js';
+import {
+  expireSession,
+  newTouched,
+  sessionCreate,
+  sessionEnd,
+  sessionKeepalive,
+  type Touched,
+} from './sessions.js';
 import { readSnapshot, writeSnapshot } from './snapshot.js';
 import { checkCommandRanges, checkEnvelopeShape } from './validate.js';
 
@@ -57,9 +85,10 @@ const OK_NULL: CommandResult = Object.freeze({ ok: true, value: null });
 function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
-function byGroup(a: ElectionRecord, b: ElectionRecord): number {
+function byGroup(a: { group: string }, b: { group: string }): number {
   return a.group < b.group ? -1 : a.group > b.group ? 1 : 0;
 }
+const NO_EVENTS: readonly ChangeEvent[] = Object.freeze([]);
 
 /** The replicated coordination state (see module doc). Construct with limit overrides. */
 export class CoordStateMachine implements CoordState {
@@ -89,7 +118,7 @@ export class CoordStateMachine implements CoordState {
     );
     core.lastIndex = index;
     core.lastTimeMs = clusterTimeMs;
-    const ctx: ApplyContext = { index, nowMs: clusterTimeMs, changed: new Set() };
+    const ctx: ApplyContext = { index, nowMs: clusterTimeMs, changed: new Set(), events: [] };
     this.#expireDue(ctx);
     core.idempotency.expire(clusterTimeMs);
     core.waiterOutcomes.expire(clusterTimeMs);
@@ -100,7 +129,7 @@ export class CoordStateMachine implements CoordState {
         : ctx.changed.size === 1
           ? [...ctx.changed]
           : [...ctx.changed].sort();
-    return { result, changed };
+    return { result, changed, events: ctx.events.length === 0 ? NO_EVENTS : ctx.events };
   }
 
   /**
@@ -116,7 +145,7 @@ export class CoordStateMachine implements CoordState {
     let touchedGroups: Set<ElectionRecord> | null = null;
     for (let d = this.#nextDueMs(ctx.nowMs); d !== null; d = this.#nextDueMs(ctx.nowMs)) {
       const groups = this.#expireAt(ctx, d);
-      if (groups !== null) for (const g of groups) (touchedGroups ??= new Set()).add(g);
+      if (groups.size > 0) for (const g of groups) (touchedGroups ??= new Set()).add(g);
     }
     if (touchedGroups !== null)
       for (const rec of [...touchedGroups].sort(byGroup)) settleElection(this.#core, ctx, rec);
@@ -130,8 +159,11 @@ export class CoordStateMachine implements CoordState {
     return d <= nowMs ? d : null;
   }
 
-  /** Ends everything due exactly at `dueMs` and settles the touched leases as of then. */
-  #expireAt(ctx: ApplyContext, dueMs: number): Set<ElectionRecord> | null {
+  /**
+   * Ends everything due exactly at `dueMs` and settles the touched leases and semaphores as of
+   * then; returns the touched election groups (settled once, at the entry's time, by the caller).
+   */
+  #expireAt(ctx: ApplyContext, dueMs: number): Set<ElectionRecord> {
     const core = this.#core;
     const at: ApplyContext = { ...ctx, nowMs: dueMs };
     const due: WakeEntry[] = [];
@@ -139,36 +171,61 @@ export class CoordStateMachine implements CoordState {
       due.push(core.wake.pop()!);
     // A waiter due at the instant its name falls free is not granted (never at its deadline),
     // and it times out while the grant still stands: its answer names that holder.
-    due.sort((x, y) => Number(y.kind === 'waiter') - Number(x.kind === 'waiter'));
-    const touchedLeases = new Set<LeaseRecord>();
-    let touchedGroups: Set<ElectionRecord> | null = null;
-    for (const e of due) {
-      switch (e.kind) {
-        case 'grant':
-          expireGrant(core, at, e);
-          touchedLeases.add(e.lease);
-          break;
-        case 'waiter':
-          timeoutWaiter(core, at, e);
-          touchedLeases.add(e.lease);
-          break;
-        case 'lease':
-          endLockDelay(core, at, e);
-          touchedLeases.add(e);
-          break;
-        case 'candidacy':
-          expireCandidacy(core, ctx, e);
-          (touchedGroups ??= new Set()).add(e.election);
-          break;
-      }
-    }
+    const isWaiter = (e: WakeEntry): number =>
+      Number(e.kind === 'waiter' || e.kind === 'semWaiter');
+    due.sort((x, y) => isWaiter(y) - isWaiter(x));
+    const touched: Touched = newTouched();
+    for (const e of due) this.#expireOne(at, e, touched);
     for (let r = core.sweep.peek(); r !== undefined && r.dueMs === dueMs; r = core.sweep.peek()) {
       core.sweep.pop();
       endLockDelay(core, at, r);
-      touchedLeases.add(r);
+      touched.leases.add(r);
     }
-    for (const rec of [...touchedLeases].sort(byName)) settleLease(core, ctx, rec, dueMs);
-    return touchedGroups;
+    for (const rec of [...touched.leases].sort(byName)) settleLease(core, ctx, rec, dueMs);
+    for (const rec of [...touched.semaphores].sort(byName)) settleSemaphore(core, ctx, rec, dueMs);
+    return touched.groups;
+  }
+
+  /** Ends one due item at `at` (its due time) and records the record it touched. */
+  #expireOne(at: ApplyContext, e: WakeEntry, touched: Touched): void {
+    const core = this.#core;
+    switch (e.kind) {
+      case 'grant':
+        expireGrant(core, at, e);
+        touched.leases.add(e.lease);
+        break;
+      case 'waiter':
+        timeoutWaiter(core, at, e);
+        touched.leases.add(e.lease);
+        break;
+      case 'lease':
+        endLockDelay(core, at, e);
+        touched.leases.add(e);
+        break;
+      case 'candidacy':
+        expireCandidacy(core, at, e);
+        touched.groups.add(e.election);
+        break;
+      case 'permit':
+        expirePermit(core, at, e);
+        touched.semaphores.add(e.semaphore);
+        break;
+      case 'semWaiter':
+        timeoutSemWaiter(core, at, e);
+        touched.semaphores.add(e.semaphore);
+        break;
+      case 'session':
+        expireSession(core, at, e, touched);
+        break;
+    }
+  }
+
+  /** Settle step: every touched record, leases then semaphores then groups, each in name order. */
+  #settle(ctx: ApplyContext, touched: Touched): void {
+    const core = this.#core;
+    for (const rec of [...touched.leases].sort(byName)) settleLease(core, ctx, rec);
+    for (const rec of [...touched.semaphores].sort(byName)) settleSemaphore(core, ctx, rec);
+    for (const rec of [...touched.groups].sort(byGroup)) settleElection(core, ctx, rec);
   }
 
   #applyEnvelope(ctx: ApplyContext, envelope: CommandEnvelope): CommandResult {
@@ -210,6 +267,26 @@ export class CoordStateMachine implements CoordState {
         return leaseRelease(core, ctx, cmd);
       case 'lease.cancelWait':
         return leaseCancelWait(core, ctx, cmd);
+      case 'lease.revoke':
+        return leaseRevoke(core, ctx, cmd);
+      case 'semaphore.acquire':
+        return semaphoreAcquire(core, ctx, cmd, idempotencyKey);
+      case 'semaphore.renew':
+        return semaphoreRenew(core, ctx, cmd);
+      case 'semaphore.release':
+        return semaphoreRelease(core, ctx, cmd);
+      case 'semaphore.cancelWait':
+        return semaphoreCancelWait(core, ctx, cmd);
+      case 'semaphore.revoke':
+        return semaphoreRevoke(core, ctx, cmd);
+      case 'session.create':
+        return sessionCreate(core, ctx, cmd);
+      case 'session.keepalive':
+        return sessionKeepalive(core, ctx, cmd);
+      case 'session.end':
+        return sessionEnd(core, ctx, cmd, (t) => this.#settle(ctx, t));
+      case 'election.revoke':
+        return electionRevoke(core, ctx, cmd);
       case 'election.campaign':
         return electionCampaign(core, ctx, cmd);
       case 'election.renew':
@@ -241,31 +318,32 @@ export class CoordStateMachine implements CoordState {
     return this.#core.lastIndex;
   }
 
-  /** The live grant of `name` at cluster time `nowMs` (null if none or already due at `nowMs`). */
+  /**
+   * The live exclusive grant with its own ttl of `name` at `nowMs`; null if none, already due at
+   * `nowMs`, shared or session-bound (`leaseState` shows every shape).
+   */
   getLease(name: string, nowMs: number): LeaseView | null {
-    const g = this.#core.leases.get(name)?.grant;
-    if (g == null || g.dueMs <= nowMs) return null;
-    return {
-      name,
-      holder: g.holder,
-      fencingToken: g.fencingToken,
-      ttlMs: g.ttlMs,
-      remainingMs: g.dueMs - nowMs,
-    };
+    const v = leaseStateView(this.#core, name, nowMs);
+    return v === null || 'mode' in v || v.ttlMs === null ? null : v;
   }
 
-  /** Live leases whose name starts with `prefix`, sorted by name, at most `limit`. O(leases). */
+  /** Exclusive view (own ttl or session-bound), shared view, or null when nobody holds `name`. */
+  leaseState(name: string, nowMs: number): LeaseView | SessionLeaseView | SharedLeaseView | null {
+    return leaseStateView(this.#core, name, nowMs);
+  }
+
+  /** Live exclusive leases whose name starts with `prefix`, sorted by name, at most `limit`. O(leases). */
   listLeases(prefix: string, limit: number, nowMs: number): LeaseView[] {
     const names: string[] = [];
     for (const [name, rec] of this.#core.leases) {
-      if (rec.grant !== null && rec.grant.dueMs > nowMs && name.startsWith(prefix))
-        names.push(name);
+      if (rec.grant !== null && name.startsWith(prefix)) names.push(name);
     }
     names.sort();
     const out: LeaseView[] = [];
     for (const name of names) {
       if (out.length >= limit) break;
-      out.push(this.getLease(name, nowMs)!);
+      const v = this.getLease(name, nowMs);
+      if (v !== null) out.push(v);
     }
     return out;
   }
@@ -276,17 +354,24 @@ export class CoordStateMachine implements CoordState {
     return Math.max(0, rec.lockDelayUntilMs - nowMs);
   }
 
-  /** Fate of waiter `waiterId` on `name`: pending, or its final outcome for the idempotency window, else unknown. */
+  /**
+   * Fate of waiter `waiterId` on lease or semaphore `name`: pending, or its final outcome for the
+   * idempotency window, else unknown. Waiter ids are log indexes, unique over both kinds.
+   */
   waiterOutcome(name: string, waiterId: number): WaiterOutcome {
-    const pending = this.#core.pendingWaiters.get(waiterId);
+    const core = this.#core;
+    const pending = core.pendingWaiters.get(waiterId);
     if (pending !== undefined && pending.lease.name === name)
       return { kind: 'pending', deadlineMs: pending.dueMs };
-    const done = this.#core.waiterOutcomes.get(waiterId, this.#core.lastTimeMs);
+    const semPending = core.pendingSemWaiters.get(waiterId);
+    if (semPending !== undefined && semPending.semaphore.name === name)
+      return { kind: 'pending', deadlineMs: semPending.dueMs };
+    const done = core.waiterOutcomes.get(waiterId, core.lastTimeMs);
     if (done !== undefined && done.value.name === name) return done.value.outcome;
     return { kind: 'unknown' };
   }
 
-  /** SPEC §3 election view; a never-used group is `{leader: null, candidates: [], revision: 0}`. */
+  /** Election view; a never-used group is `{leader: null, candidates: [], revision: 0}`. */
   getElection(group: string): ElectionView {
     const rec = this.#core.elections.get(group);
     if (rec !== undefined) return electionView(rec);
@@ -298,15 +383,29 @@ export class CoordStateMachine implements CoordState {
     };
   }
 
+  /** The semaphore at `nowMs`, or null when nobody holds or waits. */
+  getSemaphore(name: string, nowMs: number): SemaphoreView | null {
+    return semaphoreView(this.#core, name, nowMs);
+  }
+
+  /** The live session at `nowMs`, or null when ended, expired or unknown. */
+  getSession(sessionId: string, nowMs: number): SessionView | null {
+    return sessionView(this.#core, sessionId, nowMs);
+  }
+
+  /** Holder history, newest first, live grants included, at most `limit` (docs/api.md). */
+  history(kind: GrantResourceKind, name: string, limit: number): HistoryEntry[] {
+    return historyOf(this.#core, kind, name, limit);
+  }
+
   getKv(key: string): KvView | null {
     const rec = this.#core.kv.get(key);
     return rec === undefined ? null : { key, value: rec.value, revision: rec.revision };
   }
 
-  /** SPEC §3 fence check against the state after the last applied entry. */
+  /** Fence check against the state after the last applied entry (kv.ts `fenceState`). */
   fenceCheck(ref: FenceRef): { valid: boolean; current: number | null } {
-    const current = currentToken(this.#core, ref);
-    return { valid: current !== null && current === ref.fencingToken, current };
+    return fenceState(this.#core, ref);
   }
 
   idempotentResult(key: string): { fingerprint: string; result: CommandResult } | null {
@@ -314,12 +413,12 @@ export class CoordStateMachine implements CoordState {
     return e === undefined ? null : { fingerprint: e.value.fingerprint, result: e.value.result };
   }
 
-  /** Ended grants of `name` remembered (oldest first; SPEC §6 holder history seed). Addition. */
+  /** Ended grants of lease `name` remembered, oldest first (raw form of `history`). */
   leaseHistory(name: string): readonly EndedGrant[] {
-    return this.#core.history.of(name);
+    return this.#core.history.of(leaseKey(name));
   }
 
-  /** leases = live grants; waiters = queued waiters; elections = groups with candidates. */
+  /** leases = live lease grants (exclusive and shared); waiters = queued lease waiters; elections = groups with candidates. */
   counts(): {
     leases: number;
     waiters: number;
@@ -339,6 +438,27 @@ export class CoordStateMachine implements CoordState {
     };
   }
 
+  /**
+   * Counts of the session/semaphore state (for metrics): live sessions, semaphore names with
+   * permits or waiters, live permits, queued semaphore waiters, holder-history entries.
+   */
+  primitiveCounts(): {
+    sessions: number;
+    semaphores: number;
+    permits: number;
+    semaphoreWaiters: number;
+    historyEntries: number;
+  } {
+    const c = this.#core;
+    return {
+      sessions: c.sessions.size,
+      semaphores: c.semaphores.size,
+      permits: c.permitsLive,
+      semaphoreWaiters: c.pendingSemWaiters.size,
+      historyEntries: c.history.entriesCount,
+    };
+  }
+
   /** Deterministic msgpackr encoding of the whole state (same state ⇒ same bytes). */
   snapshot(): Uint8Array {
     return writeSnapshot(this.#core);
@@ -353,104 +473,6 @@ export class CoordStateMachine implements CoordState {
 
   /** Throws (AssertionError) if an invariant is broken. O(state): for tests and the simulator. */
   checkInvariants(): void {
-    const c = this.#core;
-    const now = c.lastTimeMs;
-    c.wake.checkInvariants();
-    c.sweep.checkInvariants();
-    let grants = 0;
-    let waiters = 0;
-    let wakeRecords = 0;
-    for (const [name, rec] of c.leases) {
-      assert.equal(rec.name, name);
-      assert(
-        rec.grant !== null || rec.waiters !== null || rec.lockDelayUntilMs !== 0,
-        `invariant: empty lease record ${name}`,
-      );
-      if (rec.grant !== null) {
-        const g = rec.grant;
-        grants++;
-        assert(g.lease === rec && g.heapIndex !== -1, `invariant: grant of ${name} not queued`);
-        assert(g.dueMs > now, `invariant: grant of ${name} past expiry`);
-        assert(
-          g.fencingToken <= rec.lastFencingToken && tokenIndex(g.fencingToken) <= c.lastIndex,
-          `invariant: token of ${name}`,
-        );
-        assert(
-          g.maxHoldUntilMs === null || g.dueMs <= g.maxHoldUntilMs,
-          `invariant: ${name} past maxHold`,
-        );
-        assert.equal(rec.lockDelayUntilMs, 0, `invariant: ${name} held during lock-delay`);
-      } else if (rec.waiters !== null) {
-        assert(rec.lockDelayUntilMs > now, `invariant: ${name} free with waiters`);
-      }
-      if (rec.lockDelayUntilMs !== 0) {
-        assert(
-          rec.lockDelayUntilMs > now && rec.dueMs === rec.lockDelayUntilMs && rec.heapIndex !== -1,
-          `invariant: lock-delay of ${name}`,
-        );
-        assert.equal(
-          rec.lockDelayQueue,
-          rec.waiters !== null ? 'wake' : 'sweep',
-          `invariant: lock-delay queue of ${name}`,
-        );
-        if (rec.lockDelayQueue === 'wake') wakeRecords++;
-      } else {
-        assert(
-          rec.lockDelayQueue === 'none' && rec.heapIndex === -1,
-          `invariant: stray lock-delay of ${name}`,
-        );
-      }
-      if (rec.waiters !== null) {
-        assert(rec.waiters.size > 0 && rec.waiters.size <= this.limits.waitersPerLeaseMax);
-        let prev = 0;
-        for (const [id, w] of rec.waiters) {
-          waiters++;
-          assert(
-            w.waiterId === id && id > prev && w.lease === rec && c.pendingWaiters.get(id) === w,
-            `invariant: waiter ${id} of ${name}`,
-          );
-          assert(w.dueMs > now && w.heapIndex !== -1, `invariant: waiter ${id} past deadline`);
-          prev = id;
-        }
-      }
-    }
-    assert.equal(grants, c.grantsLive, 'invariant: grant count');
-    assert.equal(waiters, c.pendingWaiters.size, 'invariant: waiter count');
-    let candidates = 0;
-    for (const [group, rec] of c.elections) {
-      assert(rec.group === group && rec.candidates.size > 0, `invariant: empty group ${group}`);
-      const first = rec.candidates.values().next().value!;
-      assert(rec.leader === first, `invariant: leader of ${group} is not the oldest candidacy`);
-      assert(
-        rec.leaderToken > 0 && rec.leaderToken <= rec.lastFencingToken,
-        `invariant: token of ${group}`,
-      );
-      for (const cand of rec.candidates.values()) {
-        candidates++;
-        assert(
-          cand.election === rec && cand.dueMs > now && cand.heapIndex !== -1,
-          `invariant: candidacy ${cand.candidate} of ${group}`,
-        );
-      }
-      assert(rec.candidates.size <= this.limits.candidatesPerGroupMax);
-    }
-    assert.equal(candidates, c.candidatesCount, 'invariant: candidate count');
-    assert.equal(
-      c.wake.size,
-      grants + waiters + candidates + wakeRecords,
-      'invariant: wake queue size',
-    );
-    assert(
-      c.leases.size <= this.limits.leasesMax &&
-        c.kv.size <= this.limits.keysMax &&
-        c.elections.size <= this.limits.electionsMax,
-      'invariant: limits',
-    );
-    c.idempotency.checkInvariants();
-    c.waiterOutcomes.checkInvariants();
-    for (const e of c.wake.entries())
-      assert(e.dueMs > now, 'invariant: due entry left in the wake queue');
-    for (const e of c.sweep.entries())
-      assert(e.dueMs > now && e.lockDelayQueue === 'sweep', 'invariant: sweep queue entry');
+    checkCoreInvariants(this.#core);
   }
 }

@@ -7,6 +7,11 @@
 import type { Command, CommandEnvelope, JsonValue } from './api.js';
 import type { StateError } from './errors.js';
 import type { CoordLimitsFull } from './limits.js';
+import {
+  checkPrimitiveRanges,
+  checkPrimitiveShape,
+  isPrimitiveCommandType,
+} from './validate-primitives.js';
 
 /** SPEC §3 names: 1–200 bytes of [A-Za-z0-9._:-], starting with a letter or digit. */
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
@@ -35,13 +40,14 @@ export const FINGERPRINT_CHARS_MAX = 256;
 /** Nesting bound for JSON values (keeps validation iterative-safe). */
 export const JSON_DEPTH_MAX = 64;
 
-type FieldKind = 'name' | 'holder' | 'int' | 'intOrNull' | 'json' | 'fence';
+/** The field kinds of the command tables (shared with validate-primitives.ts). */
+export type FieldKind = 'name' | 'holder' | 'int' | 'intOrNull' | 'json' | 'fence';
 
-const FIELDS: Readonly<Record<Command['type'], readonly (readonly [string, FieldKind])[]>> = {
+const FIELDS: Readonly<Record<string, readonly (readonly [string, FieldKind])[]>> = {
   'lease.acquire': [
     ['name', 'name'],
     ['holder', 'holder'],
-    ['ttlMs', 'int'],
+    ['ttlMs', 'intOrNull'],
     ['waitMs', 'int'],
     ['lockDelayMs', 'int'],
     ['maxHoldMs', 'intOrNull'],
@@ -64,7 +70,7 @@ const FIELDS: Readonly<Record<Command['type'], readonly (readonly [string, Field
   'election.campaign': [
     ['group', 'name'],
     ['candidate', 'holder'],
-    ['ttlMs', 'int'],
+    ['ttlMs', 'intOrNull'],
     ['value', 'json'],
   ],
   'election.renew': [
@@ -138,7 +144,8 @@ export function jsonSizeBytes(value: JsonValue): number {
   return Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
 
-function checkField(
+/** Checks `obj[field]` against a field kind; an invalid_argument error naming the field, or null. */
+export function checkField(
   obj: Record<string, unknown>,
   field: string,
   kind: FieldKind,
@@ -181,11 +188,10 @@ function checkFence(v: unknown): StateError | null {
   if (!isRecord(v)) return invalidArgument('fence', 'must be an object or null');
   if (!isNonNegativeInt(v['fencingToken']))
     return invalidArgument('fence.fencingToken', 'must be a non-negative integer');
-  const hasLease = v['lease'] !== undefined;
-  const hasElection = v['election'] !== undefined;
-  if (hasLease === hasElection)
-    return invalidArgument('fence', 'must name exactly one of lease or election');
-  const field = hasLease ? 'lease' : 'election';
+  const named = (['lease', 'election', 'semaphore'] as const).filter((f) => v[f] !== undefined);
+  if (named.length !== 1)
+    return invalidArgument('fence', 'must name exactly one of lease, election or semaphore');
+  const field = named[0]!;
   const name = v[field];
   return typeof name === 'string' && NAME_RE.test(name)
     ? null
@@ -215,6 +221,8 @@ export function checkEnvelopeShape(x: unknown): StateError | null {
   const cmd = x['command'];
   if (!isRecord(cmd)) return invalidArgument('command', 'must be an object');
   const type = cmd['type'];
+  if (typeof type === 'string' && isPrimitiveCommandType(type))
+    return checkPrimitiveShape(type, cmd) ?? null;
   const fields = typeof type === 'string' ? FIELDS_BY_TYPE.get(type) : undefined;
   if (fields === undefined) return invalidArgument('command.type', 'unknown command type');
   for (let i = 0; i < fields.length; i++) {
@@ -222,10 +230,16 @@ export function checkEnvelopeShape(x: unknown): StateError | null {
     const err = checkField(cmd, f[0], f[1]);
     if (err !== null) return err;
   }
-  return null;
+  return checkPrimitiveShape(type as string, cmd) ?? null;
 }
 
-function rangeError(field: string, value: number, min: number, max: number): StateError | null {
+/** invalid_argument naming `field` unless min ≤ value ≤ max. */
+export function rangeError(
+  field: string,
+  value: number,
+  min: number,
+  max: number,
+): StateError | null {
   return value < min || value > max
     ? invalidArgument(field, `must be between ${min} and ${max}`)
     : null;
@@ -240,19 +254,17 @@ export function checkCommandRanges(cmd: Command, limits: CoordLimitsFull): State
   switch (cmd.type) {
     case 'lease.acquire':
       return (
-        rangeError('ttlMs', cmd.ttlMs, limits.ttlMsMin, limits.ttlMsMax) ??
+        checkPrimitiveRanges(cmd, limits) ??
         rangeError('waitMs', cmd.waitMs, 0, limits.waitMsMax) ??
         rangeError('lockDelayMs', cmd.lockDelayMs, 0, limits.lockDelayMsMax) ??
         (cmd.maxHoldMs === null
           ? null
           : rangeError('maxHoldMs', cmd.maxHoldMs, limits.ttlMsMin, limits.maxHoldMsMax))
       );
-    case 'election.campaign':
-      return rangeError('ttlMs', cmd.ttlMs, limits.ttlMsMin, limits.ttlMsMax);
     case 'lease.cancelWait':
       return cmd.waiterId >= 1 ? null : invalidArgument('waiterId', 'must be a positive integer');
     default:
-      return null;
+      return checkPrimitiveRanges(cmd, limits);
   }
 }
 

@@ -3,6 +3,8 @@ import t from 'tap';
 import { GrantHistory } from '../src/history.js';
 
 const ended = (token: number, reason: 'released' | 'expired' = 'expired') => ({
+  mode: null,
+  session: null,
   holder: 'A',
   fencingToken: token,
   grantedAtMs: 0,
@@ -11,7 +13,7 @@ const ended = (token: number, reason: 'released' | 'expired' = 'expired') => ({
 });
 
 t.test('keeps the last perNameMax grants of a name', async (t) => {
-  const h = new GrantHistory(2, 10);
+  const h = new GrantHistory(2, 10, 100);
   h.add('L', ended(1));
   h.add('L', ended(2, 'released'));
   h.add('L', ended(3));
@@ -25,7 +27,7 @@ t.test('keeps the last perNameMax grants of a name', async (t) => {
 });
 
 t.test('keeps at most namesMax names, evicting the least recently ended', async (t) => {
-  const h = new GrantHistory(2, 2);
+  const h = new GrantHistory(2, 2, 100);
   h.add('a', ended(1));
   h.add('b', ended(2));
   h.add('a', ended(3)); // a is now the most recent
@@ -36,3 +38,19 @@ t.test('keeps at most namesMax names, evicting the least recently ended', async 
   );
   t.equal(h.namesCount, 2);
 });
+
+t.test(
+  'keeps at most entriesMax entries in total, evicting the least recently ended resource',
+  async (t) => {
+    const h = new GrantHistory(16, 100, 3);
+    h.add('a', ended(1));
+    h.add('a', ended(2));
+    h.add('b', ended(3));
+    h.add('b', ended(4));
+    t.same(
+      [...h.entries()].map(([n, l]) => [n, l.length]),
+      [['b', 2]],
+    );
+    t.equal(h.entriesCount, 2);
+  },
+);

@@ -33,7 +33,7 @@ type Spec = {
 type Step = { dt: number; spec: Spec; key: number; snapAfter: boolean };
 
 const specArb: fc.Arbitrary<Spec> = fc.record({
-  op: fc.integer({ min: 0, max: 16 }),
+  op: fc.integer({ min: 0, max: 30 }),
   n: fc.nat(1),
   h: fc.nat(2),
   ttl: fc.constantFrom(100, 250, 1000, 50),
@@ -50,11 +50,123 @@ const stepArb: fc.Arbitrary<Step> = fc.record({
   snapAfter: fc.boolean(),
 });
 
+/** A session id: usually a live one, sometimes an ended or unknown one. */
+function pickSession(spec: Spec, ref: RefModel): string {
+  const ids = ref.sessionIds;
+  if (spec.pick % 5 === 4 || ids.length === 0) return 's1';
+  return ids[ids.length - 1 - (spec.pick % 3 === 2 ? Math.min(1, ids.length - 1) : 0)]!;
+}
+
+/** The new commands (ops 17–30): sessions, semaphores, shared and session-bound grants, revoke. */
+function resolvePrimitive(spec: Spec, ref: RefModel): Command | null {
+  const name = NAMES[spec.n]!;
+  const holder = HOLDERS[spec.h]!;
+  const sem = ref.sems.get('s');
+  const permit = sem?.permits[spec.pick % Math.max(1, sem.permits.length)];
+  const tokens = ref.knownTokens();
+  const anyToken = tokens[spec.pick % Math.max(1, tokens.length)] ?? 1;
+  const bound = spec.v % 2 === 0;
+  switch (spec.op) {
+    case 17:
+      return { type: 'session.create', ttlMs: spec.ttl === 50 ? 50 : spec.ttl * 8, name: null };
+    case 18:
+      return { type: 'session.keepalive', sessionId: pickSession(spec, ref) };
+    case 19:
+      return { type: 'session.end', sessionId: pickSession(spec, ref) };
+    case 20:
+    case 21:
+      return {
+        type: 'lease.acquire',
+        name,
+        holder,
+        ttlMs: bound ? null : spec.ttl,
+        waitMs: spec.wait,
+        lockDelayMs: spec.ld,
+        maxHoldMs: bound || spec.mh < 0 ? null : spec.mh,
+        ...(bound ? { session: pickSession(spec, ref) } : {}),
+        ...(spec.op === 21 ? { mode: 'shared' as const } : {}),
+      };
+    case 22:
+    case 23:
+      return {
+        type: 'semaphore.acquire',
+        name: 's',
+        holder,
+        limit: spec.pick % 7 === 6 ? 2 : 1,
+        ttlMs: bound ? null : spec.ttl,
+        session: bound ? pickSession(spec, ref) : null,
+        waitMs: spec.wait,
+      };
+    case 24:
+      return {
+        type: 'semaphore.renew',
+        name: 's',
+        holder: permit && spec.pick % 3 !== 2 ? permit.holder : holder,
+        fencingToken: permit && spec.pick % 3 !== 2 ? permit.token : anyToken,
+      };
+    case 25:
+      return {
+        type: 'semaphore.release',
+        name: 's',
+        holder: permit && spec.pick % 3 !== 2 ? permit.holder : holder,
+        fencingToken: permit && spec.pick % 3 !== 2 ? permit.token : anyToken,
+      };
+    case 26: {
+      const ids = ref.semWaiterIds();
+      return {
+        type: 'semaphore.cancelWait',
+        name: 's',
+        holder,
+        waiterId: ids[spec.pick % Math.max(1, ids.length)] ?? 1,
+      };
+    }
+    case 27: {
+      const live = ref.leases.get(name)?.grants ?? [];
+      return {
+        type: 'lease.revoke',
+        name,
+        fencingToken:
+          spec.v === 0 ? null : (live[spec.pick % Math.max(1, live.length)]?.token ?? anyToken),
+        reason: null,
+      };
+    }
+    case 28:
+      return {
+        type: 'semaphore.revoke',
+        name: 's',
+        fencingToken: spec.v === 0 ? null : (permit?.token ?? anyToken),
+        reason: 'ops',
+      };
+    case 29:
+      return {
+        type: 'election.revoke',
+        group: 'g',
+        fencingToken:
+          spec.v === 0
+            ? null
+            : (ref.groups.get('g')?.leaderToken ?? 0) + (spec.pick % 4 === 3 ? 1 : 0),
+        reason: null,
+      };
+    case 30:
+      return {
+        type: 'election.campaign',
+        group: 'g',
+        candidate: CANDS[spec.h]!,
+        ttlMs: null,
+        value: spec.v,
+        session: pickSession(spec, ref),
+      };
+    default:
+      return null;
+  }
+}
+
 function resolve(spec: Spec, ref: RefModel): Command | null {
+  if (spec.op >= 17) return resolvePrimitive(spec, ref);
   const name = NAMES[spec.n]!;
   const holder = HOLDERS[spec.h]!;
   const cand = CANDS[spec.h]!;
-  const current = ref.leases.get(name)?.grant;
+  const current = ref.leases.get(name)?.grants[0];
   const tokens = ref.knownTokens();
   const token =
     spec.pick % 3 !== 2 && current
@@ -133,18 +245,22 @@ function resolve(spec: Spec, ref: RefModel): Command | null {
         key: 'k',
         value: spec.v,
         fence:
-          spec.pick % 2 === 0
+          spec.pick % 3 === 0
             ? { lease: name, fencingToken: token }
-            : { election: 'g', fencingToken: leaderToken },
+            : spec.pick % 3 === 1
+              ? { election: 'g', fencingToken: leaderToken }
+              : { semaphore: 's', fencingToken: ref.sems.get('s')?.permits[0]?.token ?? token },
         ifRevision: spec.v === 3 ? 0 : null,
       };
     case 14:
       return { type: 'kv.delete', key: 'k', fence: null, ifRevision: spec.v === 3 ? 0 : null };
+    case 16:
+      return null;
     default:
       return null;
   }
 }
-// op 16 → null entry (time only).
+// op 16 → null entry (time only); ops 17–30 → resolvePrimitive.
 
 function project(r: CommandResult): unknown {
   const replayed = r.replayed === true ? { replayed: true } : {};
@@ -219,7 +335,8 @@ function runScenario(steps: Step[]): void {
       }
       if (prev !== undefined && (view === null || view.fencingToken !== prev.token)) {
         const released =
-          cmd?.type === 'lease.release' && out.result.ok && cmd.fencingToken === prev.token;
+          (cmd?.type === 'lease.release' && out.result.ok && cmd.fencingToken === prev.token) ||
+          (cmd?.type === 'lease.revoke' && out.result.ok); // an operator revoke ends it early by design
         assert(
           released || now >= prev.expiresAtMs,
           `lease ${name} token ${prev.token} ended at ${now} before ${prev.expiresAtMs}`,
@@ -233,6 +350,25 @@ function runScenario(steps: Step[]): void {
           expiresAtMs: now + view.remainingMs,
         });
     }
+    for (const name of NAMES) {
+      assert.deepStrictEqual(
+        sm.leaseState(name, now),
+        ref.leaseStateView(name, now),
+        `lease state ${name}`,
+      );
+      assert.deepStrictEqual(
+        sm.history('lease', name, 1000),
+        ref.history('lease', name),
+        `history ${name}`,
+      );
+    }
+    assert.deepStrictEqual(sm.getSemaphore('s', now), ref.semView('s', now), `semaphore at ${now}`);
+    assert.deepStrictEqual(sm.history('semaphore', 's', 1000), ref.history('semaphore', 's'));
+    assert.deepStrictEqual(sm.history('election', 'g', 1000), ref.history('election', 'g'));
+    const sv = sm.getSemaphore('s', now);
+    assert(sv === null || sv.holders.length <= sv.limit, 'semaphore over its limit');
+    for (const id of ref.sessionIds)
+      assert.equal(sm.getSession(id, now) !== null, ref.sessions.has(id), `session ${id}`);
     const ev = sm.getElection('g');
     assert.deepStrictEqual(ev, ref.electionView('g'), `election at ${now}`);
     if (ev.leader !== null && ev.leader.fencingToken !== (maxToken.get('election:g') ?? 0)) {

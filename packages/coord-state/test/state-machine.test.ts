@@ -11,7 +11,11 @@ t.test(
     t.throws(() => sm.apply(2, 99, null), { name: 'AssertionError' });
     t.throws(() => sm.apply(1, 200, null), { name: 'AssertionError' });
     t.throws(() => sm.apply(3, 1.5, null), { name: 'AssertionError' });
-    t.same(sm.apply(3, 100, null), { result: { ok: true, value: null }, changed: [] });
+    t.same(sm.apply(3, 100, null), {
+      result: { ok: true, value: null },
+      changed: [],
+      events: [],
+    });
     t.equal(sm.lastAppliedTimeMs(), 100);
     t.equal(sm.lastAppliedIndex(), 3);
   },

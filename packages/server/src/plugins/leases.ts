@@ -26,11 +26,13 @@ export interface RoutePluginOptions {
 type NameParams = Static<typeof nameParams>;
 
 /** 200 body of acquire and renew. */
-function grantBody(g: LeaseGrant): {
+function grantBody(
+  g: Pick<LeaseGrant, 'name' | 'holder' | 'fencingToken'> & { ttlMs: number | null },
+): {
   name: string;
   holder: string;
   fencingToken: number;
-  ttlMs: number;
+  ttlMs: number | null;
 } {
   return { name: g.name, holder: g.holder, fencingToken: g.fencingToken, ttlMs: g.ttlMs };
 }
