@@ -12,7 +12,12 @@ export {
   EnvelopeDecodeError,
   EnvelopeEncodeError,
 } from './codec.js';
-export { DEFAULT_LIMITS, resolveLimits, type CoordLimitsFull } from './limits.js';
+export {
+  DEFAULT_LIMITS,
+  WAITERS_PER_LEASE_MAX_CEILING,
+  resolveLimits,
+  type CoordLimitsFull,
+} from './limits.js';
 export { TOKENS_PER_ENTRY, nextFencingToken, tokenIndex } from './fencing.js';
 export { SnapshotFormatError } from './snapshot.js';
 export type { EndedGrant, GrantEndReason } from './history.js';

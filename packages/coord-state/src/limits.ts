@@ -4,6 +4,12 @@
  */
 import assert from 'node:assert';
 import type { CoordLimits } from './api.js';
+
+/**
+ * The largest allowed `waitersPerLeaseMax`: one entry grants a name at most once per waiter plus
+ * once for its own command, and those tokens must fit in the entry's token block (fencing.ts).
+ */
+export const WAITERS_PER_LEASE_MAX_CEILING = TOKENS_PER_ENTRY - 3;
 import { TOKENS_PER_ENTRY } from './fencing.js';
 
 /**
@@ -78,8 +84,8 @@ export function resolveLimits(overrides: Partial<CoordLimitsFull> = {}): CoordLi
   // One entry grants a resource at most once per waiter plus once for its command: the tokens
   // must fit in the entry's block (fencing.ts).
   assert(
-    merged.waitersPerLeaseMax + 2 < TOKENS_PER_ENTRY,
-    `limits: waitersPerLeaseMax must be below ${TOKENS_PER_ENTRY - 2}`,
+    merged.waitersPerLeaseMax <= WAITERS_PER_LEASE_MAX_CEILING,
+    `limits: waitersPerLeaseMax must be at most ${WAITERS_PER_LEASE_MAX_CEILING}`,
   );
   assert(merged.semaphoreLimitMax >= 1, 'limits: semaphoreLimitMax ≥ 1');
   return Object.freeze(merged);

@@ -4,7 +4,7 @@
  * To add a setting: add a row here (the key is the ServerConfig field it fills), use it in
  * loadConfig, run `npm run docs:config`; a relation with other settings goes in loadConfig.
  */
-import { DEFAULT_LIMITS } from '@tenure/coord-state';
+import { DEFAULT_LIMITS, WAITERS_PER_LEASE_MAX_CEILING } from '@tenure/coord-state';
 import { RAFT_NODE_DEFAULTS } from '@tenure/raft';
 import { hostPortText, NODE_ID_RE, peersList, type PeerConfig } from './addresses.js';
 import { choiceSetting, intSetting, patternSetting, textSetting } from './setting.js';
@@ -168,7 +168,7 @@ export const SERVER_SETTINGS = {
     envPrefix,
     unit: 'count',
     min: 1,
-    max: 1_000_000,
+    max: WAITERS_PER_LEASE_MAX_CEILING,
     default: D.waitersPerLeaseMax,
     doc: 'Queued waiters per lease (429 beyond).',
   }),
