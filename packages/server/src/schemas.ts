@@ -4,22 +4,26 @@
  * are digit-string patterns parsed by the routes. Ranges come from the configured limits.
  */
 import { Type } from '@sinclair/typebox';
+import {
+  IDEMPOTENCY_KEY_CHARS_MAX,
+  NAME_PREFIX_RULE,
+  NAME_RULE,
+  NODE_ID_RULE,
+  PRINTABLE_RULE,
+} from '@tenure/coord-state';
 import type { LimitsConfig } from './config.js';
 
-/** SPEC §3 names: 1–200 bytes of [A-Za-z0-9._:-], starting with a letter or digit. */
-export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$';
-/**
- * holder / candidate: 1–200 printable characters (SPEC §3): no control characters (Unicode Cc) and
- * no lone UTF-16 surrogates (Cs), which are not well-formed Unicode and would be encoded as U+FFFD,
- * collapsing distinct holders into one (SPEC §1.3). Ajv compiles patterns with the `u` flag.
- */
-export const PRINTABLE_PATTERN = '^[^\\p{Cc}\\p{Cs}]{1,200}$';
 const DIGITS = '^[0-9]{1,15}$';
 
 const name = (description: string) =>
-  Type.String({ pattern: NAME_PATTERN, maxLength: 200, description });
+  Type.String({ pattern: NAME_RULE.pattern, maxLength: NAME_RULE.charsMax, description });
 const printable = (description: string) =>
-  Type.String({ pattern: PRINTABLE_PATTERN, minLength: 1, maxLength: 200, description });
+  Type.String({
+    pattern: PRINTABLE_RULE.pattern,
+    minLength: 1,
+    maxLength: PRINTABLE_RULE.charsMax,
+    description,
+  });
 const token = Type.Integer({
   minimum: 0,
   maximum: Number.MAX_SAFE_INTEGER,
@@ -43,7 +47,11 @@ export const readQuery = Type.Object({ consistency }, strict);
 export const listQuery = Type.Object(
   {
     prefix: Type.Optional(
-      Type.String({ pattern: '^[A-Za-z0-9._:-]{0,200}$', description: 'name prefix' }),
+      Type.String({
+        pattern: NAME_PREFIX_RULE.pattern,
+        maxLength: NAME_PREFIX_RULE.charsMax,
+        description: 'name prefix',
+      }),
     ),
     limit: digits('max leases returned (1..1000, default 100)'),
     consistency,
@@ -151,7 +159,8 @@ export function bodySchemas(limits: LimitsConfig) {
       {
         to: Type.Optional(
           Type.String({
-            pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$',
+            pattern: NODE_ID_RULE.pattern,
+            maxLength: NODE_ID_RULE.charsMax,
             description: 'target node id',
           }),
         ),
@@ -164,7 +173,10 @@ export function bodySchemas(limits: LimitsConfig) {
 /** Request header schema shared by every route (documented; validated by the request-context hook). */
 export const commonHeaders = Type.Object({
   'idempotency-key': Type.Optional(
-    Type.String({ maxLength: 128, description: 'at-most-once key (≤ 128 chars)' }),
+    Type.String({
+      maxLength: IDEMPOTENCY_KEY_CHARS_MAX,
+      description: `at-most-once key (≤ ${IDEMPOTENCY_KEY_CHARS_MAX} chars)`,
+    }),
   ),
   'request-timeout-ms': Type.Optional(
     Type.String({ pattern: DIGITS, description: 'server-side deadline, ms (default 5000)' }),

@@ -2,7 +2,18 @@
  * Turn Fastify/ajv validation errors into one SPEC §3 `invalid_argument` message that names the
  * field (`body.ttlMs must be an integer between 100 and 3600000`).
  */
-import { PRINTABLE_PATTERN } from './schemas.js';
+import {
+  NAME_PREFIX_RULE,
+  NAME_RULE,
+  NODE_ID_RULE,
+  PRINTABLE_RULE,
+  type StringRule,
+} from '@tenure/coord-state';
+
+/** The shared string rules by pattern: a pattern violation states the rule's problem. */
+const RULES_BY_PATTERN: ReadonlyMap<string, StringRule> = new Map(
+  [NAME_RULE, NAME_PREFIX_RULE, PRINTABLE_RULE, NODE_ID_RULE].map((r) => [r.pattern, r]),
+);
 
 interface AjvErrorLike {
   readonly instancePath?: string;
@@ -51,11 +62,8 @@ export function describeValidation(
           : `must be ${e.keyword === 'minimum' ? '≥' : '≤'} ${String(p.limit)}`;
       break;
     case 'pattern':
-      if (String(p.pattern) === PRINTABLE_PATTERN)
-        problem =
-          'must be 1-200 printable characters (no control characters or lone UTF-16 surrogates)';
-      else if (context === 'params')
-        problem = 'must be 1-200 characters of [A-Za-z0-9._:-], starting with a letter or digit';
+      if (RULES_BY_PATTERN.has(String(p.pattern)))
+        problem = RULES_BY_PATTERN.get(String(p.pattern))!.problem;
       else if (String(p.pattern).startsWith('^[0-9]')) problem = 'must be a non-negative integer';
       else problem = `has an invalid format (must match ${String(p.pattern)})`;
       break;
