@@ -4,7 +4,7 @@
  * depth, well-formed Unicode, no `__proto__` keys), reported as a 400 naming the path under the
  * body field, and the size in bytes (413 payload_too_large over the limit; docs/api.md).
  */
-import { findJsonValueProblem, type JsonPath } from '@tenure/coord-state';
+import { findJsonValueProblem, type JsonPath, type JsonValue } from '@tenure/coord-state';
 import { HttpError, invalidArgument } from './http-error.js';
 
 /** Path of a child: `a.b` for identifier-like keys, `a["x y"]` otherwise, `a[3]` for array items. */
@@ -19,11 +19,15 @@ function fieldPath(field: string, path: JsonPath): string {
 
 /**
  * Throws 400 invalid_argument (too deep, a lone surrogate, a `__proto__` key — naming the path
- * under `field`, e.g. `body.value.a[1]`) or 413 payload_too_large (over `valueBytesMax`). An
- * absent (`undefined`) value passes.
+ * under `field`, e.g. `body.value.a[1]`) or 413 payload_too_large (over `valueBytesMax`); returns
+ * the value, typed. An absent (`undefined`) value passes.
  */
-export function checkJsonValue(value: unknown, valueBytesMax: number, field: string): void {
-  if (value === undefined) return; // an optional value that is absent (stored as null)
+export function checkJsonValue(
+  value: unknown,
+  valueBytesMax: number,
+  field: string,
+): JsonValue | undefined {
+  if (value === undefined) return undefined; // an optional value that is absent (stored as null)
   const bad = findJsonValueProblem(value);
   if (bad !== null) throw invalidArgument(fieldPath(field, bad.path), bad.problem);
   const bytes = Buffer.byteLength(JSON.stringify(value ?? null));
@@ -33,4 +37,5 @@ export function checkJsonValue(value: unknown, valueBytesMax: number, field: str
       `${field} is ${bytes} bytes; the limit is ${valueBytesMax}`,
       { field, sizeBytes: bytes, sizeBytesMax: valueBytesMax },
     );
+  return value as JsonValue; // findJsonValueProblem found nothing: it is a JSON value
 }

@@ -1,8 +1,8 @@
 /**
- * Lease routes (SPEC §3 Leases): acquire (with FIFO waits), renew, release, get, list, watch.
+ * Lease routes (docs/api.md, Leases): acquire (with FIFO waits), renew, release, get, list, watch.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Static } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import type {
   Command,
   LeaseAcquireValue,
@@ -14,16 +14,23 @@ import { waitForChange } from '../change-hub.js';
 import type { ServerDeps } from '../deps.js';
 import type { Gateway } from '../gateway.js';
 import { HttpError, timeoutError } from '../http-error.js';
-import { queryInt, queryOptInt } from '../query.js';
 import { deadlineOf } from '../request-context.js';
-import { bodySchemas, listQuery, nameParams, readQuery, watchQuery } from '../schemas.js';
+import * as R from '../response-schemas.js';
+import { routeSchema } from '../route-schema.js';
+import {
+  LIST_LIMIT_DEFAULT,
+  LONG_POLL_MS_DEFAULT,
+  nameParams,
+  readQuery,
+  type AppSchemas,
+} from '../schemas.js';
 
+/** What every route plugin gets: the dependencies, the gateway and the app's request schemas. */
 export interface RoutePluginOptions {
   readonly deps: ServerDeps;
   readonly gateway: Gateway;
+  readonly schemas: AppSchemas;
 }
-
-type NameParams = Static<typeof nameParams>;
 
 /** 200 body of acquire and renew. */
 function grantBody(g: LeaseGrant): {
@@ -35,7 +42,7 @@ function grantBody(g: LeaseGrant): {
   return { name: g.name, holder: g.holder, fencingToken: g.fencingToken, ttlMs: g.ttlMs };
 }
 
-function viewBody(v: LeaseView): Record<string, unknown> {
+function viewBody(v: LeaseView) {
   return {
     name: v.name,
     holder: v.holder,
@@ -45,10 +52,10 @@ function viewBody(v: LeaseView): Record<string, unknown> {
   };
 }
 
-export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions): Promise<void> {
+export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
   const { deps, gateway: gw } = opts;
   const { raft, coord, hub, config } = deps;
-  const S = bodySchemas(config.limits);
+  const { headers: H, body: B, query: Q } = opts.schemas;
   const nowMs = (): number => Math.floor(raft.status().clusterTimeMs);
 
   /** 409 held with the current holder (or lock-delay) — the answer of a wait that ran out. */
@@ -126,10 +133,26 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
 
   app.post(
     '/v1/leases/:name/acquire',
-    { schema: { tags: ['leases'], params: nameParams, body: S.acquire } },
-    async (request, reply: FastifyReply) => {
-      const { name } = request.params as NameParams;
-      const b = request.body as Static<typeof S.acquire>;
+    {
+      schema: routeSchema(
+        {
+          tags: ['leases'],
+          summary: 'Acquire a lease',
+          description:
+            'Grants the lease to holder with a new fencing token, or renews it when holder already holds it. ' +
+            'With waitMs > 0 a held lease queues the caller FIFO until granted or waitMs passes (then 409 held). ' +
+            'lockDelayMs keeps an expired lease unavailable for that long; maxHoldMs caps the total hold time.',
+          params: nameParams,
+          body: B.acquire,
+          response: { 200: R.grant },
+          errors: R.WRITE_ERRORS,
+        },
+        H,
+      ),
+    },
+    async (request, reply) => {
+      const { name } = request.params;
+      const b = request.body;
       const waitMs = b.waitMs ?? 0;
       return gw.onLeader(request, reply, waitMs, async () => {
         const { value } = await gw.write<LeaseAcquireValue>(request, {
@@ -149,10 +172,24 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
 
   app.post(
     '/v1/leases/:name/renew',
-    { schema: { tags: ['leases'], params: nameParams, body: S.leaseGrant } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['leases'],
+          summary: 'Renew a lease',
+          description:
+            'Restarts the ttl of the grant named by holder and fencingToken. 409 not_holder or lease_expired when that grant is gone.',
+          params: nameParams,
+          body: B.leaseGrant,
+          response: { 200: R.grant },
+          errors: R.WRITE_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { name } = request.params as NameParams;
-      const b = request.body as Static<typeof S.leaseGrant>;
+      const { name } = request.params;
+      const b = request.body;
       return gw.onLeader(request, reply, 0, async () => {
         const { value } = await gw.write<LeaseGrant>(request, {
           type: 'lease.renew',
@@ -167,10 +204,24 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
 
   app.post(
     '/v1/leases/:name/release',
-    { schema: { tags: ['leases'], params: nameParams, body: S.leaseGrant } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['leases'],
+          summary: 'Release a lease',
+          description:
+            'Ends the grant named by holder and fencingToken; the next waiter (if any) is granted with a higher token.',
+          params: nameParams,
+          body: B.leaseGrant,
+          response: { 200: R.released },
+          errors: R.WRITE_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { name } = request.params as NameParams;
-      const b = request.body as Static<typeof S.leaseGrant>;
+      const { name } = request.params;
+      const b = request.body;
       return gw.onLeader(request, reply, 0, async () => {
         await gw.write(request, {
           type: 'lease.release',
@@ -178,17 +229,31 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
           holder: b.holder,
           fencingToken: b.fencingToken,
         });
-        return { name, released: true };
+        return { name, released: true as const };
       });
     },
   );
 
   app.get(
     '/v1/leases/:name',
-    { schema: { tags: ['leases'], params: nameParams, querystring: readQuery } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['leases'],
+          summary: 'Get a lease',
+          description: 'The live grant of the lease with its remaining time; 404 when not held.',
+          params: nameParams,
+          querystring: readQuery,
+          response: { 200: R.leaseView },
+          errors: [...R.READ_ERRORS, 404],
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { name } = request.params as NameParams;
-      return gw.read(request, reply, 0, (t) => {
+      const { name } = request.params;
+      const read = { consistency: request.query.consistency, extraMs: 0 };
+      return gw.read(request, reply, read, (t) => {
         const v = coord.getLease(name, t);
         if (!v) throw new HttpError('not_found', `lease ${name} is not held`);
         return viewBody(v);
@@ -198,11 +263,24 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
 
   app.get(
     '/v1/leases',
-    { schema: { tags: ['leases'], querystring: listQuery } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['leases'],
+          summary: 'List leases',
+          description:
+            'Live leases in name order, optionally only those whose name starts with prefix.',
+          querystring: Q.list,
+          response: { 200: R.leaseList },
+          errors: R.READ_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const q = request.query as Static<typeof listQuery>;
-      const limit = queryInt(q.limit, 'query.limit', 100, 1, 1000);
-      return gw.read(request, reply, 0, (t) => ({
+      const q = request.query;
+      const limit = q.limit ?? LIST_LIMIT_DEFAULT;
+      return gw.read(request, reply, { consistency: q.consistency, extraMs: 0 }, (t) => ({
         leases: coord.listLeases(q.prefix ?? '', limit, t).map(viewBody),
       }));
     },
@@ -210,15 +288,29 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
 
   app.get(
     '/v1/leases/:name/watch',
-    { schema: { tags: ['leases'], params: nameParams, querystring: watchQuery } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['leases'],
+          summary: 'Watch a lease (long-poll)',
+          description:
+            'Answers when the grant differs from afterToken (default: the grant at arrival) or timeoutMs passes (changed: false).',
+          params: nameParams,
+          querystring: Q.watch,
+          response: { 200: R.leaseWatch },
+          errors: R.READ_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { name } = request.params as NameParams;
-      const q = request.query as Static<typeof watchQuery>;
-      const timeoutMs = queryInt(q.timeoutMs, 'query.timeoutMs', 30_000, 0, config.longPollMsMax);
-      const afterToken = queryOptInt(q.afterToken, 'query.afterToken', 0, Number.MAX_SAFE_INTEGER);
-      return gw.read(request, reply, timeoutMs, async () => {
+      const { name } = request.params;
+      const q = request.query;
+      const timeoutMs = q.timeoutMs ?? LONG_POLL_MS_DEFAULT;
+      const read = { consistency: q.consistency, extraMs: timeoutMs };
+      return gw.read(request, reply, read, async () => {
         const tokenNow = (): number => coord.getLease(name, nowMs())?.fencingToken ?? 0;
-        const baseline = afterToken ?? tokenNow();
+        const baseline = q.afterToken ?? tokenNow();
         const changed = await waitForChange(
           hub,
           `lease:${name}`,
@@ -233,4 +325,4 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
       });
     },
   );
-}
+};
