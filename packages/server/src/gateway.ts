@@ -3,6 +3,7 @@
  * to the leader, or answer 503 `no_leader`. Writes become a CommandEnvelope proposed through Raft
  * with the request's deadline; state-machine errors become HttpErrors with the catalog status.
  */
+import assert from 'node:assert/strict';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   checkEnvelopeShape,
@@ -123,18 +124,31 @@ export class Gateway {
               ),
             },
     };
+    const left = remainingMs(ctx);
+    if (left <= 0) throw timeoutError();
+    return this.#submit(envelope, left);
+  }
+
+  /**
+   * Propose a command of the server itself, outside any client request (e.g. withdrawing an
+   * abandoned lease waiter): no idempotency key, `timeoutMs` as its deadline. Same checks and
+   * metrics as a client's proposal.
+   */
+  proposeDetached(command: Command, timeoutMs: number): Promise<Committed> {
+    return this.#submit({ v: 1, command, idempotency: null }, timeoutMs);
+  }
+
+  /** Check the envelope's shape, propose it within `timeoutMs` (> 0), record the latency. */
+  async #submit(envelope: CommandEnvelope, timeoutMs: number): Promise<Committed> {
+    assert(timeoutMs > 0, `a proposal deadline must be positive, got ${timeoutMs} ms`);
     // Validate once at the gateway: an envelope the replicas would refuse never reaches the log.
     const shapeError = checkEnvelopeShape(envelope);
     if (shapeError)
       throw new HttpError(shapeError.code, shapeError.message, { ...(shapeError.details ?? {}) });
-    const left = remainingMs(ctx);
-    if (left <= 0) throw timeoutError();
     const t0 = performance.now();
-    const applied = await this.#d.raft.propose(this.#d.encodeEnvelope(envelope), {
-      timeoutMs: left,
-    });
+    const applied = await this.#d.raft.propose(this.#d.encodeEnvelope(envelope), { timeoutMs });
     this.#d.metrics.proposalSeconds.observe(
-      { type: command.type },
+      { type: envelope.command.type },
       (performance.now() - t0) / 1000,
     );
     return {
@@ -182,6 +196,11 @@ export class Gateway {
     const left = remainingMs(ctx);
     const leaderBudgetMs = Math.floor(left - FORWARD_HOP_MARGIN_MS);
     if (leaderBudgetMs < 1) throw timeoutError();
+    // One hop at most: a forwarded request never reaches this point, and never to ourselves.
+    assert(
+      !ctx.forwarded && target !== self,
+      'a request is forwarded at most once, to another node',
+    );
     let res;
     try {
       res = await this.#d.forwarder.forward(

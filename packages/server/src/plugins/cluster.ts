@@ -3,6 +3,7 @@
  * /metrics; plus the read-only debug route /v1/cluster/state (this replica's applied index and
  * state hash, for replica comparison in chaos tests, FAILURE-SCENARIOS BC-25).
  */
+import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { HttpError, noLeader } from '../http-error.js';
@@ -149,6 +150,7 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
   );
   app.get('/readyz', { schema: readyzSchema }, async () => {
     const s = raft.status();
+    assert(s.appliedIndex <= s.commitIndex, 'a node applies only committed entries');
     if (s.leaderId === null) throw noLeader('not ready: no leader known');
     if (s.appliedIndex < s.commitIndex) {
       throw new HttpError(

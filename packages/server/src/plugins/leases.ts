@@ -2,19 +2,12 @@
  * Lease routes (docs/api.md, Leases): acquire (with FIFO waits), renew, release, get, list, watch.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
-import type {
-  Command,
-  LeaseAcquireValue,
-  LeaseGrant,
-  LeaseView,
-  WaiterOutcome,
-} from '@tenure/coord-state';
+import type { LeaseAcquireValue, LeaseGrant, LeaseView } from '@tenure/coord-state';
 import { waitForChange } from '../change-hub.js';
 import type { ServerDeps } from '../deps.js';
 import type { Gateway } from '../gateway.js';
-import { HttpError, timeoutError } from '../http-error.js';
-import { deadlineOf } from '../request-context.js';
+import { HttpError } from '../http-error.js';
+import { LeaseWaits } from '../lease-waits.js';
 import * as R from '../response-schemas.js';
 import { routeSchema } from '../route-schema.js';
 import {
@@ -54,82 +47,11 @@ function viewBody(v: LeaseView) {
 
 export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
   const { deps, gateway: gw } = opts;
-  const { raft, coord, hub, config } = deps;
+  const { raft, coord, hub } = deps;
   const { headers: H, body: B, query: Q } = opts.schemas;
   const nowMs = (): number => Math.floor(raft.status().clusterTimeMs);
 
-  /** 409 held with the current holder (or lock-delay) — the answer of a wait that ran out. */
-  const heldError = (name: string): HttpError => {
-    const t = nowMs();
-    const delay = coord.lockDelayRemainingMs(name, t);
-    const holder = coord.getLease(name, t)?.holder ?? null;
-    return new HttpError(
-      'held',
-      `lease ${name} is held`,
-      delay > 0 && holder === null ? { holder, lockDelayRemainingMs: delay } : { holder },
-    );
-  };
-
-  /**
-   * BC-27: the client of a waiting acquire went away. Withdraw its waiter; if it was granted in the
-   * meantime (nobody will ever use that grant), release the grant. Best effort, leader only.
-   */
-  const withdraw = (name: string, holder: string, waiterId: number): void => {
-    const propose = (command: Command) =>
-      raft.propose(deps.encodeEnvelope({ v: 1, command, idempotency: null }), {
-        timeoutMs: config.requestTimeoutMsDefault,
-      });
-    if (raft.status().role !== 'leader') return;
-    propose({ type: 'lease.cancelWait', name, holder, waiterId })
-      .then(() => {
-        const o = coord.waiterOutcome(name, waiterId);
-        const live = coord.getLease(name, nowMs());
-        if (o.kind === 'granted' && live !== null && live.fencingToken === o.fencingToken) {
-          return propose({ type: 'lease.release', name, holder, fencingToken: o.fencingToken });
-        }
-        return undefined;
-      })
-      .catch((err: unknown) =>
-        deps.logger.debug({ err, name, waiterId }, 'withdrawing an abandoned waiter failed'),
-      );
-  };
-
-  /** Wait for a queued waiter's fate (granted / timed out); withdraw it if the client goes away. */
-  const awaitWaiter = async (
-    request: FastifyRequest,
-    name: string,
-    holder: string,
-    waiterId: number,
-    waitMs: number,
-  ) => {
-    const ctx = request.tenure;
-    const settled = (): WaiterOutcome | null => {
-      const o = coord.waiterOutcome(name, waiterId);
-      return o.kind === 'pending' ? null : o;
-    };
-    const outcome = await waitForChange(
-      hub,
-      `lease:${name}`,
-      settled,
-      deadlineOf(ctx, waitMs),
-      ctx.signal,
-    );
-    if (outcome === null) {
-      if (ctx.signal.aborted) withdraw(name, holder, waiterId);
-      throw timeoutError('the wait did not settle within the deadline; outcome unknown');
-    }
-    switch (outcome.kind) {
-      case 'granted':
-        return grantBody(outcome);
-      case 'timed_out':
-      case 'cancelled':
-        throw heldError(name);
-      case 'unknown':
-        throw timeoutError('the waiter is no longer known; outcome unknown');
-      default:
-        throw timeoutError();
-    }
-  };
+  const waits = new LeaseWaits(deps, gw);
 
   app.post(
     '/v1/leases/:name/acquire',
@@ -165,7 +87,8 @@ export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
           maxHoldMs: b.maxHoldMs ?? null,
         });
         if (value.kind === 'granted') return grantBody(value);
-        return awaitWaiter(request, name, b.holder, value.waiterId, waitMs);
+        const queued = { name, holder: b.holder, waiterId: value.waiterId, waitMs };
+        return grantBody(await waits.settle(request, queued));
       });
     },
   );
