@@ -1,6 +1,7 @@
 /**
  * The closed catalog of stable error codes (SPEC §3 Errors), shared by state machine, server and
- * client. The HTTP status for each code lives here so server and client agree.
+ * client. The HTTP status for each code lives here so server and client agree. `internal` (500) is
+ * the one code of a server bug that is not a failed assertion (those stop the process instead).
  */
 export const ERROR_HTTP_STATUS = {
   invalid_argument: 400,
@@ -19,6 +20,7 @@ export const ERROR_HTTP_STATUS = {
   resource_exhausted: 429,
   no_leader: 503,
   timeout: 504,
+  internal: 500,
 } as const;
 
 /** One of the stable error codes of SPEC §3. */

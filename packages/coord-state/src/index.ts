@@ -24,8 +24,22 @@ export type { EndedGrant, GrantEndReason } from './history.js';
 export {
   checkEnvelopeShape,
   checkCommandRanges,
-  isJsonValue,
-  isWellFormedString,
   jsonSizeBytes,
   IDEMPOTENCY_KEY_CHARS_MAX,
 } from './validate.js';
+export {
+  NAME_RULE,
+  NAME_PREFIX_RULE,
+  PRINTABLE_RULE,
+  NODE_ID_RULE,
+  JSON_DEPTH_MAX,
+  isName,
+  isPrintableId,
+  isNodeId,
+  isWellFormedString,
+  isJsonValue,
+  findJsonValueProblem,
+  type StringRule,
+  type JsonPath,
+  type JsonValueProblem,
+} from './input-rules.js';

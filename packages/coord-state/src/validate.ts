@@ -4,8 +4,9 @@
  * `checkCommandRanges` checks SPEC §3 names and ranges against the configured limits. Both return
  * an `invalid_argument` StateError whose message and `details.field` name the field, or null.
  */
-import type { Command, CommandEnvelope, JsonValue } from './api.js';
+import type { Command, JsonValue } from './api.js';
 import type { StateError } from './errors.js';
+import { isJsonValue, isName, isPrintableId, NAME_RULE, PRINTABLE_RULE } from './input-rules.js';
 import type { CoordLimitsFull } from './limits.js';
 import {
   checkPrimitiveRanges,
@@ -13,32 +14,12 @@ import {
   isPrimitiveCommandType,
 } from './validate-primitives.js';
 
-/** SPEC §3 names: 1–200 bytes of [A-Za-z0-9._:-], starting with a letter or digit. */
-const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
-/**
- * A lone UTF-16 surrogate (not well-formed Unicode). msgpackr/UTF-8 would turn it into U+FFFD, so
- * distinct strings would collapse into one after encoding (SPEC §1.3: two holders, one grant).
- * (`String.prototype.isWellFormed` is Node 20 but not in the ES2023 lib typings.)
- */
-const LONE_SURROGATE_RE = /\p{Cs}/u;
-/** Control characters (Unicode category Cc: U+0000–U+001F, U+007F–U+009F) or lone surrogates. */
-const NOT_PRINTABLE_RE = /[\p{Cc}\p{Cs}]/u;
+export { isJsonValue, isWellFormedString, JSON_DEPTH_MAX } from './input-rules.js';
 
-/** True iff `s` is well-formed Unicode (no lone surrogates), i.e. survives UTF-8 unchanged. */
-export function isWellFormedString(s: string): boolean {
-  return !LONE_SURROGATE_RE.test(s);
-}
-
-/** SPEC §3 holder/candidate: 1–200 printable characters (no control characters, no lone surrogates). */
-function isHolder(v: unknown): boolean {
-  return typeof v === 'string' && v.length >= 1 && v.length <= 200 && !NOT_PRINTABLE_RE.test(v);
-}
 /** Idempotency keys: SPEC §3, ≤ 128 characters. */
 export const IDEMPOTENCY_KEY_CHARS_MAX = 128;
 /** Fingerprints are server hashes; bounded so records stay small. */
 export const FINGERPRINT_CHARS_MAX = 256;
-/** Nesting bound for JSON values (keeps validation iterative-safe). */
-export const JSON_DEPTH_MAX = 64;
 
 /** The field kinds of the command tables (shared with validate-primitives.ts). */
 export type FieldKind = 'name' | 'holder' | 'int' | 'intOrNull' | 'json' | 'fence';
@@ -119,26 +100,6 @@ function isNonNegativeInt(x: unknown): x is number {
   return typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
 }
 
-/**
- * True iff `x` is a plain JSON value (finite numbers, plain objects/arrays) nested ≤ JSON_DEPTH_MAX
- * whose strings and keys are well-formed Unicode (a lone surrogate would change in encoding) and
- * with no `__proto__` key (it would set a prototype when a decoder assigns it).
- */
-export function isJsonValue(x: unknown, depth = 0): x is JsonValue {
-  if (x === null || typeof x === 'boolean') return true;
-  if (typeof x === 'string') return isWellFormedString(x);
-  if (typeof x === 'number') return Number.isFinite(x);
-  if (depth >= JSON_DEPTH_MAX) return false;
-  if (Array.isArray(x)) return x.every((v) => isJsonValue(v, depth + 1));
-  if (typeof x !== 'object') return false;
-  const proto: unknown = Object.getPrototypeOf(x);
-  if (proto !== Object.prototype && proto !== null) return false;
-  for (const [k, v] of Object.entries(x as Record<string, unknown>)) {
-    if (k === '__proto__' || !isWellFormedString(k) || !isJsonValue(v, depth + 1)) return false;
-  }
-  return true;
-}
-
 /** UTF-8 size of the JSON text of `value` (the size SPEC §3 limits). */
 export function jsonSizeBytes(value: JsonValue): number {
   return Buffer.byteLength(JSON.stringify(value), 'utf8');
@@ -153,19 +114,9 @@ export function checkField(
   const v = obj[field];
   switch (kind) {
     case 'name':
-      return typeof v === 'string' && NAME_RE.test(v)
-        ? null
-        : invalidArgument(
-            field,
-            'must be 1–200 characters of [A-Za-z0-9._:-] starting with a letter or digit',
-          );
+      return isName(v) ? null : invalidArgument(field, NAME_RULE.problem);
     case 'holder':
-      return isHolder(v)
-        ? null
-        : invalidArgument(
-            field,
-            'must be 1–200 printable characters (no control characters or lone surrogates)',
-          );
+      return isPrintableId(v) ? null : invalidArgument(field, PRINTABLE_RULE.problem);
     case 'int':
       return isNonNegativeInt(v) ? null : invalidArgument(field, 'must be a non-negative integer');
     case 'intOrNull':
@@ -193,9 +144,7 @@ function checkFence(v: unknown): StateError | null {
     return invalidArgument('fence', 'must name exactly one of lease, election or semaphore');
   const field = named[0]!;
   const name = v[field];
-  return typeof name === 'string' && NAME_RE.test(name)
-    ? null
-    : invalidArgument(`fence.${field}`, 'must be a valid name');
+  return isName(name) ? null : invalidArgument(`fence.${field}`, 'must be a valid name');
 }
 
 /** Structure and types of an envelope (v, command.type, every field, idempotency). Null if fine. */
@@ -266,9 +215,4 @@ export function checkCommandRanges(cmd: Command, limits: CoordLimitsFull): State
     default:
       return checkPrimitiveRanges(cmd, limits);
   }
-}
-
-/** Shape check narrowing `x` to a CommandEnvelope. */
-export function isCommandEnvelope(x: unknown): x is CommandEnvelope {
-  return checkEnvelopeShape(x) === null;
 }

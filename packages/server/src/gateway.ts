@@ -3,6 +3,7 @@
  * to the leader, or answer 503 `no_leader`. Writes become a CommandEnvelope proposed through Raft
  * with the request's deadline; state-machine errors become HttpErrors with the catalog status.
  */
+import assert from 'node:assert/strict';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   checkEnvelopeShape,
@@ -15,6 +16,7 @@ import type { ServerDeps } from './deps.js';
 import { HttpError, noLeader, timeoutError } from './http-error.js';
 import { notLeaderHint } from './raft-errors.js';
 import { remainingMs } from './request-context.js';
+import type { Consistency } from './schemas.js';
 
 /** A committed command's result with its log position. */
 export interface Committed {
@@ -29,9 +31,6 @@ export interface Committed {
  */
 export const FORWARD_HOP_MARGIN_MS = 50;
 
-/** Marker returned when the response was already sent (forwarded). */
-export const SENT = Symbol('sent');
-
 export class Gateway {
   readonly #d: ServerDeps;
 
@@ -43,13 +42,14 @@ export class Gateway {
    * Run `fn` on the leader; on a follower (or when `fn` throws not_leader, meaning nothing was
    * applied) forward the request to the leader. `extraMs` is the waiting time the request may
    * take on top of its base deadline (waitMs / timeoutMs), used for the forwarding timeout.
+   * Resolves to `fn`'s answer, or to undefined once the leader's answer has been sent.
    */
   async onLeader<T>(
     request: FastifyRequest,
     reply: FastifyReply,
     extraMs: number,
     fn: () => Promise<T>,
-  ): Promise<T | FastifyReply> {
+  ): Promise<T | undefined> {
     const status = this.#d.raft.status();
     if (status.role === 'leader') {
       try {
@@ -72,19 +72,19 @@ export class Gateway {
   /**
    * A linearizable read (ReadIndex on the leader, §6.4), or a local stale read when the query says
    * `consistency=stale` (header Tenure-Stale: true). `fn` gets the cluster time to judge expiry by.
+   * `extraMs` as for `onLeader`; resolves to undefined once a forwarded answer has been sent.
    */
   async read<T>(
     request: FastifyRequest,
     reply: FastifyReply,
-    extraMs: number,
+    read: { readonly consistency: Consistency; readonly extraMs: number },
     fn: (nowMs: number) => T | Promise<T>,
-  ): Promise<T | FastifyReply> {
-    const q = request.query as { consistency?: string } | undefined;
-    if (q?.consistency === 'stale') {
+  ): Promise<T | undefined> {
+    if (read.consistency === 'stale') {
       void reply.header('tenure-stale', 'true');
       return fn(this.#staleNowMs());
     }
-    return this.onLeader(request, reply, extraMs, async () => {
+    return this.onLeader(request, reply, read.extraMs, async () => {
       const left = remainingMs(request.tenure);
       if (left <= 0) throw timeoutError('deadline passed before the read barrier');
       await this.#d.raft.readBarrier({ timeoutMs: left });
@@ -124,18 +124,31 @@ export class Gateway {
               ),
             },
     };
+    const left = remainingMs(ctx);
+    if (left <= 0) throw timeoutError();
+    return this.#submit(envelope, left);
+  }
+
+  /**
+   * Propose a command of the server itself, outside any client request (e.g. withdrawing an
+   * abandoned lease waiter): no idempotency key, `timeoutMs` as its deadline. Same checks and
+   * metrics as a client's proposal.
+   */
+  proposeDetached(command: Command, timeoutMs: number): Promise<Committed> {
+    return this.#submit({ v: 1, command, idempotency: null }, timeoutMs);
+  }
+
+  /** Check the envelope's shape, propose it within `timeoutMs` (> 0), record the latency. */
+  async #submit(envelope: CommandEnvelope, timeoutMs: number): Promise<Committed> {
+    assert(timeoutMs > 0, `a proposal deadline must be positive, got ${timeoutMs} ms`);
     // Validate once at the gateway: an envelope the replicas would refuse never reaches the log.
     const shapeError = checkEnvelopeShape(envelope);
     if (shapeError)
       throw new HttpError(shapeError.code, shapeError.message, { ...(shapeError.details ?? {}) });
-    const left = remainingMs(ctx);
-    if (left <= 0) throw timeoutError();
     const t0 = performance.now();
-    const applied = await this.#d.raft.propose(this.#d.encodeEnvelope(envelope), {
-      timeoutMs: left,
-    });
+    const applied = await this.#d.raft.propose(this.#d.encodeEnvelope(envelope), { timeoutMs });
     this.#d.metrics.proposalSeconds.observe(
-      { type: command.type },
+      { type: envelope.command.type },
       (performance.now() - t0) / 1000,
     );
     return {
@@ -157,7 +170,7 @@ export class Gateway {
     leaderId: string | null,
     extraMs: number,
     fn: () => Promise<T>,
-  ): Promise<T | FastifyReply> {
+  ): Promise<T | undefined> {
     const ctx = request.tenure;
     const self = this.#d.config.nodeId;
     if (ctx.forwarded)
@@ -183,6 +196,11 @@ export class Gateway {
     const left = remainingMs(ctx);
     const leaderBudgetMs = Math.floor(left - FORWARD_HOP_MARGIN_MS);
     if (leaderBudgetMs < 1) throw timeoutError();
+    // One hop at most: a forwarded request never reaches this point, and never to ourselves.
+    assert(
+      !ctx.forwarded && target !== self,
+      'a request is forwarded at most once, to another node',
+    );
     let res;
     try {
       res = await this.#d.forwarder.forward(
@@ -207,8 +225,10 @@ export class Gateway {
       throw noLeader(`leader ${target} is unreachable`);
     }
     this.#d.metrics.forwarded.inc();
-    void reply.code(res.statusCode).headers(res.headers);
-    return reply.send(res.body);
+    // The leader's JSON text is sent as is (a string with a JSON content type is not serialized
+    // again); awaiting the reply waits until it is written, so the handler's undefined is no answer.
+    await reply.code(res.statusCode).headers(res.headers).send(res.body);
+    return undefined;
   }
 
   #awaitLeader(waitMs: number, signal: AbortSignal): Promise<string | null> {

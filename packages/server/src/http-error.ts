@@ -1,5 +1,5 @@
 /**
- * The server's coded operating error: a SPEC §3 error code, its HTTP status (from the shared
+ * The server's coded operating error: a catalog error code, its HTTP status (from the shared
  * catalog in coord-state), a message naming the field or cause, and extra JSON details.
  * The error handler renders it as `{"error": {"code", "message", ...details}}`.
  */
@@ -37,16 +37,21 @@ export function noLeader(message = 'no leader is known; retry shortly'): HttpErr
   return new HttpError('no_leader', message, {}, { 'retry-after': '1' });
 }
 
-/** 504 timeout: the outcome is unknown (SPEC §3 Deadlines). */
+/** 504 timeout: the outcome is unknown (docs/api.md, Deadlines). */
 export function timeoutError(
   message = 'not known to be committed within the deadline; outcome unknown, retry with the same Idempotency-Key',
 ): HttpError {
   return new HttpError('timeout', message);
 }
 
-/** The JSON error body of SPEC §3. */
+/** 500 internal: a bug that is not a failed assertion (those stop the process instead). */
+export function internalError(): HttpError {
+  return new HttpError('internal', 'internal error');
+}
+
+/** The JSON error body `{"error": {"code", "message", ...details}}` (docs/api.md, Errors). */
 export function errorBody(
-  code: string,
+  code: ErrorCode,
   message: string,
   details: Readonly<Record<string, unknown>> = {},
 ): { error: Record<string, unknown> } {

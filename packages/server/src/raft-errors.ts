@@ -1,6 +1,7 @@
 /**
- * Classify errors from the Raft runtime by their stable `code` (packages/raft/src/errors.ts), so
- * the server works with any RaftNodeApi implementation (real node or the in-process test fake).
+ * Recognise Raft's `not_leader` by its stable `code` (packages/raft/src/errors.ts), so the gateway
+ * works with any RaftNodeApi implementation (real node or the in-process test fake). The mapping of
+ * every Raft code to an HTTP answer is a table in error-tables.ts.
  */
 
 /** `not_leader`: nothing was applied; `leaderHint` names the believed leader or null. */
@@ -14,22 +15,4 @@ export function notLeaderHint(err: unknown): { leaderHint: string | null } | nul
     return { leaderHint: typeof hint === 'string' ? hint : null };
   }
   return null;
-}
-
-/** The error's stable code when it is a Raft operating error, else null. */
-export function raftErrorCode(
-  err: unknown,
-): 'not_leader' | 'timeout' | 'stopped' | 'resource_exhausted' | 'storage_identity' | null {
-  if (typeof err !== 'object' || err === null) return null;
-  const code = (err as { code?: unknown }).code;
-  switch (code) {
-    case 'not_leader':
-    case 'timeout':
-    case 'stopped':
-    case 'resource_exhausted':
-    case 'storage_identity':
-      return code;
-    default:
-      return null;
-  }
 }

@@ -1,80 +1,124 @@
 /**
- * JSON schemas (TypeBox) of every SPEC §3 route: params, query strings and bodies. Bodies are
- * strict (no coercion, no unknown fields); query strings arrive as text, so numeric query fields
- * are digit-string patterns parsed by the routes. Ranges come from the configured limits.
+ * Request schemas (TypeBox) of every route: params, query strings, bodies and headers, built from
+ * coord-state's input rules and the configured limits (docs/api.md). Bodies and params are strict
+ * (no coercion, no unknown fields: `"1000"` is not a number); query strings and headers arrive as
+ * text, so the validator coerces them (validator.ts) and their numeric fields are integer schemas
+ * with the accepted range.
  */
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  IDEMPOTENCY_KEY_CHARS_MAX,
+  NAME_PREFIX_RULE,
+  NAME_RULE,
+  NODE_ID_RULE,
+  PRINTABLE_RULE,
+} from '@tenure/coord-state';
 import type { LimitsConfig } from './config.js';
 
-/** SPEC §3 names: 1–200 bytes of [A-Za-z0-9._:-], starting with a letter or digit. */
-export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$';
-/**
- * holder / candidate: 1–200 printable characters (SPEC §3): no control characters (Unicode Cc) and
- * no lone UTF-16 surrogates (Cs), which are not well-formed Unicode and would be encoded as U+FFFD,
- * collapsing distinct holders into one (SPEC §1.3). Ajv compiles patterns with the `u` flag.
- */
-export const PRINTABLE_PATTERN = '^[^\\p{Cc}\\p{Cs}]{1,200}$';
-const DIGITS = '^[0-9]{1,15}$';
+/** Default long-poll `timeoutMs` of watch/observe, ms. */
+export const LONG_POLL_MS_DEFAULT = 30_000;
+/** Default and largest `limit` of a listing. */
+export const LIST_LIMIT_DEFAULT = 100;
+export const LIST_LIMIT_MAX = 1000;
+/** Largest `maxHoldMs` of an acquire: one year, ms. */
+export const MAX_HOLD_MS_MAX = 31_536_000_000;
+
+const strict = { additionalProperties: false } as const;
 
 const name = (description: string) =>
-  Type.String({ pattern: NAME_PATTERN, maxLength: 200, description });
+  Type.String({ pattern: NAME_RULE.pattern, maxLength: NAME_RULE.charsMax, description });
 const printable = (description: string) =>
-  Type.String({ pattern: PRINTABLE_PATTERN, minLength: 1, maxLength: 200, description });
-const token = Type.Integer({
-  minimum: 0,
-  maximum: Number.MAX_SAFE_INTEGER,
-  description: 'fencing token',
-});
-const strict = { additionalProperties: false } as const;
+  Type.String({
+    pattern: PRINTABLE_RULE.pattern,
+    minLength: 1,
+    maxLength: PRINTABLE_RULE.charsMax,
+    description,
+  });
+const token = (description = 'fencing token') =>
+  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
+const revision = (description: string) =>
+  Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
+const jsonValue = (description: string) => Type.Unknown({ description });
 
 export const nameParams = Type.Object({ name: name('lease name') }, strict);
 export const groupParams = Type.Object({ group: name('election group') }, strict);
 export const keyParams = Type.Object({ key: name('KV key') }, strict);
 
+/** Query string of a route that takes none: every parameter is an unknown field. */
+export const noQuery = Type.Object({}, strict);
+
 const consistency = Type.Optional(
   Type.Union([Type.Literal('linearizable'), Type.Literal('stale')], {
-    description: '`stale` answers locally (header Tenure-Stale: true)',
+    description:
+      'linearizable (default) reads through the leader; stale answers locally with header Tenure-Stale: true',
   }),
 );
-const digits = (description: string) =>
-  Type.Optional(Type.String({ pattern: DIGITS, description }));
-
 export const readQuery = Type.Object({ consistency }, strict);
-export const listQuery = Type.Object(
-  {
-    prefix: Type.Optional(
-      Type.String({ pattern: '^[A-Za-z0-9._:-]{0,200}$', description: 'name prefix' }),
+export type Consistency = Static<typeof readQuery>['consistency'];
+
+/** Query schemas of listings and long-polls; `longPollMsMax` bounds `timeoutMs`. */
+export function querySchemas(longPollMsMax: number) {
+  const timeoutMs = Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: longPollMsMax,
+      default: LONG_POLL_MS_DEFAULT,
+      description: 'long-poll timeout, ms',
+    }),
+  );
+  return {
+    list: Type.Object(
+      {
+        prefix: Type.Optional(
+          Type.String({
+            pattern: NAME_PREFIX_RULE.pattern,
+            maxLength: NAME_PREFIX_RULE.charsMax,
+            description: 'only names starting with this prefix',
+          }),
+        ),
+        limit: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            maximum: LIST_LIMIT_MAX,
+            default: LIST_LIMIT_DEFAULT,
+            description: 'most leases returned',
+          }),
+        ),
+        consistency,
+      },
+      strict,
     ),
-    limit: digits('max leases returned (1..1000, default 100)'),
-    consistency,
-  },
-  strict,
-);
-export const watchQuery = Type.Object(
-  {
-    afterToken: digits(
-      'answer when the grant differs from this token (0 = no grant); default: the grant at arrival',
+    watch: Type.Object(
+      {
+        afterToken: Type.Optional(
+          token(
+            'answer when the grant differs from this token (0 = no grant); default: the grant at arrival',
+          ),
+        ),
+        timeoutMs,
+        consistency,
+      },
+      strict,
     ),
-    timeoutMs: digits('long-poll timeout (≤ 60000, default 30000)'),
-    consistency,
-  },
-  strict,
-);
-export const observeQuery = Type.Object(
-  {
-    afterToken: digits('answer when the leader token differs (0 = no leader)'),
-    afterRevision: digits('answer when the revision differs; default: the revision at arrival'),
-    timeoutMs: digits('long-poll timeout (≤ 60000, default 30000)'),
-    consistency,
-  },
-  strict,
-);
+    observe: Type.Object(
+      {
+        afterToken: Type.Optional(token('answer when the leader token differs (0 = no leader)')),
+        afterRevision: Type.Optional(
+          revision('answer when the revision differs; default: the revision at arrival'),
+        ),
+        timeoutMs,
+        consistency,
+      },
+      strict,
+    ),
+  };
+}
 
 const fenceRef = Type.Object(
   {
-    lease: Type.Optional(name('lease name')),
-    election: Type.Optional(name('election group')),
-    fencingToken: token,
+    lease: Type.Optional(name('lease name (give exactly one of lease or election)')),
+    election: Type.Optional(name('election group (give exactly one of lease or election)')),
+    fencingToken: token('the token to check'),
   },
   strict,
 );
@@ -87,7 +131,15 @@ export function bodySchemas(limits: LimitsConfig) {
     description: 'time to live, ms',
   });
   const waitMs = Type.Optional(
-    Type.Integer({ minimum: 0, maximum: limits.waitMsMax, description: 'how long to wait, ms' }),
+    Type.Integer({
+      minimum: 0,
+      maximum: limits.waitMsMax,
+      default: 0,
+      description: 'how long to wait, ms',
+    }),
+  );
+  const ifRevision = Type.Optional(
+    revision("write only if the key's revision is this (0: only if the key is absent)"),
   );
   return {
     acquire: Type.Object(
@@ -99,25 +151,26 @@ export function bodySchemas(limits: LimitsConfig) {
           Type.Integer({
             minimum: 0,
             maximum: limits.ttlMsMax,
+            default: 0,
             description: 'lock-delay after expiry, ms',
           }),
         ),
         maxHoldMs: Type.Optional(
           Type.Integer({
             minimum: limits.ttlMsMin,
-            maximum: 31_536_000_000,
+            maximum: MAX_HOLD_MS_MAX,
             description: 'cap on total hold time, ms',
           }),
         ),
       },
       strict,
     ),
-    leaseGrant: Type.Object({ holder: printable('holder id'), fencingToken: token }, strict),
+    leaseGrant: Type.Object({ holder: printable('holder id'), fencingToken: token() }, strict),
     campaign: Type.Object(
       {
         candidate: printable('candidate id'),
         ttlMs,
-        value: Type.Optional(Type.Unknown({ description: 'JSON value' })),
+        value: Type.Optional(jsonValue('JSON value announced while leading')),
         waitMs,
       },
       strict,
@@ -126,33 +179,28 @@ export function bodySchemas(limits: LimitsConfig) {
     proclaim: Type.Object(
       {
         candidate: printable('candidate id'),
-        fencingToken: token,
-        value: Type.Unknown({ description: 'JSON value' }),
+        fencingToken: token('the leader token'),
+        value: jsonValue('new JSON value'),
       },
       strict,
     ),
     fenceCheck: fenceRef,
     kvPut: Type.Object(
       {
-        value: Type.Unknown({ description: 'JSON value' }),
+        value: jsonValue('JSON value'),
         fence: Type.Optional(fenceRef),
-        ifRevision: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
+        ifRevision,
       },
       strict,
     ),
-    kvDelete: Type.Object(
-      {
-        fence: Type.Optional(fenceRef),
-        ifRevision: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })),
-      },
-      strict,
-    ),
+    kvDelete: Type.Object({ fence: Type.Optional(fenceRef), ifRevision }, strict),
     transfer: Type.Object(
       {
         to: Type.Optional(
           Type.String({
-            pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$',
-            description: 'target node id',
+            pattern: NODE_ID_RULE.pattern,
+            maxLength: NODE_ID_RULE.charsMax,
+            description: 'target node id (default: the most caught-up follower)',
           }),
         ),
       },
@@ -161,12 +209,53 @@ export function bodySchemas(limits: LimitsConfig) {
   };
 }
 
-/** Request header schema shared by every route (documented; validated by the request-context hook). */
-export const commonHeaders = Type.Object({
-  'idempotency-key': Type.Optional(
-    Type.String({ maxLength: 128, description: 'at-most-once key (≤ 128 chars)' }),
-  ),
-  'request-timeout-ms': Type.Optional(
-    Type.String({ pattern: DIGITS, description: 'server-side deadline, ms (default 5000)' }),
-  ),
-});
+/** Canonical spelling of the headers of `headerSchema` (header names arrive lower-cased). */
+export const HEADER_NAMES: Readonly<Record<string, string>> = {
+  'idempotency-key': 'Idempotency-Key',
+  'request-timeout-ms': 'Request-Timeout-Ms',
+};
+
+/**
+ * Request headers of every route: `Idempotency-Key` (1–128 characters, at-most-once effects) and
+ * `Request-Timeout-Ms` (the server-side deadline, 1..`requestTimeoutMsMax`). Other headers pass.
+ */
+export function headerSchema(requestTimeoutMsDefault: number, requestTimeoutMsMax: number) {
+  return Type.Object({
+    'idempotency-key': Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: IDEMPOTENCY_KEY_CHARS_MAX,
+        description: `at-most-once key of a write (1-${IDEMPOTENCY_KEY_CHARS_MAX} characters): a repeat within the idempotency window answers the first status and body`,
+      }),
+    ),
+    'request-timeout-ms': Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: requestTimeoutMsMax,
+        default: requestTimeoutMsDefault,
+        description:
+          'server-side deadline, ms; waits and long-polls get their waitMs/timeoutMs on top',
+      }),
+    ),
+  });
+}
+
+/** The header schema's type (numbers after coercion). */
+export type RequestHeaders = Static<ReturnType<typeof headerSchema>>;
+
+/** Every request schema of one app, built once from its configuration. */
+export function appSchemas(config: {
+  readonly limits: LimitsConfig;
+  readonly longPollMsMax: number;
+  readonly requestTimeoutMsDefault: number;
+  readonly requestTimeoutMsMax: number;
+}) {
+  return {
+    headers: headerSchema(config.requestTimeoutMsDefault, config.requestTimeoutMsMax),
+    body: bodySchemas(config.limits),
+    query: querySchemas(config.longPollMsMax),
+  };
+}
+
+/** The request schemas of an app (see appSchemas). */
+export type AppSchemas = ReturnType<typeof appSchemas>;

@@ -1,18 +1,33 @@
 /**
- * Turn Fastify/ajv validation errors into one SPEC §3 `invalid_argument` message that names the
- * field (`body.ttlMs must be an integer between 100 and 3600000`).
+ * Turn Fastify/Ajv validation errors into one `invalid_argument` message that names the field
+ * (`body.ttlMs must be between 100 and 3600000`; docs/api.md, Errors). Fields are `body.…`,
+ * `query.…`, `params.…` or `header <Name>`; a string rule of coord-state states its own problem.
  */
-import { PRINTABLE_PATTERN } from './schemas.js';
+import {
+  NAME_PREFIX_RULE,
+  NAME_RULE,
+  NODE_ID_RULE,
+  PRINTABLE_RULE,
+  type StringRule,
+} from '@tenure/coord-state';
+import { HEADER_NAMES } from './schemas.js';
 
-interface AjvErrorLike {
+/** The shared string rules by pattern: a pattern violation states the rule's problem. */
+const RULES_BY_PATTERN: ReadonlyMap<string, StringRule> = new Map(
+  [NAME_RULE, NAME_PREFIX_RULE, PRINTABLE_RULE, NODE_ID_RULE].map((r) => [r.pattern, r]),
+);
+
+/** The parts of an Ajv error (with `verbose: true`) that a message uses. */
+export interface AjvErrorLike {
   readonly instancePath?: string;
   readonly keyword?: string;
   readonly params?: Record<string, unknown>;
   readonly message?: string;
   readonly parentSchema?: Record<string, unknown>;
+  readonly data?: unknown;
 }
 
-/** Field path like `body.fence.fencingToken` (slashes of the JSON pointer become dots). */
+/** Field of an error: `body.fence.fencingToken`, `query.limit`, `header Request-Timeout-Ms`. */
 function fieldOf(context: string, e: AjvErrorLike): string {
   const path = (e.instancePath ?? '').split('/').filter((s) => s.length > 0);
   const p = e.params ?? {};
@@ -20,58 +35,53 @@ function fieldOf(context: string, e: AjvErrorLike): string {
     path.push(p.missingProperty);
   if (e.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string')
     path.push(p.additionalProperty);
+  if (context === 'headers') return `header ${path.map((h) => HEADER_NAMES[h] ?? h).join('.')}`;
   return [context === 'querystring' ? 'query' : context, ...path].join('.');
 }
 
-/** The field and human message for the first validation error. */
+function rangeProblem(e: AjvErrorLike): string {
+  const s = e.parentSchema ?? {};
+  if (typeof s.minimum === 'number' && typeof s.maximum === 'number')
+    return `must be between ${s.minimum} and ${s.maximum}`;
+  return `must be ${e.keyword === 'minimum' ? '≥' : '≤'} ${String(e.params?.limit)}`;
+}
+
+function patternProblem(e: AjvErrorLike): string {
+  const pattern = String(e.params?.pattern);
+  return RULES_BY_PATTERN.get(pattern)?.problem ?? `has an invalid format (must match ${pattern})`;
+}
+
+function typeProblem(e: AjvErrorLike): string {
+  const type = String(e.params?.type);
+  return `must be ${/^[aeio]/.test(type) ? 'an' : 'a'} ${type}`;
+}
+
+/** Problem text by Ajv keyword. */
+const PROBLEMS: Readonly<Record<string, (e: AjvErrorLike) => string>> = {
+  required: () => 'is required',
+  additionalProperties: () => 'is not allowed (unknown field)',
+  type: typeProblem,
+  minimum: rangeProblem,
+  maximum: rangeProblem,
+  pattern: patternProblem,
+  maxLength: (e) => `must be at most ${String(e.params?.limit)} characters`,
+  minLength: (e) => `must be at least ${String(e.params?.limit)} characters`,
+  anyOf: () => 'has a value that is not allowed',
+  const: () => 'has a value that is not allowed',
+  enum: () => 'has a value that is not allowed',
+};
+
+/** The field and human message for the first validation error of `context` (a request part). */
 export function describeValidation(
   context: string,
   errors: readonly AjvErrorLike[],
 ): { field: string; message: string } {
   const e = errors[0] ?? {};
   const field = fieldOf(context, e);
-  const p = e.params ?? {};
-  const s = e.parentSchema ?? {};
-  let problem: string;
-  switch (e.keyword) {
-    case 'required':
-      problem = 'is required';
-      break;
-    case 'additionalProperties':
-      problem = 'is not allowed (unknown field)';
-      break;
-    case 'type':
-      problem = `must be ${/^[aeio]/.test(String(p.type)) ? 'an' : 'a'} ${String(p.type)}`;
-      break;
-    case 'minimum':
-    case 'maximum':
-      problem =
-        typeof s.minimum === 'number' && typeof s.maximum === 'number'
-          ? `must be between ${s.minimum} and ${s.maximum}`
-          : `must be ${e.keyword === 'minimum' ? '≥' : '≤'} ${String(p.limit)}`;
-      break;
-    case 'pattern':
-      if (String(p.pattern) === PRINTABLE_PATTERN)
-        problem =
-          'must be 1-200 printable characters (no control characters or lone UTF-16 surrogates)';
-      else if (context === 'params')
-        problem = 'must be 1-200 characters of [A-Za-z0-9._:-], starting with a letter or digit';
-      else if (String(p.pattern).startsWith('^[0-9]')) problem = 'must be a non-negative integer';
-      else problem = `has an invalid format (must match ${String(p.pattern)})`;
-      break;
-    case 'maxLength':
-      problem = `must be at most ${String(p.limit)} characters`;
-      break;
-    case 'minLength':
-      problem = `must be at least ${String(p.limit)} characters`;
-      break;
-    case 'anyOf':
-    case 'const':
-    case 'enum':
-      problem = 'has a value that is not allowed';
-      break;
-    default:
-      problem = e.message ?? 'is invalid';
-  }
+  // A query parameter given twice arrives as an array, which no query schema accepts.
+  const repeated = context === 'querystring' && Array.isArray(e.data) && e.instancePath !== '';
+  const problem = repeated
+    ? 'must be given once'
+    : (PROBLEMS[e.keyword ?? '']?.(e) ?? e.message ?? 'is invalid');
   return { field, message: `${field} ${problem}` };
 }

@@ -3,6 +3,7 @@
  * `id=raftHost:port@httpHost:port,...`. Both throw SettingValueError saying what is wrong.
  */
 import { SettingValueError } from './setting.js';
+import { NODE_ID_RULE } from '@tenure/coord-state';
 
 /** One cluster member as given by `--peers id=raftHost:port@httpHost:port`. */
 export interface PeerConfig {
@@ -13,8 +14,8 @@ export interface PeerConfig {
   readonly httpAddress: string;
 }
 
-/** Node ids: letters, digits, `_` and `-`, starting with a letter or digit, at most 64. */
-export const NODE_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+/** Node ids, from the one rule the state machine and the HTTP schemas also use (NODE_ID_RULE). */
+export const NODE_ID_RE = new RegExp(NODE_ID_RULE.pattern, 'u');
 
 /** `host:port` (host a name, IPv4 or [IPv6]; port 0..65535) split into its parts. */
 export function hostPort(text: string): { host: string; port: number } {

@@ -3,23 +3,37 @@
  * /metrics; plus the read-only debug route /v1/cluster/state (this replica's applied index and
  * state hash, for replica comparison in chaos tests, FAILURE-SCENARIOS BC-25).
  */
+import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
-import type { Static } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { HttpError, noLeader } from '../http-error.js';
+import { emptyBodyAsObject } from '../json-body.js';
 import { remainingMs } from '../request-context.js';
-import { bodySchemas } from '../schemas.js';
+import * as R from '../response-schemas.js';
+import { routeSchema } from '../route-schema.js';
 import type { RoutePluginOptions } from './leases.js';
 
 /** SPEC §3 member roles. */
 type MemberRole = 'leader' | 'follower' | 'candidate' | 'learner';
 
-export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptions): Promise<void> {
+export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
   const { deps, gateway: gw } = opts;
   const { raft, config } = deps;
-  const S = bodySchemas(config.limits);
+  const { headers: H, body: B } = opts.schemas;
 
-  app.get('/v1/cluster', { schema: { tags: ['cluster'] } }, async () => {
+  const clusterSchema = routeSchema(
+    {
+      tags: ['cluster'],
+      summary: 'Cluster status',
+      description:
+        "This node's view: the leader, term, commit and applied index, cluster time and every member with its role " +
+        '(and, on the leader, replication progress).',
+      response: { 200: R.cluster },
+      errors: [400],
+    },
+    H,
+  );
+  app.get('/v1/cluster', { schema: clusterSchema }, async () => {
     const s = raft.status();
     const byId = new Map(s.members.map((m) => [m.id, m]));
     const members = config.peers.map((p) => {
@@ -55,7 +69,19 @@ export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptio
    * (same state ⇒ same bytes), so two replicas at the same appliedIndex must report the same hash.
    * Read in one synchronous step, so the hash is of the state at exactly appliedIndex.
    */
-  app.get('/v1/cluster/state', { schema: { tags: ['cluster'] } }, async () => {
+  const stateSchema = routeSchema(
+    {
+      tags: ['cluster'],
+      summary: 'Replica state hash',
+      description:
+        "This node's applied index and the sha256 of its state at that index (never forwarded): two replicas at " +
+        'the same applied index must report the same hash.',
+      response: { 200: R.clusterState },
+      errors: [400],
+    },
+    H,
+  );
+  app.get('/v1/cluster/state', { schema: stateSchema }, async () => {
     const appliedIndex = raft.status().appliedIndex;
     const stateHash = createHash('sha256').update(deps.coord.snapshot()).digest('hex');
     return { id: config.nodeId, appliedIndex, stateHash };
@@ -64,13 +90,24 @@ export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptio
   app.post(
     '/v1/cluster/transfer-leadership',
     {
-      schema: { tags: ['cluster'], body: S.transfer },
-      preValidation: async (request) => {
-        if (request.body === undefined || request.body === null) request.body = {};
-      },
+      schema: routeSchema(
+        {
+          tags: ['cluster'],
+          summary: 'Transfer leadership',
+          description:
+            'The leader hands leadership to `to` (default: the most caught-up follower) and answers the new leader. ' +
+            'The body is optional.',
+          body: B.transfer,
+          bodyOptional: true,
+          response: { 200: R.transferred },
+          errors: [400, 413, 415, 503, 504],
+        },
+        H,
+      ),
+      preValidation: emptyBodyAsObject,
     },
     async (request, reply) => {
-      const b = request.body as Static<typeof S.transfer>;
+      const b = request.body;
       if (b.to !== undefined && !config.peers.some((p) => p.id === b.to))
         throw new HttpError('invalid_argument', `body.to: no member named ${b.to}`, {
           field: 'body.to',
@@ -85,14 +122,36 @@ export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptio
     },
   );
 
-  app.get('/healthz', { schema: { tags: ['operations'] } }, async () => ({
-    status: 'ok',
+  const healthzSchema = routeSchema(
+    {
+      tags: ['operations'],
+      summary: 'Liveness',
+      description: 'The process serves HTTP.',
+      response: { 200: R.healthz },
+      errors: [400],
+    },
+    H,
+  );
+  app.get('/healthz', { schema: healthzSchema }, async () => ({
+    status: 'ok' as const,
     id: config.nodeId,
     clusterId: config.clusterId,
   }));
 
-  app.get('/readyz', { schema: { tags: ['operations'] } }, async () => {
+  const readyzSchema = routeSchema(
+    {
+      tags: ['operations'],
+      summary: 'Readiness',
+      description:
+        'Ready when a leader is known and this node has applied everything it knows committed; else 503 no_leader.',
+      response: { 200: R.readyz },
+      errors: [400, 503],
+    },
+    H,
+  );
+  app.get('/readyz', { schema: readyzSchema }, async () => {
     const s = raft.status();
+    assert(s.appliedIndex <= s.commitIndex, 'a node applies only committed entries');
     if (s.leaderId === null) throw noLeader('not ready: no leader known');
     if (s.appliedIndex < s.commitIndex) {
       throw new HttpError(
@@ -103,7 +162,7 @@ export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptio
       );
     }
     return {
-      status: 'ready',
+      status: 'ready' as const,
       id: s.id,
       leader: s.leaderId,
       term: s.term,
@@ -112,8 +171,20 @@ export async function clusterRoutes(app: FastifyInstance, opts: RoutePluginOptio
     };
   });
 
-  app.get('/metrics', { schema: { tags: ['operations'], hide: true } }, async (_request, reply) => {
+  const metricsSchema = routeSchema(
+    {
+      tags: ['operations'],
+      summary: 'Prometheus metrics',
+      description: 'Metrics in the Prometheus text format.',
+      response: { 200: R.metricsText },
+      errors: [400],
+      hide: true,
+    },
+    H,
+  );
+  app.get('/metrics', { schema: metricsSchema }, async (_request, reply) => {
     const text = await deps.metrics.registry.metrics();
-    return reply.header('content-type', deps.metrics.registry.contentType).send(text);
+    void reply.header('content-type', deps.metrics.registry.contentType);
+    return text;
   });
-}
+};

@@ -1,17 +1,16 @@
 /**
- * Election routes (SPEC §3 Elections): campaign (with waits), renew, resign, proclaim, get, observe.
+ * Election routes (docs/api.md, Elections): campaign (with waits), renew, resign, proclaim, get,
+ * observe.
  */
-import type { FastifyInstance } from 'fastify';
-import type { Static } from '@sinclair/typebox';
-import type { CampaignValue, ElectionView, JsonValue } from '@tenure/coord-state';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { CampaignValue, ElectionView } from '@tenure/coord-state';
 import { waitForChange } from '../change-hub.js';
 import { checkJsonValue } from '../json-limits.js';
-import { queryInt, queryOptInt } from '../query.js';
 import { deadlineOf } from '../request-context.js';
-import { bodySchemas, groupParams, observeQuery, readQuery } from '../schemas.js';
+import * as R from '../response-schemas.js';
+import { routeSchema } from '../route-schema.js';
+import { groupParams, LONG_POLL_MS_DEFAULT, readQuery } from '../schemas.js';
 import type { RoutePluginOptions } from './leases.js';
-
-type GroupParams = Static<typeof groupParams>;
 
 function campaignBody(group: string, candidate: string, v: ElectionView): CampaignValue {
   const elected = v.leader !== null && v.leader.candidate === candidate;
@@ -20,25 +19,37 @@ function campaignBody(group: string, candidate: string, v: ElectionView): Campai
     : { group, candidate, elected, leader: v.leader };
 }
 
-function viewBody(v: ElectionView): Record<string, unknown> {
-  return { group: v.group, leader: v.leader, candidates: v.candidates, revision: v.revision };
+function viewBody(v: ElectionView) {
+  return { group: v.group, leader: v.leader, candidates: [...v.candidates], revision: v.revision };
 }
 
-export async function electionRoutes(
-  app: FastifyInstance,
-  opts: RoutePluginOptions,
-): Promise<void> {
+export const electionRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
   const { deps, gateway: gw } = opts;
   const { coord, hub, config } = deps;
-  const S = bodySchemas(config.limits);
+  const { headers: H, body: B, query: Q } = opts.schemas;
 
   app.post(
     '/v1/elections/:group/campaign',
-    { schema: { tags: ['elections'], params: groupParams, body: S.campaign } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['elections'],
+          summary: 'Campaign for leadership',
+          description:
+            'Joins the group as a candidate with a ttl (renewed by /renew). The first live candidate leads and gets a fencing token. ' +
+            'With waitMs > 0 the call waits until this candidate leads, leaves, or waitMs passes (then elected: false).',
+          params: groupParams,
+          body: B.campaign,
+          response: { 200: R.campaign },
+          errors: R.WRITE_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { group } = request.params as GroupParams;
-      const b = request.body as Static<typeof S.campaign>;
-      checkJsonValue(b.value, config.limits.valueBytesMax, 'body.value');
+      const { group } = request.params;
+      const b = request.body;
+      const announced = checkJsonValue(b.value, config.limits.valueBytesMax, 'body.value') ?? null;
       const waitMs = b.waitMs ?? 0;
       return gw.onLeader(request, reply, waitMs, async () => {
         const { value } = await gw.write<CampaignValue>(request, {
@@ -46,7 +57,7 @@ export async function electionRoutes(
           group,
           candidate: b.candidate,
           ttlMs: b.ttlMs,
-          value: (b.value ?? null) as JsonValue,
+          value: announced,
         });
         if (value.elected || waitMs === 0) return value;
         // Long-poll until this candidacy leads, disappears, or waitMs passes (then elected:false).
@@ -72,10 +83,24 @@ export async function electionRoutes(
 
   app.post(
     '/v1/elections/:group/renew',
-    { schema: { tags: ['elections'], params: groupParams, body: S.candidate } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['elections'],
+          summary: 'Renew a candidacy',
+          description:
+            "Restarts the candidate's ttl; 409 not_holder when it is no longer a candidate.",
+          params: groupParams,
+          body: B.candidate,
+          response: { 200: R.campaign },
+          errors: R.WRITE_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { group } = request.params as GroupParams;
-      const b = request.body as Static<typeof S.candidate>;
+      const { group } = request.params;
+      const b = request.body;
       return gw.onLeader(request, reply, 0, async () => {
         const { value } = await gw.write<CampaignValue>(request, {
           type: 'election.renew',
@@ -89,36 +114,64 @@ export async function electionRoutes(
 
   app.post(
     '/v1/elections/:group/resign',
-    { schema: { tags: ['elections'], params: groupParams, body: S.candidate } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['elections'],
+          summary: 'Resign',
+          description:
+            'Leaves the group; when the candidate led, the next candidate leads with a higher token.',
+          params: groupParams,
+          body: B.candidate,
+          response: { 200: R.resigned },
+          errors: R.WRITE_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { group } = request.params as GroupParams;
-      const b = request.body as Static<typeof S.candidate>;
+      const { group } = request.params;
+      const b = request.body;
       return gw.onLeader(request, reply, 0, async () => {
         await gw.write(request, { type: 'election.resign', group, candidate: b.candidate });
-        return { group, resigned: true };
+        return { group, resigned: true as const };
       });
     },
   );
 
   app.post(
     '/v1/elections/:group/proclaim',
-    { schema: { tags: ['elections'], params: groupParams, body: S.proclaim } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['elections'],
+          summary: "Change the leader's value",
+          description:
+            'The leader (candidate and its fencingToken) announces a new value; 409 not_holder from anyone else.',
+          params: groupParams,
+          body: B.proclaim,
+          response: { 200: R.proclaimed },
+          errors: R.WRITE_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { group } = request.params as GroupParams;
-      const b = request.body as Static<typeof S.proclaim>;
-      checkJsonValue(b.value, config.limits.valueBytesMax, 'body.value');
+      const { group } = request.params;
+      const b = request.body;
+      const proclaimed = checkJsonValue(b.value, config.limits.valueBytesMax, 'body.value') ?? null;
       return gw.onLeader(request, reply, 0, async () => {
         const { value } = await gw.write<{ group?: string; leader?: unknown }>(request, {
           type: 'election.proclaim',
           group,
           candidate: b.candidate,
           fencingToken: b.fencingToken,
-          value: (b.value ?? null) as JsonValue,
+          value: proclaimed,
         });
         const leader =
           value && typeof value === 'object' && 'leader' in value
             ? value.leader
-            : { candidate: b.candidate, value: b.value ?? null, fencingToken: b.fencingToken };
+            : { candidate: b.candidate, value: proclaimed, fencingToken: b.fencingToken };
         return { group, leader };
       });
     },
@@ -126,35 +179,59 @@ export async function electionRoutes(
 
   app.get(
     '/v1/elections/:group',
-    { schema: { tags: ['elections'], params: groupParams, querystring: readQuery } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['elections'],
+          summary: 'Get an election',
+          description: 'The leader (or null), the live candidates and the revision of the group.',
+          params: groupParams,
+          querystring: readQuery,
+          response: { 200: R.electionView },
+          errors: R.READ_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { group } = request.params as GroupParams;
-      return gw.read(request, reply, 0, () => viewBody(coord.getElection(group)));
+      const { group } = request.params;
+      const read = { consistency: request.query.consistency, extraMs: 0 };
+      return gw.read(request, reply, read, () => viewBody(coord.getElection(group)));
     },
   );
 
   app.get(
     '/v1/elections/:group/observe',
-    { schema: { tags: ['elections'], params: groupParams, querystring: observeQuery } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['elections'],
+          summary: 'Observe an election (long-poll)',
+          description:
+            'Answers when the leader token differs from afterToken or the revision from afterRevision ' +
+            '(default: the revision at arrival), or when timeoutMs passes (changed: false).',
+          params: groupParams,
+          querystring: Q.observe,
+          response: { 200: R.electionObserve },
+          errors: R.READ_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { group } = request.params as GroupParams;
-      const q = request.query as Static<typeof observeQuery>;
-      const timeoutMs = queryInt(q.timeoutMs, 'query.timeoutMs', 30_000, 0, config.longPollMsMax);
-      const afterToken = queryOptInt(q.afterToken, 'query.afterToken', 0, Number.MAX_SAFE_INTEGER);
-      const afterRevisionQ = queryOptInt(
-        q.afterRevision,
-        'query.afterRevision',
-        0,
-        Number.MAX_SAFE_INTEGER,
-      );
-      return gw.read(request, reply, timeoutMs, async () => {
+      const { group } = request.params;
+      const q = request.query;
+      const timeoutMs = q.timeoutMs ?? LONG_POLL_MS_DEFAULT;
+      const read = { consistency: q.consistency, extraMs: timeoutMs };
+      return gw.read(request, reply, read, async () => {
         const afterRevision =
-          afterRevisionQ ??
-          (afterToken === undefined ? coord.getElection(group).revision : undefined);
+          q.afterRevision ??
+          (q.afterToken === undefined ? coord.getElection(group).revision : undefined);
         const differs = (): true | null => {
           const v = coord.getElection(group);
           if (afterRevision !== undefined && v.revision !== afterRevision) return true;
-          if (afterToken !== undefined && (v.leader?.fencingToken ?? 0) !== afterToken) return true;
+          if (q.afterToken !== undefined && (v.leader?.fencingToken ?? 0) !== q.afterToken)
+            return true;
           return null;
         };
         const changed = await waitForChange(
@@ -168,4 +245,4 @@ export async function electionRoutes(
       });
     },
   );
-}
+};

@@ -1,15 +1,17 @@
 /**
- * Fencing and fenced KV routes (SPEC §3 Fencing and fenced writes): fence check, KV put/get/delete.
+ * Fencing and fenced KV routes (docs/api.md, Fencing and fenced writes): fence check, KV
+ * put/get/delete.
  */
-import type { FastifyInstance } from 'fastify';
-import type { Static } from '@sinclair/typebox';
-import type { FenceRef, JsonValue } from '@tenure/coord-state';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FenceRef } from '@tenure/coord-state';
 import { HttpError, invalidArgument } from '../http-error.js';
-import { bodySchemas, keyParams, readQuery } from '../schemas.js';
+import { emptyBodyAsObject } from '../json-body.js';
 import { checkJsonValue } from '../json-limits.js';
+import * as R from '../response-schemas.js';
+import { routeSchema } from '../route-schema.js';
+import { keyParams, readQuery } from '../schemas.js';
 import type { RoutePluginOptions } from './leases.js';
 
-type KeyParams = Static<typeof keyParams>;
 interface FenceBody {
   readonly lease?: string;
   readonly election?: string;
@@ -25,33 +27,64 @@ export function toFenceRef(f: FenceBody, field: string): FenceRef {
   throw invalidArgument(`${field}.lease`, 'or election is required');
 }
 
-export async function fenceKvRoutes(app: FastifyInstance, opts: RoutePluginOptions): Promise<void> {
+export const fenceKvRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
   const { deps, gateway: gw } = opts;
   const { coord, config } = deps;
-  const S = bodySchemas(config.limits);
+  const { headers: H, body: B } = opts.schemas;
 
   app.post(
     '/v1/fence/check',
-    { schema: { tags: ['fencing'], body: S.fenceCheck, querystring: readQuery } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['fencing'],
+          summary: 'Check a fencing token',
+          description:
+            'Whether fencingToken is the current token of the lease or election (exactly one of them); ' +
+            'a resource never granted answers {valid: false, current: null}.',
+          body: B.fenceCheck,
+          querystring: readQuery,
+          response: { 200: R.fenceCheck },
+          errors: [400, 413, 415, 503, 504],
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const ref = toFenceRef(request.body as FenceBody, 'body');
-      return gw.read(request, reply, 0, () => coord.fenceCheck(ref));
+      const ref = toFenceRef(request.body, 'body');
+      const read = { consistency: request.query.consistency, extraMs: 0 };
+      return gw.read(request, reply, read, () => coord.fenceCheck(ref));
     },
   );
 
   app.put(
     '/v1/kv/:key',
-    { schema: { tags: ['kv'], params: keyParams, body: S.kvPut } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['kv'],
+          summary: 'Write a key',
+          description:
+            'Stores a JSON value. With fence, only while that token is current (else 409 stale_token); ' +
+            "with ifRevision, only if the key's revision is that (0: only if absent; else 409 revision_mismatch).",
+          params: keyParams,
+          body: B.kvPut,
+          response: { 200: R.kvPut },
+          errors: R.WRITE_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { key } = request.params as KeyParams;
-      const b = request.body as Static<typeof S.kvPut>;
-      checkJsonValue(b.value, config.limits.valueBytesMax, 'body.value');
+      const { key } = request.params;
+      const b = request.body;
+      const stored = checkJsonValue(b.value, config.limits.valueBytesMax, 'body.value') ?? null;
       const fence = b.fence === undefined ? null : toFenceRef(b.fence, 'body.fence');
       return gw.onLeader(request, reply, 0, async () => {
         const { value, index } = await gw.write<{ revision?: number }>(request, {
           type: 'kv.put',
           key,
-          value: (b.value ?? null) as JsonValue,
+          value: stored,
           fence,
           ifRevision: b.ifRevision ?? null,
         });
@@ -62,10 +95,24 @@ export async function fenceKvRoutes(app: FastifyInstance, opts: RoutePluginOptio
 
   app.get(
     '/v1/kv/:key',
-    { schema: { tags: ['kv'], params: keyParams, querystring: readQuery } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['kv'],
+          summary: 'Read a key',
+          description: 'The value and revision of the key; 404 when absent.',
+          params: keyParams,
+          querystring: readQuery,
+          response: { 200: R.kvEntry },
+          errors: [400, 404, 503, 504],
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { key } = request.params as KeyParams;
-      return gw.read(request, reply, 0, () => {
+      const { key } = request.params;
+      const read = { consistency: request.query.consistency, extraMs: 0 };
+      return gw.read(request, reply, read, () => {
         const v = coord.getKv(key);
         if (!v) throw new HttpError('not_found', `key ${key} does not exist`);
         return { key: v.key, value: v.value, revision: v.revision };
@@ -76,15 +123,25 @@ export async function fenceKvRoutes(app: FastifyInstance, opts: RoutePluginOptio
   app.delete(
     '/v1/kv/:key',
     {
-      schema: { tags: ['kv'], params: keyParams, body: S.kvDelete },
-      // The body is optional on DELETE.
-      preValidation: async (request) => {
-        if (request.body === undefined || request.body === null) request.body = {};
-      },
+      schema: routeSchema(
+        {
+          tags: ['kv'],
+          summary: 'Delete a key',
+          description:
+            'Deletes the key; 404 when absent. The body is optional; fence and ifRevision as for a write.',
+          params: keyParams,
+          body: B.kvDelete,
+          bodyOptional: true,
+          response: { 200: R.kvDeleted },
+          errors: [...R.WRITE_ERRORS, 404],
+        },
+        H,
+      ),
+      preValidation: emptyBodyAsObject,
     },
     async (request, reply) => {
-      const { key } = request.params as KeyParams;
-      const b = request.body as Static<typeof S.kvDelete>;
+      const { key } = request.params;
+      const b = request.body;
       const fence = b.fence === undefined ? null : toFenceRef(b.fence, 'body.fence');
       return gw.onLeader(request, reply, 0, async () => {
         await gw.write(request, {
@@ -93,8 +150,8 @@ export async function fenceKvRoutes(app: FastifyInstance, opts: RoutePluginOptio
           fence,
           ifRevision: b.ifRevision ?? null,
         });
-        return { key, deleted: true };
+        return { key, deleted: true as const };
       });
     },
   );
-}
+};

@@ -1,29 +1,29 @@
 /**
- * Lease routes (SPEC §3 Leases): acquire (with FIFO waits), renew, release, get, list, watch.
+ * Lease routes (docs/api.md, Leases): acquire (with FIFO waits), renew, release, get, list, watch.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Static } from '@sinclair/typebox';
-import type {
-  Command,
-  LeaseAcquireValue,
-  LeaseGrant,
-  LeaseView,
-  WaiterOutcome,
-} from '@tenure/coord-state';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { LeaseAcquireValue, LeaseGrant, LeaseView } from '@tenure/coord-state';
 import { waitForChange } from '../change-hub.js';
 import type { ServerDeps } from '../deps.js';
 import type { Gateway } from '../gateway.js';
-import { HttpError, timeoutError } from '../http-error.js';
-import { queryInt, queryOptInt } from '../query.js';
-import { deadlineOf } from '../request-context.js';
-import { bodySchemas, listQuery, nameParams, readQuery, watchQuery } from '../schemas.js';
+import { HttpError } from '../http-error.js';
+import { LeaseWaits } from '../lease-waits.js';
+import * as R from '../response-schemas.js';
+import { routeSchema } from '../route-schema.js';
+import {
+  LIST_LIMIT_DEFAULT,
+  LONG_POLL_MS_DEFAULT,
+  nameParams,
+  readQuery,
+  type AppSchemas,
+} from '../schemas.js';
 
+/** What every route plugin gets: the dependencies, the gateway and the app's request schemas. */
 export interface RoutePluginOptions {
   readonly deps: ServerDeps;
   readonly gateway: Gateway;
+  readonly schemas: AppSchemas;
 }
-
-type NameParams = Static<typeof nameParams>;
 
 /** 200 body of acquire and renew. */
 function grantBody(
@@ -37,7 +37,7 @@ function grantBody(
   return { name: g.name, holder: g.holder, fencingToken: g.fencingToken, ttlMs: g.ttlMs };
 }
 
-function viewBody(v: LeaseView): Record<string, unknown> {
+function viewBody(v: LeaseView) {
   return {
     name: v.name,
     holder: v.holder,
@@ -47,95 +47,36 @@ function viewBody(v: LeaseView): Record<string, unknown> {
   };
 }
 
-export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions): Promise<void> {
+export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
   const { deps, gateway: gw } = opts;
-  const { raft, coord, hub, config } = deps;
-  const S = bodySchemas(config.limits);
+  const { raft, coord, hub } = deps;
+  const { headers: H, body: B, query: Q } = opts.schemas;
   const nowMs = (): number => Math.floor(raft.status().clusterTimeMs);
 
-  /** 409 held with the current holder (or lock-delay) — the answer of a wait that ran out. */
-  const heldError = (name: string): HttpError => {
-    const t = nowMs();
-    const delay = coord.lockDelayRemainingMs(name, t);
-    const holder = coord.getLease(name, t)?.holder ?? null;
-    return new HttpError(
-      'held',
-      `lease ${name} is held`,
-      delay > 0 && holder === null ? { holder, lockDelayRemainingMs: delay } : { holder },
-    );
-  };
-
-  /**
-   * BC-27: the client of a waiting acquire went away. Withdraw its waiter; if it was granted in the
-   * meantime (nobody will ever use that grant), release the grant. Best effort, leader only.
-   */
-  const withdraw = (name: string, holder: string, waiterId: number): void => {
-    const propose = (command: Command) =>
-      raft.propose(deps.encodeEnvelope({ v: 1, command, idempotency: null }), {
-        timeoutMs: config.requestTimeoutMsDefault,
-      });
-    if (raft.status().role !== 'leader') return;
-    propose({ type: 'lease.cancelWait', name, holder, waiterId })
-      .then(() => {
-        const o = coord.waiterOutcome(name, waiterId);
-        const live = coord.getLease(name, nowMs());
-        if (o.kind === 'granted' && live !== null && live.fencingToken === o.fencingToken) {
-          return propose({ type: 'lease.release', name, holder, fencingToken: o.fencingToken });
-        }
-        return undefined;
-      })
-      .catch((err: unknown) =>
-        deps.logger.debug({ err, name, waiterId }, 'withdrawing an abandoned waiter failed'),
-      );
-  };
-
-  /** Wait for a queued waiter's fate (granted / timed out); withdraw it if the client goes away. */
-  const awaitWaiter = async (
-    request: FastifyRequest,
-    name: string,
-    holder: string,
-    waiterId: number,
-    waitMs: number,
-  ) => {
-    const ctx = request.tenure;
-    const settled = (): WaiterOutcome | null => {
-      const o = coord.waiterOutcome(name, waiterId);
-      return o.kind === 'pending' ? null : o;
-    };
-    const outcome = await waitForChange(
-      hub,
-      `lease:${name}`,
-      settled,
-      deadlineOf(ctx, waitMs),
-      ctx.signal,
-    );
-    if (outcome === null) {
-      if (ctx.signal.aborted) withdraw(name, holder, waiterId);
-      throw timeoutError('the wait did not settle within the deadline; outcome unknown');
-    }
-    switch (outcome.kind) {
-      case 'granted':
-        return grantBody(outcome);
-      case 'timed_out':
-        // The holder at the deadline, as the replicated answer (and its replay) has it.
-        if (typeof outcome.holder === 'string')
-          throw new HttpError('held', `lease ${name} is held`, { holder: outcome.holder });
-        throw heldError(name);
-      case 'cancelled':
-        throw heldError(name);
-      case 'unknown':
-        throw timeoutError('the waiter is no longer known; outcome unknown');
-      default:
-        throw timeoutError();
-    }
-  };
+  const waits = new LeaseWaits(deps, gw);
 
   app.post(
     '/v1/leases/:name/acquire',
-    { schema: { tags: ['leases'], params: nameParams, body: S.acquire } },
-    async (request, reply: FastifyReply) => {
-      const { name } = request.params as NameParams;
-      const b = request.body as Static<typeof S.acquire>;
+    {
+      schema: routeSchema(
+        {
+          tags: ['leases'],
+          summary: 'Acquire a lease',
+          description:
+            'Grants the lease to holder with a new fencing token, or renews it when holder already holds it. ' +
+            'With waitMs > 0 a held lease queues the caller FIFO until granted or waitMs passes (then 409 held). ' +
+            'lockDelayMs keeps an expired lease unavailable for that long; maxHoldMs caps the total hold time.',
+          params: nameParams,
+          body: B.acquire,
+          response: { 200: R.grant },
+          errors: R.WRITE_ERRORS,
+        },
+        H,
+      ),
+    },
+    async (request, reply) => {
+      const { name } = request.params;
+      const b = request.body;
       const waitMs = b.waitMs ?? 0;
       return gw.onLeader(request, reply, waitMs, async () => {
         const { value } = await gw.write<LeaseAcquireValue>(request, {
@@ -148,17 +89,32 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
           maxHoldMs: b.maxHoldMs ?? null,
         });
         if (value.kind === 'granted') return grantBody(value);
-        return awaitWaiter(request, name, b.holder, value.waiterId, waitMs);
+        const queued = { name, holder: b.holder, waiterId: value.waiterId, waitMs };
+        return grantBody(await waits.settle(request, queued));
       });
     },
   );
 
   app.post(
     '/v1/leases/:name/renew',
-    { schema: { tags: ['leases'], params: nameParams, body: S.leaseGrant } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['leases'],
+          summary: 'Renew a lease',
+          description:
+            'Restarts the ttl of the grant named by holder and fencingToken. 409 not_holder or lease_expired when that grant is gone.',
+          params: nameParams,
+          body: B.leaseGrant,
+          response: { 200: R.grant },
+          errors: R.WRITE_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { name } = request.params as NameParams;
-      const b = request.body as Static<typeof S.leaseGrant>;
+      const { name } = request.params;
+      const b = request.body;
       return gw.onLeader(request, reply, 0, async () => {
         const { value } = await gw.write<LeaseGrant>(request, {
           type: 'lease.renew',
@@ -173,10 +129,24 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
 
   app.post(
     '/v1/leases/:name/release',
-    { schema: { tags: ['leases'], params: nameParams, body: S.leaseGrant } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['leases'],
+          summary: 'Release a lease',
+          description:
+            'Ends the grant named by holder and fencingToken; the next waiter (if any) is granted with a higher token.',
+          params: nameParams,
+          body: B.leaseGrant,
+          response: { 200: R.released },
+          errors: R.WRITE_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { name } = request.params as NameParams;
-      const b = request.body as Static<typeof S.leaseGrant>;
+      const { name } = request.params;
+      const b = request.body;
       return gw.onLeader(request, reply, 0, async () => {
         await gw.write(request, {
           type: 'lease.release',
@@ -184,17 +154,31 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
           holder: b.holder,
           fencingToken: b.fencingToken,
         });
-        return { name, released: true };
+        return { name, released: true as const };
       });
     },
   );
 
   app.get(
     '/v1/leases/:name',
-    { schema: { tags: ['leases'], params: nameParams, querystring: readQuery } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['leases'],
+          summary: 'Get a lease',
+          description: 'The live grant of the lease with its remaining time; 404 when not held.',
+          params: nameParams,
+          querystring: readQuery,
+          response: { 200: R.leaseView },
+          errors: [...R.READ_ERRORS, 404],
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { name } = request.params as NameParams;
-      return gw.read(request, reply, 0, (t) => {
+      const { name } = request.params;
+      const read = { consistency: request.query.consistency, extraMs: 0 };
+      return gw.read(request, reply, read, (t) => {
         const v = coord.getLease(name, t);
         if (!v) throw new HttpError('not_found', `lease ${name} is not held`);
         return viewBody(v);
@@ -204,11 +188,24 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
 
   app.get(
     '/v1/leases',
-    { schema: { tags: ['leases'], querystring: listQuery } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['leases'],
+          summary: 'List leases',
+          description:
+            'Live leases in name order, optionally only those whose name starts with prefix.',
+          querystring: Q.list,
+          response: { 200: R.leaseList },
+          errors: R.READ_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const q = request.query as Static<typeof listQuery>;
-      const limit = queryInt(q.limit, 'query.limit', 100, 1, 1000);
-      return gw.read(request, reply, 0, (t) => ({
+      const q = request.query;
+      const limit = q.limit ?? LIST_LIMIT_DEFAULT;
+      return gw.read(request, reply, { consistency: q.consistency, extraMs: 0 }, (t) => ({
         leases: coord.listLeases(q.prefix ?? '', limit, t).map(viewBody),
       }));
     },
@@ -216,15 +213,29 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
 
   app.get(
     '/v1/leases/:name/watch',
-    { schema: { tags: ['leases'], params: nameParams, querystring: watchQuery } },
+    {
+      schema: routeSchema(
+        {
+          tags: ['leases'],
+          summary: 'Watch a lease (long-poll)',
+          description:
+            'Answers when the grant differs from afterToken (default: the grant at arrival) or timeoutMs passes (changed: false).',
+          params: nameParams,
+          querystring: Q.watch,
+          response: { 200: R.leaseWatch },
+          errors: R.READ_ERRORS,
+        },
+        H,
+      ),
+    },
     async (request, reply) => {
-      const { name } = request.params as NameParams;
-      const q = request.query as Static<typeof watchQuery>;
-      const timeoutMs = queryInt(q.timeoutMs, 'query.timeoutMs', 30_000, 0, config.longPollMsMax);
-      const afterToken = queryOptInt(q.afterToken, 'query.afterToken', 0, Number.MAX_SAFE_INTEGER);
-      return gw.read(request, reply, timeoutMs, async () => {
+      const { name } = request.params;
+      const q = request.query;
+      const timeoutMs = q.timeoutMs ?? LONG_POLL_MS_DEFAULT;
+      const read = { consistency: q.consistency, extraMs: timeoutMs };
+      return gw.read(request, reply, read, async () => {
         const tokenNow = (): number => coord.getLease(name, nowMs())?.fencingToken ?? 0;
-        const baseline = afterToken ?? tokenNow();
+        const baseline = q.afterToken ?? tokenNow();
         const changed = await waitForChange(
           hub,
           `lease:${name}`,
@@ -239,4 +250,4 @@ export async function leaseRoutes(app: FastifyInstance, opts: RoutePluginOptions
       });
     },
   );
-}
+};

@@ -1,0 +1,70 @@
+/**
+ * The request body parser: `application/json` only, in UTF-8, uncompressed (docs/api.md, Input
+ * rules). Every refusal is an HttpError in the error shape naming `body`: 415 for another charset
+ * or a content-encoding, 400 for bytes that are not UTF-8 (never replaced by U+FFFD) or text that
+ * is not JSON. An empty body is 400 too, except on routes whose body is optional (their route
+ * schema carries BODY_OPTIONAL_KEY), where it is no body at all.
+ */
+import type { FastifyRequest, preValidationHookHandler } from 'fastify';
+import { HttpError, invalidArgument } from './http-error.js';
+import { BODY_OPTIONAL_KEY } from './route-schema.js';
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The `charset` parameter of a content type, lower-cased, or null. */
+function charsetOf(contentType: string | undefined): string | null {
+  if (contentType === undefined) return null;
+  for (const param of contentType.split(';').slice(1)) {
+    const [k, v] = param.split('=');
+    if (k?.trim().toLowerCase() === 'charset')
+      return (v ?? '').trim().replace(/^"|"$/g, '').toLowerCase();
+  }
+  return null;
+}
+
+/** 415 unless the body is plain UTF-8: no content-encoding, charset absent or utf-8. */
+function checkEncoding(request: FastifyRequest): void {
+  const encoding = request.headers['content-encoding'];
+  if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity')
+    throw new HttpError(
+      'unsupported_media_type',
+      `content-encoding ${encoding} is not supported: send the body uncompressed`,
+      { field: 'header Content-Encoding' },
+    );
+  const charset = charsetOf(request.headers['content-type']);
+  if (charset !== null && charset !== 'utf-8' && charset !== 'utf8')
+    throw new HttpError(
+      'unsupported_media_type',
+      `charset ${charset} is not supported: send application/json in UTF-8`,
+      { field: 'header Content-Type' },
+    );
+}
+
+/**
+ * Parse a JSON body (Fastify content-type parser, `parseAs: 'buffer'`). Returns the value, or
+ * undefined for an empty body on a body-optional route. Throws HttpError (see the module doc).
+ */
+export function parseJsonBody(request: FastifyRequest, raw: Buffer): unknown {
+  checkEncoding(request);
+  if (raw.length === 0) {
+    if (BODY_OPTIONAL_KEY in (request.routeOptions.schema ?? {})) return undefined;
+    throw invalidArgument('body', 'is empty but content-type is application/json');
+  }
+  let text: string;
+  try {
+    text = UTF8.decode(raw);
+  } catch {
+    throw invalidArgument('body', 'is not valid UTF-8');
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw invalidArgument('body', `is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** preValidation of a body-optional route: no body (or `null`) is validated as `{}`. */
+export const emptyBodyAsObject: preValidationHookHandler = (request, _reply, done) => {
+  if (request.body === undefined || request.body === null) request.body = {};
+  done();
+};

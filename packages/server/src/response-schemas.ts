@@ -1,0 +1,248 @@
+/**
+ * Response schemas (TypeBox) of every route, successes and errors (docs/api.md). They document the
+ * API (OpenAPI at /docs/json) and drive Fastify's serializer, which writes only the properties a
+ * schema names — so every object here is open (`additionalProperties: true`): a property a handler
+ * adds and a schema forgets is still sent, never silently dropped. Nullable fields use a type list
+ * (`["integer", "null"]`) rather than a union, so the serializer keeps its fast path.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { ERROR_HTTP_STATUS, type ErrorCode } from '@tenure/coord-state';
+
+const open = { additionalProperties: true } as const;
+
+/** `schema` or null (a JSON-Schema type list; OpenAPI 3.1). */
+function nullable<T extends TSchema & { type: string }>(schema: T) {
+  return Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] });
+}
+
+const int = (description: string) => Type.Integer({ description });
+const str = (description: string) => Type.String({ description });
+const jsonValue = (description: string) => Type.Unknown({ description });
+
+export const grant = Type.Object(
+  {
+    name: str('lease name'),
+    holder: str('holder id'),
+    fencingToken: int('fencing token of this grant; higher for every new grant of the name'),
+    ttlMs: int('effective time to live of the grant, ms (capped by maxHoldMs)'),
+  },
+  { ...open, description: 'the grant' },
+);
+export const leaseView = Type.Object(
+  {
+    name: str('lease name'),
+    holder: str('holder id'),
+    fencingToken: int('fencing token'),
+    ttlMs: int('time to live, ms'),
+    remainingMs: int('cluster time left before expiry, ms'),
+  },
+  { ...open, description: 'the live grant' },
+);
+export const released = Type.Object(
+  { name: str('lease name'), released: Type.Literal(true) },
+  { ...open, description: 'released' },
+);
+export const leaseList = Type.Object(
+  { leases: Type.Array(leaseView, { description: 'live leases in name order' }) },
+  { ...open, description: 'live leases' },
+);
+export const leaseWatch = Type.Object(
+  {
+    name: str('lease name'),
+    holder: nullable(str('holder id, null when not held')),
+    fencingToken: nullable(int('fencing token, null when not held')),
+    ttlMs: Type.Optional(int('time to live, ms (when held)')),
+    remainingMs: Type.Optional(int('cluster time left, ms (when held)')),
+    changed: Type.Boolean({ description: 'false when timeoutMs passed with no change' }),
+  },
+  { ...open, description: 'the grant now (holder and token null when not held)' },
+);
+
+const leader = Type.Object(
+  {
+    candidate: str('candidate id of the leader'),
+    value: jsonValue('value announced by the leader'),
+    fencingToken: int('leader token'),
+  },
+  open,
+);
+const nullableLeader = Type.Unsafe<Static<typeof leader> | null>({
+  ...leader,
+  type: ['object', 'null'],
+  description: 'the leader, null when there is none',
+});
+export const campaign = Type.Object(
+  {
+    group: str('election group'),
+    candidate: str('candidate id'),
+    elected: Type.Boolean({ description: 'true when this candidate leads' }),
+    fencingToken: Type.Optional(int('leader token (when elected)')),
+    leader: nullableLeader,
+  },
+  { ...open, description: 'the candidacy and the leader' },
+);
+export const resigned = Type.Object(
+  { group: str('election group'), resigned: Type.Literal(true) },
+  { ...open, description: 'resigned' },
+);
+export const proclaimed = Type.Object(
+  { group: str('election group'), leader },
+  { ...open, description: 'the leader with its new value' },
+);
+const electionFields = {
+  group: str('election group'),
+  leader: nullableLeader,
+  candidates: Type.Array(
+    Type.Object({ candidate: str('candidate id'), value: jsonValue('its value') }, open),
+    { description: 'live candidates in campaign order' },
+  ),
+  revision: int('increases on every change of leader or value; 0 for a group never used'),
+};
+export const electionView = Type.Object(electionFields, { ...open, description: 'the election' });
+export const electionObserve = Type.Object(
+  {
+    ...electionFields,
+    changed: Type.Boolean({ description: 'false when timeoutMs passed with no change' }),
+  },
+  { ...open, description: 'the election now' },
+);
+
+export const fenceCheck = Type.Object(
+  {
+    valid: Type.Boolean({ description: 'true when the token is the current one' }),
+    current: nullable(int('current token, null when never granted or not held')),
+  },
+  { ...open, description: 'whether the token is current' },
+);
+export const kvPut = Type.Object(
+  { key: str('KV key'), revision: int('log index of this write') },
+  { ...open, description: 'written' },
+);
+export const kvEntry = Type.Object(
+  {
+    key: str('KV key'),
+    value: jsonValue('stored value'),
+    revision: int('log index of the last write'),
+  },
+  { ...open, description: 'the entry' },
+);
+export const kvDeleted = Type.Object(
+  { key: str('KV key'), deleted: Type.Literal(true) },
+  { ...open, description: 'deleted' },
+);
+
+const member = Type.Object(
+  {
+    id: str('node id'),
+    role: Type.Unsafe<'leader' | 'follower' | 'candidate' | 'learner'>({
+      type: 'string',
+      enum: ['leader', 'follower', 'candidate', 'learner'],
+    }),
+    httpAddress: str('host:port of the HTTP API'),
+    raftAddress: str('host:port of the Raft transport'),
+    matchIndex: Type.Optional(int('highest log index known replicated (leader view)')),
+    lastContactMs: Type.Optional(int('ms since the leader last heard from it')),
+  },
+  open,
+);
+export const cluster = Type.Object(
+  {
+    id: str('this node'),
+    leader: nullable(str('leader id, null when none is known')),
+    term: int('Raft term'),
+    commitIndex: int('Raft commit index'),
+    appliedIndex: int('applied index of this node'),
+    clusterTimeMs: int('cluster time, ms'),
+    members: Type.Array(member),
+  },
+  { ...open, description: "this node's view of the cluster" },
+);
+export const clusterState = Type.Object(
+  {
+    id: str('this node'),
+    appliedIndex: int('applied index the hash is of'),
+    stateHash: str('sha256 hex of the deterministic state snapshot'),
+  },
+  { ...open, description: 'the replica state hash' },
+);
+export const transferred = Type.Object(
+  {
+    from: str('the node that answered'),
+    leader: nullable(str('leader after the transfer')),
+    term: int('Raft term'),
+  },
+  { ...open, description: 'the leader after the transfer' },
+);
+export const healthz = Type.Object(
+  { status: Type.Literal('ok'), id: str('this node') },
+  { ...open, description: 'alive' },
+);
+export const readyz = Type.Object(
+  {
+    status: Type.Literal('ready'),
+    id: str('this node'),
+    leader: str('leader id'),
+    term: int('Raft term'),
+    commitIndex: int('Raft commit index'),
+    appliedIndex: int('applied index (caught up with commitIndex)'),
+  },
+  { ...open, description: 'ready' },
+);
+export const metricsText = Type.String({ description: 'Prometheus text exposition format' });
+
+/** HTTP statuses an error can have: those of the catalog. */
+export type ErrorStatus = (typeof ERROR_HTTP_STATUS)[ErrorCode];
+
+/** Error statuses of a write with a JSON body. */
+export const WRITE_ERRORS = [400, 409, 413, 415, 422, 429, 503, 504] as const;
+/** Error statuses of a linearizable read (a query string only). */
+export const READ_ERRORS = [400, 503, 504] as const;
+
+/** Catalog codes with `status`, in catalog order. */
+function codesOf(status: ErrorStatus): ErrorCode[] {
+  return (Object.keys(ERROR_HTTP_STATUS) as ErrorCode[]).filter(
+    (c) => ERROR_HTTP_STATUS[c] === status,
+  );
+}
+
+/** Detail fields errors carry beside code and message (typed loosely: they are documentation). */
+const ERROR_DETAILS = {
+  field: 'the offending input, e.g. body.ttlMs, query.limit, params.name, header Idempotency-Key',
+  holder: 'held: the current holder (null during lock-delay)',
+  lockDelayRemainingMs: 'held: ms of lock-delay left',
+  current: 'stale_token: the current fencing token',
+  revision: "revision_mismatch: the key's current revision",
+  sizeBytes: 'payload_too_large: size of the value, bytes',
+  sizeBytesMax: 'payload_too_large: the limit, bytes',
+} as const;
+
+/** The error body `{"error": {"code", "message", ...details}}` for `status`. */
+export function errorBody(status: ErrorStatus) {
+  const codes = codesOf(status);
+  const details = Object.fromEntries(
+    Object.entries(ERROR_DETAILS).map(([k, d]) => [
+      k,
+      Type.Optional(Type.Unknown({ description: d })),
+    ]),
+  );
+  return Type.Object(
+    {
+      error: Type.Object(
+        {
+          code: Type.Unsafe<ErrorCode>({ type: 'string', enum: codes }),
+          message: str('what went wrong, naming the field or cause'),
+          ...details,
+        },
+        open,
+      ),
+    },
+    { ...open, description: `error: ${codes.join(', ')}` },
+  );
+}
+
+/** Error schemas by status for `statuses` (plus 500 `internal`, which any route may answer). */
+export function errorResponses<const S extends readonly ErrorStatus[]>(statuses: S) {
+  const out: Partial<Record<ErrorStatus, ReturnType<typeof errorBody>>> = {};
+  for (const s of [...statuses, 500 as const]) out[s] = errorBody(s);
+  return out as Record<S[number] | 500, ReturnType<typeof errorBody>>;
+}
