@@ -1,5 +1,5 @@
 /**
- * Retry delays: exponential backoff with jitter, and the HTTP `Retry-After` header (SPEC §3: 503
+ * Retry delays: exponential backoff with jitter, and the HTTP `Retry-After` header (docs/api.md: 503
  * `no_leader` sets it). Jitter spreads retries of many clients after a failover (BC-16).
  */
 
@@ -18,7 +18,7 @@ export interface RetryPolicy {
 
 /**
  * Default policy: 50 ms doubling to 1 s (with jitter), retried until the call's deadline so a leader
- * failover (election 1–2 s, SPEC §3, plus detection) never exhausts a long wait's retries. The cap of
+ * failover (election 1–2 s, docs/api.md, plus detection) never exhausts a long wait's retries. The cap of
  * 1,000 tries is a safety bound only: at ≥ 500 ms per retry after the first few it spans minutes.
  */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {

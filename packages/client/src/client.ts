@@ -1,5 +1,5 @@
 /**
- * TenureClient: the TypeScript client of SPEC §3/§4 — leases with self-renewing handles, elections,
+ * TenureClient: the TypeScript client of docs/api.md/§4 — leases with self-renewing handles, elections,
  * long-poll iterators, fenced KV writes and fence checks, on top of the retrying Transport.
  */
 import { randomUUID } from 'node:crypto';
@@ -41,11 +41,11 @@ import { normalizeEndpoint, Transport, type CallOptions, type RequestSpec } from
 export interface TenureClientOptions {
   /** Node base URLs `http://host:port` (at least one). */
   readonly endpoints: readonly string[];
-  /** Default deadline of a call, retries included (ms; default 5,000 = SPEC §3 server default). */
+  /** Default deadline of a call, retries included (ms; default 5,000 = docs/api.md server default). */
   readonly requestTimeoutMs?: number;
   /** Retry policy (default: until the call's deadline, 50 ms → 1 s backoff with jitter; at most 1,000 tries). */
   readonly retry?: Partial<RetryPolicy>;
-  /** Clock-rate drift bound ρ of SPEC §2 (default 0.01). */
+  /** Clock-rate drift bound ρ of docs/concepts.md (default 0.01). */
   readonly maxDriftRatio?: number;
   /** Margin subtracted from every safe deadline (ms; default min(100, 10% of the ttl)). */
   readonly safetyMarginMs?: number;
@@ -67,17 +67,17 @@ export interface TenureClientOptions {
 
 /** Options of a mutation: call options plus an explicit idempotency key (to retry one logical call yourself). */
 export interface MutationOptions extends CallOptions {
-  /** Reuse this key to repeat an earlier call whose outcome was unknown (SPEC §1.6); default: fresh per call. */
+  /** Reuse this key to repeat an earlier call whose outcome was unknown (docs/concepts.md); default: fresh per call. */
   readonly idempotencyKey?: string;
 }
 
 /** Options of a default or stale read. */
 export interface ReadOptions extends CallOptions {
-  /** `stale` answers from the contacted node without a ReadIndex round (SPEC §3 Reads). */
+  /** `stale` answers from the contacted node without a ReadIndex round (docs/api.md Reads). */
   readonly consistency?: 'linearizable' | 'stale';
 }
 
-/** Options of `acquire` (SPEC §3 acquire body; durations in ms). */
+/** Options of `acquire` (docs/api.md acquire body; durations in ms). */
 export interface AcquireOptions extends MutationOptions {
   readonly ttlMs: number;
   /** Wait up to this long for the lease (FIFO queue on the server; ≤ 60,000). Default 0: fail with 409 `held`. */
@@ -94,7 +94,7 @@ export interface AcquireOptions extends MutationOptions {
 
 /** Options of `kv.put` / `kv.delete`. */
 export interface KvWriteOptions extends MutationOptions {
-  /** Commit only if this lease/election's current live grant carries exactly this token (SPEC §3). */
+  /** Commit only if this lease/election's current live grant carries exactly this token (docs/api.md). */
   readonly fence?: FenceSpec;
   /** Commit only if the key's revision is this (0: only if absent). */
   readonly ifRevision?: number;
@@ -106,7 +106,7 @@ export interface WatchOptions extends LongPollOptions {
   readonly pollTimeoutMs?: number;
 }
 
-/** The `kv` namespace of a TenureClient (SPEC §3 fenced writes). */
+/** The `kv` namespace of a TenureClient (docs/api.md fenced writes). */
 export interface KvApi {
   /** Writes `value`; resolves `{key, revision}`. 409 `stale_token` / `revision_mismatch` → TenureError. */
   put(
@@ -124,7 +124,7 @@ const LONG_POLL_MS_DEFAULT = 30_000;
 const LONG_POLL_MS_MAX = CAMPAIGN_WAIT_MS_MAX;
 
 /**
- * Client of a Tenure cluster. All methods reject with TenureError (SPEC §3 codes, or `unavailable`,
+ * Client of a Tenure cluster. All methods reject with TenureError (docs/api.md codes, or `unavailable`,
  * `aborted`, `internal`, `lease_lost`); failed mutations that may have committed carry
  * `outcomeUnknown: true`.
  */
@@ -206,13 +206,13 @@ export class TenureClient {
   // ---- leases ---------------------------------------------------------------------------------
 
   /**
-   * Acquires lease `name` (SPEC §3 acquire) and returns a self-renewing Lease handle. Rejects with
+   * Acquires lease `name` (docs/api.md acquire) and returns a self-renewing Lease handle. Rejects with
    * TenureError: 409 `held` (details `{holder}` or `{lockDelayRemainingMs}`), 400, `unavailable`, …
    * When the outcome is unknown (`outcomeUnknown`), the client also checks in the background whether the
    * lease was granted to this holder and releases it; it never reports "not acquired" for that case.
    * A grant that arrives more than ttl/3 after the acquire was sent (a long wait) is first confirmed by
    * a renewal with the same (holder, fencingToken), and the lease is dated from that renewal's send time
-   * (SPEC §2); if the server answers that the grant is gone (409 `not_holder`/`lease_expired`) acquire
+   * (docs/concepts.md); if the server answers that the grant is gone (409 `not_holder`/`lease_expired`) acquire
    * rejects with `lease_lost` (outcome known: not held); if no renewal is answered in time within the
    * call's `timeoutMs` it releases the grant in the background and rejects with `outcomeUnknown: true`.
    */
@@ -284,7 +284,7 @@ export class TenureClient {
 
   /**
    * Acquires `name`, runs `fn(lease)`, and releases in `finally` (release errors are logged, not thrown).
-   * `fn` should stop when `lease.signal` aborts and pass `lease.fencingToken` to its writes (SPEC §5).
+   * `fn` should stop when `lease.signal` aborts and pass `lease.fencingToken` to its writes (docs/concepts.md).
    */
   async withLease<T>(
     name: string,
@@ -301,7 +301,7 @@ export class TenureClient {
     }
   }
 
-  /** One renewal of a grant (SPEC §3 renew) without a handle, e.g. from the CLI. 409 → TenureError. */
+  /** One renewal of a grant (docs/api.md renew) without a handle, e.g. from the CLI. 409 → TenureError. */
   renewLease(
     name: string,
     holder: string,
@@ -316,7 +316,7 @@ export class TenureClient {
     );
   }
 
-  /** Releases a grant by `(holder, fencingToken)` (SPEC §3, BC-12) without a handle. 409 → TenureError. */
+  /** Releases a grant by `(holder, fencingToken)` (docs/api.md, BC-12) without a handle. 409 → TenureError. */
   releaseLease(
     name: string,
     holder: string,
@@ -354,7 +354,7 @@ export class TenureClient {
 
   /**
    * Iterates the grants of lease `name`: the current one first (holder/token null when free), then each
-   * change (SPEC §3 watch long-poll with `afterToken`). Ends when `signal` aborts or the loop breaks.
+   * change (docs/api.md watch long-poll with `afterToken`). Ends when `signal` aborts or the loop breaks.
    */
   watchLease(name: string, options: WatchOptions = {}): AsyncIterableIterator<LeaseWatchView> {
     const pollMs = pollTimeoutMs(options);
@@ -406,14 +406,14 @@ export class TenureClient {
     );
   }
 
-  /** Reads an election (SPEC §3): leader or null, candidates in order, revision (never 404). */
+  /** Reads an election (docs/api.md): leader or null, candidates in order, revision (never 404). */
   async getElection(group: string, options: ReadOptions = {}): Promise<ElectionView> {
     return (await this.#read<ElectionView>(`/v1/elections/${enc(group)}`, options, false))!;
   }
 
   /**
    * Iterates election views of `group`: the current one, then each change of leader or value
-   * (SPEC §3 observe long-poll with `afterRevision`). Ends when `signal` aborts or the loop breaks.
+   * (docs/api.md observe long-poll with `afterRevision`). Ends when `signal` aborts or the loop breaks.
    */
   observe(group: string, options: WatchOptions = {}): AsyncIterableIterator<ElectionView> {
     const pollMs = pollTimeoutMs(options);
@@ -441,7 +441,7 @@ export class TenureClient {
 
   // ---- fencing, cluster -----------------------------------------------------------------------
 
-  /** SPEC §3 fence check: `{valid, current}`; `current` null for a resource with no live grant. */
+  /** docs/api.md fence check: `{valid, current}`; `current` null for a resource with no live grant. */
   async fenceCheck(fence: FenceSpec, options: CallOptions = {}): Promise<FenceCheckResult> {
     // A read: the check changes nothing, so it is retried freely and needs no idempotency key.
     const answer = await this.#transport.request<FenceCheckResult>({
@@ -538,7 +538,7 @@ export class TenureClient {
   }
 
   /**
-   * The error of an acquire whose late grant could not be confirmed (SPEC §2): `lease_lost` with outcome
+   * The error of an acquire whose late grant could not be confirmed (docs/concepts.md): `lease_lost` with outcome
    * known when the server said the grant is gone; otherwise the confirmation's error with
    * `outcomeUnknown: true`, after starting a token-checked release in the background (harmless if gone).
    */

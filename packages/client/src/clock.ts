@@ -1,6 +1,6 @@
 /**
  * Time for lease and leadership handles: a monotonic clock and one-shot timers, injectable so tests
- * drive renewals and deadlines without sleeping (STYLE habit 3). Wall clocks are never used (SPEC §2).
+ * drive renewals and deadlines without sleeping (docs/architecture.md habit 3). Wall clocks are never used (docs/concepts.md).
  */
 
 /** Opaque timer handle returned by `Clock.setTimer`. */

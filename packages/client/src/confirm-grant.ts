@@ -1,5 +1,5 @@
 /**
- * Confirmation of a grant that arrived late (SPEC §2 client rule).
+ * Confirmation of a grant that arrived late (docs/concepts.md client rule).
  *
  * A handle's safe deadline is `sendTime + ttlMs × (1 − maxDriftRatio) − safetyMarginMs`, where
  * `sendTime` is when the request that granted it was sent. A waited acquire (or a campaign that took
@@ -36,7 +36,7 @@ export type ConfirmRenew = (
 /**
  * True when a grant of `ttlMs` answered at `nowMs` to a request sent at `sendTimeMs` must be confirmed
  * before a handle is built: it took more than ttl/3 to arrive (the first renewal would already be
- * due), or less than ttl/3 is left before its safe deadline (SPEC §2, §4 renew at ttl/3).
+ * due), or less than ttl/3 is left before its safe deadline (docs/concepts.md, §4 renew at ttl/3).
  */
 export function needsConfirmation(
   sendTimeMs: number,
@@ -54,7 +54,7 @@ export function needsConfirmation(
  * gone, or `budgetMs` (ms, > 0) has passed on `timing.clock`. Each renewal gets at most the time in
  * which its answer is still useful (ttl × (1 − ρ) − margin, at least 1 ms) so a late answer is never
  * taken for a live grant; an answer that arrives after its own safe deadline is discarded and the
- * renewal repeated (the transport keys each call, so a repeat is applied at most once, SPEC §1.6).
+ * renewal repeated (the transport keys each call, so a repeat is applied at most once, docs/concepts.md).
  * Never throws: the outcome is the returned ConfirmResult. Retryable failures (unavailable, 503, 504,
  * timeouts) are retried inside each call by the transport and across calls here until the budget.
  */

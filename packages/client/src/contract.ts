@@ -20,7 +20,7 @@ export type {
 } from '@tenure/coord-state';
 import type { ElectionLeader, FencingToken, JsonValue } from '@tenure/coord-state';
 
-/** One member of `GET /v1/cluster` (SPEC §3 "Details"): addresses are `host:port`. */
+/** One member of `GET /v1/cluster` (docs/api.md "Details"): addresses are `host:port`. */
 export interface ClusterMember {
   readonly id: string;
   readonly role: 'leader' | 'follower' | 'candidate' | 'learner';
@@ -30,7 +30,7 @@ export interface ClusterMember {
   readonly lastContactMs?: number;
 }
 
-/** `GET /v1/cluster` answer (SPEC §3): `id` is the answering node, `leader` its known leader id or null. */
+/** `GET /v1/cluster` answer (docs/api.md): `id` is the answering node, `leader` its known leader id or null. */
 export interface ClusterView {
   readonly id: string;
   readonly leader: string | null;
@@ -41,7 +41,7 @@ export interface ClusterView {
 }
 
 /**
- * `GET /v1/leases/{name}/watch` answer (SPEC §3): the current grant (`holder`/`fencingToken` null when
+ * `GET /v1/leases/{name}/watch` answer (docs/api.md): the current grant (`holder`/`fencingToken` null when
  * the lease is gone) and whether it changed since `afterToken` before `timeoutMs` ran out.
  */
 export interface LeaseWatchView {
@@ -53,7 +53,7 @@ export interface LeaseWatchView {
   readonly changed: boolean;
 }
 
-/** `GET /v1/elections/{group}/observe` answer: an election view plus `changed` (SPEC §3 long-polls). */
+/** `GET /v1/elections/{group}/observe` answer: an election view plus `changed` (docs/api.md long-polls). */
 export interface ElectionObserveView {
   readonly group: string;
   readonly leader: ElectionLeader | null;
@@ -62,7 +62,7 @@ export interface ElectionObserveView {
   readonly changed: boolean;
 }
 
-/** `POST /v1/elections/{group}/campaign` and `/renew` answer (SPEC §3). */
+/** `POST /v1/elections/{group}/campaign` and `/renew` answer (docs/api.md). */
 export interface CampaignAnswer {
   readonly group: string;
   readonly candidate: string;
@@ -71,13 +71,13 @@ export interface CampaignAnswer {
   readonly leader: ElectionLeader | null;
 }
 
-/** `POST /v1/fence/check` answer (SPEC §3): `current` is null for a resource with no live grant. */
+/** `POST /v1/fence/check` answer (docs/api.md): `current` is null for a resource with no live grant. */
 export interface FenceCheckResult {
   readonly valid: boolean;
   readonly current: FencingToken | null;
 }
 
-/** Names the fencing resource of a fenced write or check: a lease or an election group (SPEC §3). */
+/** Names the fencing resource of a fenced write or check: a lease or an election group (docs/api.md). */
 export type FenceSpec =
   | { readonly lease: string; readonly fencingToken: FencingToken }
   | { readonly election: string; readonly fencingToken: FencingToken };

@@ -1,18 +1,18 @@
 /**
  * Typed client errors. Every failure of a TenureClient call is a `TenureError` whose `code` is a
- * SPEC §3 catalog code, or one of the client-side codes below.
+ * docs/api.md catalog code, or one of the client-side codes below.
  */
 import { ERROR_HTTP_STATUS, type ErrorCode } from './contract.js';
 
 /**
  * Client-side codes: `unavailable` (no node answered: connection errors, retries exhausted without an
  * HTTP answer), `aborted` (the caller's AbortSignal fired), `internal` (a 5xx or answer outside the
- * SPEC §3 catalog), `lease_lost` (a handle's safe local deadline passed, SPEC §2), `released` (the
+ * docs/api.md catalog), `lease_lost` (a handle's safe local deadline passed, docs/concepts.md), `released` (the
  * handle was released/resigned by its owner).
  */
 export type ClientErrorCode = 'unavailable' | 'aborted' | 'internal' | 'lease_lost' | 'released';
 
-/** Either a SPEC §3 catalog code or a client-side code. */
+/** Either a docs/api.md catalog code or a client-side code. */
 export type TenureErrorCode = ErrorCode | ClientErrorCode;
 
 /** Fields of a TenureError besides the message. */
@@ -20,7 +20,7 @@ export interface TenureErrorInit {
   readonly code: TenureErrorCode;
   /** HTTP status of the answer, or null when there was none. */
   readonly status?: number | null;
-  /** Extra fields of the SPEC §3 error body, e.g. `{holder}` for `held`. */
+  /** Extra fields of the docs/api.md error body, e.g. `{holder}` for `held`. */
   readonly details?: Readonly<Record<string, unknown>>;
   /**
    * True when a mutation may have been committed even though the call failed (timeout or lost
@@ -31,7 +31,7 @@ export interface TenureErrorInit {
 }
 
 /**
- * The error type of every TenureClient call (SPEC §3 Errors, §4).
+ * The error type of every TenureClient call (docs/api.md Errors, §4).
  * `code`: catalog or client code; `status`: HTTP status or null; `details`: extra body fields;
  * `outcomeUnknown`: the mutation may have taken effect — never treat it as "did not happen".
  */
@@ -63,18 +63,18 @@ export class TenureError extends Error {
   }
 }
 
-/** True for the 409 codes that mean "you no longer hold it" (SPEC §3 "Details": not_holder, lease_expired). */
+/** True for the 409 codes that mean "you no longer hold it" (docs/api.md "Details": not_holder, lease_expired). */
 export function isLossCode(code: TenureErrorCode): boolean {
   return code === 'not_holder' || code === 'lease_expired' || code === 'not_found';
 }
 
-/** True if `code` is one of the SPEC §3 catalog codes. */
+/** True if `code` is one of the docs/api.md catalog codes. */
 export function isCatalogCode(code: unknown): code is ErrorCode {
   return typeof code === 'string' && Object.prototype.hasOwnProperty.call(ERROR_HTTP_STATUS, code);
 }
 
 /**
- * Builds a TenureError from an HTTP error answer `{"error": {code, message, ...details}}` (SPEC §3).
+ * Builds a TenureError from an HTTP error answer `{"error": {code, message, ...details}}` (docs/api.md).
  * An answer outside the catalog becomes `internal` (5xx) or the code implied by its status.
  */
 export function errorFromResponse(status: number, body: unknown): TenureError {
@@ -107,7 +107,7 @@ function codeForStatus(status: number): TenureErrorCode {
 
 /**
  * Thrown by `FenceGuard.check` when a fencing token is lower than the highest already seen for its
- * resource (SPEC §5 write-boundary contract): the writer's grant has been superseded.
+ * resource (docs/concepts.md write-boundary contract): the writer's grant has been superseded.
  */
 export class StaleTokenError extends Error {
   readonly resource: string;

@@ -1,5 +1,5 @@
 /**
- * FenceGuard: the write-boundary check of SPEC §5 for stores outside Tenure. It remembers, per
+ * FenceGuard: the write-boundary check of docs/concepts.md for stores outside Tenure. It remembers, per
  * resource, the highest fencing token it has accepted and rejects any lower one, so a holder that
  * woke up after its lease passed to someone else (BC-02, BC-22) cannot write.
  */

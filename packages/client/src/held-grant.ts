@@ -1,10 +1,10 @@
 /**
  * The time-bounded ownership shared by Lease and Leadership handles: auto-renewal at ttl/3, the
- * safe local deadline of SPEC §2, jeopardy (`atRisk`, Chubby) and loss (`signal`, `lost`).
+ * safe local deadline of docs/concepts.md, jeopardy (`atRisk`, Chubby) and loss (`signal`, `lost`).
  *
- * Safe deadline (SPEC §2): `sendTimeMs + ttlMs × (1 − maxDriftRatio) − safetyMarginMs`, on the
+ * Safe deadline (docs/concepts.md): `sendTimeMs + ttlMs × (1 − maxDriftRatio) − safetyMarginMs`, on the
  * injected monotonic clock, where `sendTimeMs` is when the acquire/renew that granted the time was
- * sent. The server never expires the grant before that point (SPEC §1.5), so while the local clock
+ * sent. The server never expires the grant before that point (docs/concepts.md), so while the local clock
  * is before it, no one else can hold the resource. A timer fires at the deadline independently of
  * renewals (BC-15: renewals that hang cannot keep the handle "held"), and `isHeld()` re-reads the
  * clock so an event-loop stall cannot report a stale "held".
@@ -101,7 +101,7 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
     if (autoRenew) this.#scheduleRenew(sendTimeMs + ttlMs / 3);
   }
 
-  /** Fencing token of this grant (SPEC §1.4): pass it with every side effect. */
+  /** Fencing token of this grant (docs/concepts.md): pass it with every side effect. */
   get fencingToken(): number {
     return this.#fencingToken;
   }
@@ -175,7 +175,7 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
 
   /**
    * Throws (AssertionError) if an invariant is broken: `signal.aborted` ⇔ ended; a live handle has a
-   * pending deadline timer; an ended one has no timers. Tests call it after each step (STYLE habit 6).
+   * pending deadline timer; an ended one has no timers. Tests call it after each step (docs/architecture.md habit 6).
    */
   checkInvariants(): void {
     assert.equal(
@@ -325,7 +325,7 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
     if (
       this.#end(
         'expired',
-        new TenureError('safe local deadline passed without a renewal (SPEC §2)', {
+        new TenureError('safe local deadline passed without a renewal', {
           code: 'lease_lost',
           details: { deadlineMs: this.#deadlineMs },
         }),

@@ -1,5 +1,5 @@
 /**
- * @tenure/client — TypeScript client of Tenure (SPEC §4): TenureClient, Lease and Leadership handles,
+ * @tenure/client — TypeScript client of Tenure (packages/client/README.md): TenureClient, Lease and Leadership handles,
  * FenceGuard, typed errors. The `tenure` CLI lives in ./cli (bin `tenure`).
  */
 export { TenureClient, newIdempotencyKey } from './client.js';

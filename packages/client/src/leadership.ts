@@ -1,5 +1,5 @@
 /**
- * Leadership handle returned by `TenureClient.campaign` (SPEC §4): the elected candidacy, renewed
+ * Leadership handle returned by `TenureClient.campaign` (packages/client/README.md): the elected candidacy, renewed
  * at ttl/3, with the group's `fencingToken` (epoch), `signal` aborted when leadership is lost or its
  * safe local deadline passes (BC-22), `proclaim(value)` and `resign()`.
  */
@@ -51,7 +51,7 @@ export class Leadership extends HeldGrant {
   }
 
   /**
-   * Sets the leader's value (SPEC §3 proclaim, with this epoch's token). Rejects with TenureError;
+   * Sets the leader's value (docs/api.md proclaim, with this epoch's token). Rejects with TenureError;
    * 409 `not_holder` means leadership is gone and also ends the handle.
    */
   async proclaim(value: JsonValue): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Lease handle returned by `TenureClient.acquire` (SPEC §4): renews itself at ttl/3, exposes the
+ * Lease handle returned by `TenureClient.acquire` (packages/client/README.md): renews itself at ttl/3, exposes the
  * fencing token, `signal` (aborted when lost, expired by the safe local deadline, or released),
  * `atRisk` / `renewed` / `lost` events and an idempotent, token-checked `release()` (BC-12).
  */
@@ -22,7 +22,7 @@ export interface LeaseOps {
 /**
  * A held lease. `name`, `holder`, `fencingToken` identify the grant; `ttlMs` is the effective ttl of
  * the latest grant/renewal (capped by maxHoldMs when the server says so). Use `signal` / `isHeld()` /
- * `assertHeld()` to stop work, and pass `fencingToken` to every side effect (SPEC §5).
+ * `assertHeld()` to stop work, and pass `fencingToken` to every side effect (docs/concepts.md).
  */
 export class Lease extends HeldGrant {
   readonly name: string;

@@ -1,6 +1,6 @@
 /**
  * The client's optional logger: a pino-compatible subset (`log.warn({ name }, 'lease lost')` —
- * variables in the object, fixed message, STYLE habit 11). Pass a pino logger or any object with
+ * variables in the object, fixed message, docs/architecture.md habit 11). Pass a pino logger or any object with
  * some of these methods; missing methods are skipped.
  */
 export interface Logger {

@@ -1,5 +1,5 @@
 /**
- * Async iterators over long-polls (SPEC §3: `watch`, `observe` answer with `changed: true|false`
+ * Async iterators over long-polls (docs/api.md: `watch`, `observe` answer with `changed: true|false`
  * within `timeoutMs` + 1 s). Breaking out of `for await` aborts the poll in flight at once.
  */
 import { backoffDelayMs } from './backoff.js';

@@ -1,10 +1,10 @@
 /**
  * HTTP transport of the client: endpoint choice with leader discovery, per-call deadlines, retries
- * with backoff and automatic idempotency keys (SPEC §3 "Idempotency", "Deadlines"; §4; BC-13).
+ * with backoff and automatic idempotency keys (docs/api.md "Idempotency", "Deadlines"; §4; BC-13).
  *
  * Rules it keeps:
  * - every mutating call carries one `Idempotency-Key` (crypto.randomUUID), identical across all its
- *   retries, so a retry can never apply twice (SPEC §1.6); a mutation without a key is never resent
+ *   retries, so a retry can never apply twice (docs/concepts.md); a mutation without a key is never resent
  *   once it may have reached a server;
  * - retried: 503 (`no_leader`, honouring `Retry-After`), 502, 504 (`timeout`), connection errors;
  *   never retried: any other answer (4xx are final, 2xx are results);
@@ -81,7 +81,7 @@ const REQUEST_TIMEOUT_HEADER_MS_MIN = 100;
 const REQUEST_TIMEOUT_HEADER_MS_MAX = 120_000;
 /** Time allowed for an answer to travel back after the server-side deadline. */
 const RESPONSE_SLACK_MS_MAX = 500;
-/** Extra time a wait or long-poll may take past its `waitMs` / `timeoutMs` (SPEC §3: within timeoutMs + 1 s). */
+/** Extra time a wait or long-poll may take past its `waitMs` / `timeoutMs` (docs/api.md: within timeoutMs + 1 s). */
 const WAIT_ANSWER_SLACK_MS = 1000;
 /** Deadline of a /v1/cluster discovery probe. */
 const DISCOVERY_TIMEOUT_MS = 1000;
@@ -180,7 +180,7 @@ export class Transport {
     const budgetMs = spec.timeoutMs ?? this.#opts.requestTimeoutMs;
     if (!(budgetMs > 0)) throw new RangeError('timeoutMs must be > 0');
     const extraWaitMs = spec.extraWaitMs ?? 0;
-    // Waits and long-polls may answer up to 1 s after their time (SPEC §3 "Long-polls"): allow for it.
+    // Waits and long-polls may answer up to 1 s after their time (docs/api.md "Long-polls"): allow for it.
     const slackMs =
       Math.min(RESPONSE_SLACK_MS_MAX, Math.ceil(budgetMs / 10)) +
       (extraWaitMs > 0 ? WAIT_ANSWER_SLACK_MS : 0);
@@ -245,7 +245,7 @@ export class Transport {
             return { status: result.status, body: result.body as T, leaderId, endpoint };
           }
           const error = errorFromResponse(result.status, result.body);
-          // A final answer to a keyed request is the outcome of the first execution (SPEC §1.6 replay).
+          // A final answer to a keyed request is the outcome of the first execution (docs/concepts.md replay).
           if (!isRetryableStatus(result.status))
             return this.#fail(error, key === null && maybeCommitted);
           // 503 may come from a leader that proposed and then lost leadership: count it as maybe sent.

@@ -1,4 +1,4 @@
-// Proves that a grant answered long after its request was sent (a wait longer than the ttl) is confirmed by a renewal with the same token before acquire/campaign return, dated from that renewal (SPEC §2), and that a failed confirmation is reported honestly: 409 → lease_lost (outcome known), no answer → outcomeUnknown with the grant given back.
+// Proves that a grant answered long after its request was sent (a wait longer than the ttl) is confirmed by a renewal with the same token before acquire/campaign return, dated from that renewal (docs/concepts.md), and that a failed confirmation is reported honestly: 409 → lease_lost (outcome known), no answer → outcomeUnknown with the grant given back.
 import t, { type Test } from 'tap';
 import { TenureClient, TenureError } from '../src/index.js';
 import { confirmGrant, needsConfirmation } from '../src/confirm-grant.js';

@@ -1,4 +1,4 @@
-// Proves FenceGuard rejects any token below the highest seen per resource (SPEC §5), accepts equal and
+// Proves FenceGuard rejects any token below the highest seen per resource (docs/concepts.md), accepts equal and
 // higher ones, keeps resources independent, and stays within its resource bound.
 import t from 'tap';
 import { FenceGuard, StaleTokenError } from '../src/index.js';

@@ -1,4 +1,4 @@
-// Proves the Lease handle's safety timing on a fake clock: renewal at ttl/3, the SPEC §2 safe deadline
+// Proves the Lease handle's safety timing on a fake clock: renewal at ttl/3, the docs/concepts.md safe deadline
 // firing even when renewals hang or the loop stalls (BC-15), loss on 409, atRisk, capped ttl, token-checked
 // idempotent release (BC-12) and withLease.
 import t, { type Test } from 'tap';

@@ -28,7 +28,7 @@ export interface RaftStatus {
   readonly lastLogIndex: LogIndex;
   /**
    * Leader: current cluster time; follower: the latest reading of the newest leader timeline it heard
-   * plus local elapsed time since (an estimate, SPEC §2; may go down when a newer term is learned).
+   * plus local elapsed time since (an estimate, docs/concepts.md; may go down when a newer term is learned).
    * Display and stale reads only: it never feeds back into the log.
    */
   readonly clusterTimeMs: number;

@@ -1,5 +1,5 @@
 /**
- * Operating errors of the Raft runtime, each with a stable `code` (SPEC §3 maps them to HTTP:
+ * Operating errors of the Raft runtime, each with a stable `code` (docs/api.md maps them to HTTP:
  * `not_leader` → forward or 503 `no_leader`, `timeout` → 504, `resource_exhausted` → 429).
  * Bugs are assertions (node:assert), never these.
  */
@@ -40,7 +40,7 @@ export class NotLeaderError extends RaftError {
 
 /**
  * The deadline (`timeoutMs`) passed or the caller aborted. For `propose` the outcome is UNKNOWN:
- * the entry may still commit; retry only with an idempotency key (SPEC §3 504 `timeout`).
+ * the entry may still commit; retry only with an idempotency key (docs/api.md 504 `timeout`).
  */
 export class TimeoutError extends RaftError {
   readonly code = 'timeout' as const;
@@ -89,7 +89,7 @@ export class ResourceExhaustedError extends RaftError {
   }
 }
 
-/** A caller passed a bad option or argument; `field` names it (SPEC §3 400 `invalid_argument`). */
+/** A caller passed a bad option or argument; `field` names it (docs/api.md 400 `invalid_argument`). */
 export class InvalidArgumentError extends RaftError {
   readonly code = 'invalid_argument' as const;
   constructor(

@@ -10,7 +10,7 @@ import type { EntryType, LogIndex, Term } from './core/types.js';
 export interface AppliedEntry {
   readonly index: LogIndex;
   readonly term: Term;
-  /** SPEC §2 cluster time stamped by the leader; never decreases along the log. */
+  /** docs/concepts.md cluster time stamped by the leader; never decreases along the log. */
   readonly clusterTimeMs: number;
   readonly type: EntryType;
   readonly data: Uint8Array;

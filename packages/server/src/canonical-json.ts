@@ -1,6 +1,6 @@
 /**
  * Canonical JSON (object keys sorted, no whitespace) and the idempotency fingerprint
- * (SPEC §3 Idempotency keys: same key + same route + equal JSON body = same request).
+ * (docs/api.md Idempotency keys: same key + same route + equal JSON body = same request).
  */
 import { createHash } from 'node:crypto';
 

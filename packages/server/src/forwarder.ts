@@ -1,5 +1,5 @@
 /**
- * One-hop forwarding of writes and linearizable reads from a follower to the leader (SPEC §3),
+ * One-hop forwarding of writes and linearizable reads from a follower to the leader (docs/api.md),
  * over kept-alive HTTP connections (node:http Agent). The forwarded request carries
  * `Tenure-Forwarded` so the receiver never forwards it again.
  */

@@ -1,5 +1,5 @@
 /**
- * The path of every write and linearizable read (SPEC §3): run on the leader, or forward once
+ * The path of every write and linearizable read (docs/api.md): run on the leader, or forward once
  * to the leader, or answer 503 `no_leader`. Writes become a CommandEnvelope proposed through Raft
  * with the request's deadline; state-machine errors become HttpErrors with the catalog status.
  */
@@ -93,7 +93,7 @@ export class Gateway {
   }
 
   /**
-   * Cluster time (ms) a stale read judges expiry by (SPEC §1.5, §2): with a known leader, Raft's
+   * Cluster time (ms) a stale read judges expiry by (docs/concepts.md, §2): with a known leader, Raft's
    * estimate (leader: its cluster time; follower: the highest seen plus local elapsed time since
    * it was seen, which does not run ahead of the leader's); with no leader known, the cluster time
    * of the last applied log entry — frozen, because leases do not count down while the cluster is
@@ -190,7 +190,7 @@ export class Gateway {
     const peer = this.#d.config.peers.find((p) => p.id === target);
     if (!peer || target === self) throw noLeader();
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);
-    // SPEC §3 Deadlines: the whole request ends by our deadline. The leader gets our remaining
+    // docs/api.md Deadlines: the whole request ends by our deadline. The leader gets our remaining
     // budget minus a margin for the hop back; we stop waiting for it exactly at our own deadline
     // (+ the request's waiting time) and answer 504/503 ourselves.
     const left = remainingMs(ctx);

@@ -1,5 +1,5 @@
 /**
- * Per-request context: the deadline (SPEC §3 Deadlines: `Request-Timeout-Ms`, default 5,000),
+ * Per-request context: the deadline (docs/api.md Deadlines: `Request-Timeout-Ms`, default 5,000),
  * the Idempotency-Key (≤ 128 chars), whether the request was already forwarded once, and an
  * AbortSignal that fires when the client goes away (long-polls and waits end cleanly).
  */

@@ -1,5 +1,5 @@
 /**
- * SPEC §2: "When a lease or candidacy is due, the leader proposes an entry that advances cluster
+ * docs/concepts.md: "When a lease or candidacy is due, the leader proposes an entry that advances cluster
  * time (no periodic traffic when nothing is due)." One timer, armed for `coord.nextDueMs()` on the
  * leader, re-armed after every applied entry and on every leader change.
  */

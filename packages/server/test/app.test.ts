@@ -1,4 +1,4 @@
-// Proves every SPEC §3 route answers with the contract's shapes and codes through buildApp (app.inject, fake Raft).
+// Proves every docs/api.md route answers with the contract's shapes and codes through buildApp (app.inject, fake Raft).
 import t from 'tap';
 import { harness, send } from './fixtures/harness.js';
 

@@ -17,101 +17,95 @@ function rawJson(
   });
 }
 
-t.test(
-  'holders and candidates must be well-formed printable Unicode (SPEC §1.3, §3)',
-  async (t) => {
-    const h = await harness();
-    t.teardown(h.close);
-    for (const holder of ['x\\ud800', 'x\\udbff', '\\udc00', 'a\\u0085b', 'a\\u007fb']) {
-      const r = await rawJson(
-        h.app,
-        'POST',
-        '/v1/leases/sur/acquire',
-        `{"holder":"${holder}","ttlMs":30000}`,
-      );
-      t.equal(r.statusCode, 400, `holder "${holder}"`);
-      t.equal(r.json().error.code, 'invalid_argument');
-      t.equal(r.json().error.field, 'body.holder');
-      t.match(r.json().error.message, /body\.holder must be 1-200 printable characters/);
-    }
-    for (const [url, body] of [
-      ['/v1/leases/sur/renew', '{"holder":"x\\ud800","fencingToken":1}'],
-      ['/v1/leases/sur/release', '{"holder":"x\\ud800","fencingToken":1}'],
-      ['/v1/elections/g/campaign', '{"candidate":"x\\ud800","ttlMs":30000}'],
-      ['/v1/elections/g/renew', '{"candidate":"x\\ud800"}'],
-      ['/v1/elections/g/resign', '{"candidate":"x\\ud800"}'],
-      ['/v1/elections/g/proclaim', '{"candidate":"x\\ud800","fencingToken":1,"value":1}'],
-    ] as const) {
-      const r = await rawJson(h.app, 'POST', url, body);
-      t.equal(r.statusCode, 400, url);
-      t.match(r.json().error.field, /^body\.(holder|candidate)$/, `${url} names the field`);
-    }
-    // The QA repro: two distinct lone-surrogate holders used to share one grant.
-    const a = await rawJson(
+t.test('holders and candidates must be well-formed printable Unicode', async (t) => {
+  const h = await harness();
+  t.teardown(h.close);
+  for (const holder of ['x\\ud800', 'x\\udbff', '\\udc00', 'a\\u0085b', 'a\\u007fb']) {
+    const r = await rawJson(
       h.app,
       'POST',
-      '/v1/leases/sur3/acquire',
-      '{"holder":"x\\ud800","ttlMs":30000}',
+      '/v1/leases/sur/acquire',
+      `{"holder":"${holder}","ttlMs":30000}`,
     );
-    const b = await rawJson(
-      h.app,
-      'POST',
-      '/v1/leases/sur3/acquire',
-      '{"holder":"x\\udbff","ttlMs":30000}',
-    );
-    t.same([a.statusCode, b.statusCode], [400, 400]);
-    t.equal(h.raft.proposals, 0, 'nothing reached the log');
-    // Astral characters (well-formed surrogate pairs) are printable and keep holders distinct.
-    const e1 = await send(h.app, 'POST', '/v1/leases/emoji/acquire', {
-      holder: 'me 😀',
-      ttlMs: 30000,
-    });
-    t.equal(e1.statusCode, 200);
-    t.equal(e1.json().holder, 'me 😀');
-    const e2 = await send(h.app, 'POST', '/v1/leases/emoji/acquire', {
-      holder: 'me 😁',
-      ttlMs: 30000,
-    });
-    t.equal(e2.statusCode, 409, 'another astral holder is a different holder');
-  },
-);
+    t.equal(r.statusCode, 400, `holder "${holder}"`);
+    t.equal(r.json().error.code, 'invalid_argument');
+    t.equal(r.json().error.field, 'body.holder');
+    t.match(r.json().error.message, /body\.holder must be 1-200 printable characters/);
+  }
+  for (const [url, body] of [
+    ['/v1/leases/sur/renew', '{"holder":"x\\ud800","fencingToken":1}'],
+    ['/v1/leases/sur/release', '{"holder":"x\\ud800","fencingToken":1}'],
+    ['/v1/elections/g/campaign', '{"candidate":"x\\ud800","ttlMs":30000}'],
+    ['/v1/elections/g/renew', '{"candidate":"x\\ud800"}'],
+    ['/v1/elections/g/resign', '{"candidate":"x\\ud800"}'],
+    ['/v1/elections/g/proclaim', '{"candidate":"x\\ud800","fencingToken":1,"value":1}'],
+  ] as const) {
+    const r = await rawJson(h.app, 'POST', url, body);
+    t.equal(r.statusCode, 400, url);
+    t.match(r.json().error.field, /^body\.(holder|candidate)$/, `${url} names the field`);
+  }
+  // The QA repro: two distinct lone-surrogate holders used to share one grant.
+  const a = await rawJson(
+    h.app,
+    'POST',
+    '/v1/leases/sur3/acquire',
+    '{"holder":"x\\ud800","ttlMs":30000}',
+  );
+  const b = await rawJson(
+    h.app,
+    'POST',
+    '/v1/leases/sur3/acquire',
+    '{"holder":"x\\udbff","ttlMs":30000}',
+  );
+  t.same([a.statusCode, b.statusCode], [400, 400]);
+  t.equal(h.raft.proposals, 0, 'nothing reached the log');
+  // Astral characters (well-formed surrogate pairs) are printable and keep holders distinct.
+  const e1 = await send(h.app, 'POST', '/v1/leases/emoji/acquire', {
+    holder: 'me 😀',
+    ttlMs: 30000,
+  });
+  t.equal(e1.statusCode, 200);
+  t.equal(e1.json().holder, 'me 😀');
+  const e2 = await send(h.app, 'POST', '/v1/leases/emoji/acquire', {
+    holder: 'me 😁',
+    ttlMs: 30000,
+  });
+  t.equal(e2.statusCode, 409, 'another astral holder is a different holder');
+});
 
-t.test(
-  'KV and election values with lone surrogates are refused, not changed (SPEC §3)',
-  async (t) => {
-    const h = await harness();
-    t.teardown(h.close);
-    const cases: [string, 'POST' | 'PUT', string, string][] = [
-      ['/v1/kv/k1', 'PUT', '{"value":"\\ud800x"}', 'body.value'],
-      ['/v1/kv/k1', 'PUT', '{"value":{"a":["ok","\\udfff"]}}', 'body.value.a[1]'],
-      ['/v1/kv/k1', 'PUT', '{"value":{"k\\ud800":1}}', 'body.value'],
-      [
-        '/v1/elections/g/campaign',
-        'POST',
-        '{"candidate":"c","ttlMs":30000,"value":"\\ud800"}',
-        'body.value',
-      ],
-    ];
-    for (const [url, method, body, field] of cases) {
-      const r = await rawJson(h.app, method, url, body);
-      t.equal(r.statusCode, 400, body);
-      t.equal(r.json().error.field, field, `names ${field}`);
-      t.match(r.json().error.message, /lone UTF-16 surrogate/);
-    }
-    t.equal(
-      (await h.app.inject({ method: 'GET', url: '/v1/kv/k1' })).statusCode,
-      404,
-      'nothing was written',
-    );
-    const ok = await send(h.app, 'PUT', '/v1/kv/k2', { value: 'pair 😀' });
-    t.equal(ok.statusCode, 200);
-    t.equal(
-      (await h.app.inject({ method: 'GET', url: '/v1/kv/k2' })).json().value,
-      'pair 😀',
-      'well-formed text round-trips',
-    );
-  },
-);
+t.test('KV and election values with lone surrogates are refused, not changed', async (t) => {
+  const h = await harness();
+  t.teardown(h.close);
+  const cases: [string, 'POST' | 'PUT', string, string][] = [
+    ['/v1/kv/k1', 'PUT', '{"value":"\\ud800x"}', 'body.value'],
+    ['/v1/kv/k1', 'PUT', '{"value":{"a":["ok","\\udfff"]}}', 'body.value.a[1]'],
+    ['/v1/kv/k1', 'PUT', '{"value":{"k\\ud800":1}}', 'body.value'],
+    [
+      '/v1/elections/g/campaign',
+      'POST',
+      '{"candidate":"c","ttlMs":30000,"value":"\\ud800"}',
+      'body.value',
+    ],
+  ];
+  for (const [url, method, body, field] of cases) {
+    const r = await rawJson(h.app, method, url, body);
+    t.equal(r.statusCode, 400, body);
+    t.equal(r.json().error.field, field, `names ${field}`);
+    t.match(r.json().error.message, /lone UTF-16 surrogate/);
+  }
+  t.equal(
+    (await h.app.inject({ method: 'GET', url: '/v1/kv/k1' })).statusCode,
+    404,
+    'nothing was written',
+  );
+  const ok = await send(h.app, 'PUT', '/v1/kv/k2', { value: 'pair 😀' });
+  t.equal(ok.statusCode, 200);
+  t.equal(
+    (await h.app.inject({ method: 'GET', url: '/v1/kv/k2' })).json().value,
+    'pair 😀',
+    'well-formed text round-trips',
+  );
+});
 
 t.test(
   '__proto__ keys get a precise 400; constructor.prototype is stored as plain data',

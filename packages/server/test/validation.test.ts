@@ -1,4 +1,4 @@
-// Proves bad input never crashes or 500s: every malformed request gets a 4xx in the SPEC §3 error shape naming the field.
+// Proves bad input never crashes or 500s: every malformed request gets a 4xx in the docs/api.md error shape naming the field.
 import t from 'tap';
 import { harness, send } from './fixtures/harness.js';
 

@@ -1,9 +1,9 @@
 /**
- * ClusterTime: one node's view of SPEC §2 cluster time, kept per term.
+ * ClusterTime: one node's view of docs/concepts.md cluster time, kept per term.
  *
  * Each leader runs its own *timeline*: in term T it stamps entries (and heartbeats) with
  * `termStartClusterTimeMs + (clock.nowMs() − termStartMonoMs)`, i.e. at its clock's rate from a start
- * value fixed when it became leader. The property that matters (SPEC §1.5 "no early expiry"): along
+ * value fixed when it became leader. The property that matters (docs/concepts.md "no early expiry"): along
  * the committed log, cluster time never advances faster than real time (up to drift) — for committed
  * entries e1 < e2 stamped at real times r1 ≤ r2, ct(e2) − ct(e1) ≤ (r2 − r1) × (1 + maxDriftRatio).
  * Advancing slower is fine (that is the freeze while leaderless). Equivalently the *slack*
@@ -19,7 +19,7 @@
  * cluster time jumps forward along the committed log (term-2 entries, then term 3) and a lease
  * renewed in term 2 expires early. Mixing *any* two timelines in a max has the same problem.
  *
- * The rule (SPEC §2 "the highest cluster time seen … in its log, or carried by the heartbeats of
+ * The rule (docs/concepts.md "the highest cluster time seen … in its log, or carried by the heartbeats of
  * earlier leaders", made precise): the node keeps a *reference* (refTerm, refMs) — the latest reading
  * it knows of the newest timeline it heard from: values carried by AppendEntries / InstallSnapshot of
  * a leader of term T (and its own readings while leading term T) replace the reference when
@@ -29,16 +29,16 @@
  *   termStartClusterTimeMs = max(refMs, lastMs)  if refTerm = lastTerm  (both readings of the
  *                                                 timeline that stamped the last entry, so the slack
  *                                                 is that entry's: an idle hour before a failover is
- *                                                 kept, SPEC §2);
+ *                                                 kept, docs/concepts.md);
  *                          = lastMs              otherwise (refTerm > lastTerm: the newer leader we
  *                                                 heard never got an entry into our log, and as we won
  *                                                 the election none of its entries is committed, so
  *                                                 its time never reached the committed log; using its
  *                                                 value would mix two timelines whose slack can differ
- *                                                 either way — freezing instead is safe, SPEC §1.5).
+ *                                                 either way — freezing instead is safe, docs/concepts.md).
  * Either way termStart ≥ lastMs, so stamps never decrease along the log (RaftLog asserts it).
  *
- * A follower reports refMs: frozen while there is no leader (SPEC §1.5), and it may go *down* when
+ * A follower reports refMs: frozen while there is no leader (docs/concepts.md), and it may go *down* when
  * the node learns of a newer term whose timeline is behind the one it followed (the newest leader's
  * timeline is what counts). Invariants: (refTerm, refMs) never decreases lexicographically; a leader's
  * readings never decrease within its term; refTerm ≥ the last log entry's term; refMs ≥ the stamp of
@@ -55,7 +55,7 @@ export interface ClusterTimeReference {
   readonly ms: number;
 }
 
-/** SPEC §2 cluster time of one node, per-term timelines (see the file comment). */
+/** docs/concepts.md cluster time of one node, per-term timelines (see the file comment). */
 export class ClusterTime {
   readonly #clock: Clock;
   #refTerm: Term;
@@ -82,7 +82,7 @@ export class ClusterTime {
   /**
    * Record a cluster time carried by a message from the leader of `term` (AppendEntries,
    * InstallSnapshot) or a log entry of that term: replaces the reference if `term` is newer, raises it
-   * if the same term, ignored if older (SPEC §2; see the file comment).
+   * if the same term, ignored if older (docs/concepts.md; see the file comment).
    */
   observe(term: Term, clusterTimeMs: number): void {
     if (term > this.#refTerm) {
@@ -94,7 +94,7 @@ export class ClusterTime {
   }
 
   /**
-   * Become leader of `term` (SPEC §2): fix termStartClusterTimeMs from the reference and the last log
+   * Become leader of `term` (docs/concepts.md): fix termStartClusterTimeMs from the reference and the last log
    * entry (lastLogTerm, lastLogClusterTimeMs) as in the file comment, and termStartMonoMs =
    * clock.nowMs(). Throws (assertion) if `term` is not above both terms.
    */
@@ -123,8 +123,8 @@ export class ClusterTime {
    */
   nowMs(): number {
     if (this.#leadingTerm === null) return this.#refMs;
-    // Whole milliseconds (SPEC §3 durations are integers); flooring keeps cluster time a lower bound
-    // of real elapsed time, so it can only make expiry later, never earlier (SPEC §1.5).
+    // Whole milliseconds (docs/api.md durations are integers); flooring keeps cluster time a lower bound
+    // of real elapsed time, so it can only make expiry later, never earlier (docs/concepts.md).
     const elapsedMs = Math.floor(this.#clock.nowMs() - this.#termStartMonoMs);
     assert.equal(
       this.#refTerm,

@@ -1,5 +1,5 @@
 /**
- * Cheap structural checks of an incoming message before the core acts on it (STYLE: validate at the
+ * Cheap structural checks of an incoming message before the core acts on it (docs/architecture.md: validate at the
  * gateway, assert inside). The transport decodes and validates shapes; this guards the relations the
  * core's assertions rely on, so a malformed peer message is dropped instead of crashing the node.
  * Cost: O(entries) for AppendEntries, O(1) otherwise (snapshot bytes are not inspected).
@@ -13,7 +13,7 @@ const isTimeMs = (n: unknown): boolean => typeof n === 'number' && Number.isFini
 /**
  * True if `msg` is internally consistent: non-negative integer term/indices, and for AppendEntries
  * contiguous entries starting at prevLogIndex + 1 whose terms are within [prevLogTerm, msg.term] and
- * non-decreasing, with non-decreasing cluster times (Raft §5.3 log matching; SPEC §2).
+ * non-decreasing, with non-decreasing cluster times (Raft §5.3 log matching; docs/concepts.md).
  */
 export function isWellFormedMessage(msg: Message): boolean {
   if (!isCount(msg.term)) return false;

@@ -212,7 +212,7 @@ export class RaftCore {
     this.#handedConfiguration = this.configuration();
     this.#term = hardState.term;
     this.#votedFor = hardState.votedFor;
-    // The log starts at the snapshot (if any), so its last entry covers both (SPEC §2).
+    // The log starts at the snapshot (if any), so its last entry covers both (docs/concepts.md).
     this.#time = new ClusterTime(clock, this.#log.lastTerm(), this.#log.lastClusterTimeMs());
     this.#handedHardState = this.hardState();
     this.#handedSoftState = this.softState();
@@ -325,7 +325,7 @@ export class RaftCore {
   }
 
   /**
-   * Leader only: append a command entry stamped with the current cluster time (SPEC §2). Replication
+   * Leader only: append a command entry stamped with the current cluster time (docs/concepts.md). Replication
    * is deferred to the next ready() so concurrent proposals share one AppendEntries per follower.
    * Returns not_leader (with leaderHint) on other roles, transferring during a transfer (§3.10).
    */
@@ -422,8 +422,8 @@ export class RaftCore {
     return this.#voters.has(this.#id);
   }
   /**
-   * Leader: current cluster time (SPEC §2), never decreasing within its term. Others: the latest
-   * reading of the newest leader timeline seen — frozen while leaderless (SPEC §1.5), and it may go
+   * Leader: current cluster time (docs/concepts.md), never decreasing within its term. Others: the latest
+   * reading of the newest leader timeline seen — frozen while leaderless (docs/concepts.md), and it may go
    * down when a newer term's timeline is learned (cluster-time.ts).
    */
   clusterTimeMs(): number {
@@ -624,7 +624,7 @@ export class RaftCore {
     }
   }
 
-  /** Cluster-time invariants of checkInvariants (cluster-time.ts, SPEC §2). */
+  /** Cluster-time invariants of checkInvariants (cluster-time.ts, docs/concepts.md). */
   #checkClusterTime(): void {
     const ref = this.#time.reference();
     const checked = this.#checkedClusterTime;
@@ -1170,7 +1170,7 @@ export class RaftCore {
   // ---------------------------------------------------------------------------------------------
   // Leader side of replication
 
-  /** Append an entry created by this leader, stamped with its cluster time (SPEC §2). */
+  /** Append an entry created by this leader, stamped with its cluster time (docs/concepts.md). */
   #appendOwn(type: Entry['type'], data: Uint8Array): Entry {
     const entry: Entry = {
       term: this.#term,

@@ -91,7 +91,7 @@ export class RaftLog {
   persistedIndex(): LogIndex {
     return asIndex(this.#persistedIndex);
   }
-  /** Cluster time (SPEC §2) of the last entry, or of the snapshot point (0 without one) for an empty log. */
+  /** Cluster time (docs/concepts.md) of the last entry, or of the snapshot point (0 without one) for an empty log. */
   lastClusterTimeMs(): number {
     return this.#entries[this.#entries.length - 1]?.clusterTimeMs ?? this.#snapshotClusterTimeMs;
   }
@@ -206,7 +206,7 @@ export class RaftLog {
     for (; i < entries.length; i++) this.#pushChecked(entries[i]!);
   }
 
-  /** Cluster time stamp (SPEC §2) of the entry at `index`, or of the compaction point; undefined otherwise. */
+  /** Cluster time stamp (docs/concepts.md) of the entry at `index`, or of the compaction point; undefined otherwise. */
   clusterTimeAt(index: number): number | undefined {
     if (index === this.#snapshotIndex) return this.#snapshotClusterTimeMs;
     return this.entry(index)?.clusterTimeMs;
@@ -323,7 +323,7 @@ export class RaftLog {
     if (this.#persistedIndex >= index) this.#persistedIndex = index - 1;
   }
 
-  /** Append one entry after checking contiguity, term and cluster-time monotonicity (Raft §5.3, SPEC §2). */
+  /** Append one entry after checking contiguity, term and cluster-time monotonicity (Raft §5.3, docs/concepts.md). */
   #pushChecked(entry: Entry): void {
     const last = this.lastIndex();
     assert.equal(entry.index, last + 1, 'entries must be contiguous');

@@ -26,7 +26,7 @@ import type { ConfigurationState, Membership } from './membership.js';
 export type EntryType = 'command' | 'noop' | 'config';
 
 /**
- * One log entry. `clusterTimeMs` is SPEC §2 cluster time stamped by the leader that created the
+ * One log entry. `clusterTimeMs` is docs/concepts.md cluster time stamped by the leader that created the
  * entry; it never decreases along the log. `data` is the opaque command (empty for `noop`).
  */
 export interface Entry {
@@ -99,7 +99,7 @@ export interface RequestVoteResponseMsg extends MessageBase {
 }
 /**
  * AppendEntries (§5.3), also the heartbeat when `entries` is empty. `clusterTimeMs` is the leader's
- * current cluster time (SPEC §2), so followers keep the highest cluster time seen. `heartbeatSeq`
+ * current cluster time (docs/concepts.md), so followers keep the highest cluster time seen. `heartbeatSeq`
  * increases with every AppendEntries a leader sends in its term; the response echoes it, and a
  * majority of echoes ≥ s confirms leadership for ReadIndex requests issued at seq s (§6.4).
  */
@@ -135,7 +135,7 @@ export interface TimeoutNowMsg extends MessageBase {
  * InstallSnapshot (Raft §7, Figure 13; dissertation §5.4.1): sent instead of AppendEntries when the
  * follower needs entries the leader already compacted away. Not chunked: the whole snapshot travels
  * in one message, so a snapshot must fit the transport's frame bound (TcpTransport frameBytesMax,
- * 64 MiB by default). `clusterTimeMs` is the leader's current cluster time (SPEC §2).
+ * 64 MiB by default). `clusterTimeMs` is the leader's current cluster time (docs/concepts.md).
  */
 export interface InstallSnapshotMsg extends MessageBase {
   readonly type: 'InstallSnapshot';

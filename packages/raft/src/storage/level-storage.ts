@@ -10,7 +10,7 @@
  * {index, term, clusterTimeMs, data}. Values are msgpackr (codec.ts). Hex of fixed width sorts
  * lexicographically in index order, so recovery is one range scan.
  *
- * Crash safety of snapshots (Raft §7; FAILURE-SCENARIOS BC-25, BC-26). Every record is written by
+ * Crash safety of snapshots (Raft §7; docs/failure-scenarios.md BC-25, BC-26). Every record is written by
  * one LevelDB put/batch, which its write-ahead log makes atomic, so a record is either whole or
  * absent. Order of writes:
  * - local snapshot: (1) put the snapshot record, fsynced; (2) only then delete entries ≤ compactIndex

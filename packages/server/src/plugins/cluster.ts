@@ -1,7 +1,7 @@
 /**
- * Cluster and operations routes (SPEC §3): /v1/cluster, leadership transfer, /healthz, /readyz,
+ * Cluster and operations routes (docs/api.md): /v1/cluster, leadership transfer, /healthz, /readyz,
  * /metrics; plus the read-only debug route /v1/cluster/state (this replica's applied index and
- * state hash, for replica comparison in chaos tests, FAILURE-SCENARIOS BC-25).
+ * state hash, for replica comparison in chaos tests, docs/failure-scenarios.md BC-25).
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -13,7 +13,7 @@ import * as R from '../response-schemas.js';
 import { routeSchema } from '../route-schema.js';
 import type { RoutePluginOptions } from './leases.js';
 
-/** SPEC §3 member roles. */
+/** docs/api.md member roles. */
 type MemberRole = 'leader' | 'follower' | 'candidate' | 'learner';
 
 export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
