@@ -285,6 +285,10 @@ export class TenureClient {
   /**
    * Acquires `name`, runs `fn(lease)`, and releases in `finally` (release errors are logged, not thrown).
    * `fn` should stop when `lease.signal` aborts and pass `lease.fencingToken` to its writes (docs/concepts.md).
+   * Resolves with `fn`'s result only if the lease was still held when `fn` finished (or `fn` released
+   * it itself); a lease lost while `fn` ran — its safe deadline passed, e.g. during an event-loop
+   * stall, or the server said it is gone — rejects with TenureError `lease_lost` (or the loss
+   * reason), because `fn`'s effects were not all made under the lease.
    */
   async withLease<T>(
     name: string,
@@ -293,7 +297,9 @@ export class TenureClient {
   ): Promise<T> {
     const lease = await this.acquire(name, options);
     try {
-      return await fn(lease);
+      const result = await fn(lease);
+      if (lease.endReason !== 'released') lease.assertHeld();
+      return result;
     } finally {
       await lease
         .release()

@@ -274,6 +274,24 @@ t.test('withLease runs fn with the lease and releases even when fn throws', asyn
   t.equal(server.to('/v1/leases/L/release').length, 2);
 });
 
+t.test('withLease rejects with lease_lost when the lease was lost while fn ran', async (t) => {
+  const { server, clock, client } = await setup(t);
+  // fn stalls past the safe deadline (3000 × 0.99 − 100 ms) without the renew timer getting a turn.
+  const stalled = client.withLease('L', { ttlMs: 3000 }, async (lease) => {
+    t.ok(lease.isHeld(), 'held when fn starts');
+    clock.jump(5000);
+    return 'fn-result';
+  });
+  await t.rejects(stalled, { code: 'lease_lost' });
+  t.equal(server.to('/v1/leases/L/release').length, 1, 'still released in finally');
+  // A lease that fn released itself is not a loss.
+  const released = await client.withLease('L', { ttlMs: 3000 }, async (lease) => {
+    await lease.release();
+    return 'done';
+  });
+  t.equal(released, 'done');
+});
+
 t.test(
   'an acquire with unknown outcome releases the lease if it was in fact granted',
   async (t) => {
