@@ -254,7 +254,9 @@ function finishWaiter(
   core.wake.remove(w);
   w.session?.members.delete(w);
   core.pendingWaiters.delete(w.waiterId);
-  core.waiterOutcomes.set(w.waiterId, { name: rec.name, outcome }, ctx.nowMs);
+  // Remembered from the entry's time, not `ctx.nowMs`: the expiry phase finishes waiters as of
+  // their due time, which may lie more than the window before the entry that decides them.
+  core.waiterOutcomes.set(w.waiterId, { name: rec.name, outcome }, core.lastTimeMs);
   ctx.changed.add(leaseKey(rec.name));
   if (w.idempotencyKey === null) return;
   const idem = core.idempotency.get(w.idempotencyKey, ctx.nowMs);
