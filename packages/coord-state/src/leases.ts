@@ -180,6 +180,7 @@ function endGrant(
   endedAtMs: number,
 ): void {
   const rec = g.lease;
+  assert(endedAtMs >= g.grantedAtMs, 'lease: a grant ending before it began');
   if (g.shared) {
     assert(rec.shared?.get(g.holder) === g, 'lease: ending a shared grant that is not live');
     rec.shared.delete(g.holder);
@@ -254,7 +255,9 @@ function finishWaiter(
   core.wake.remove(w);
   w.session?.members.delete(w);
   core.pendingWaiters.delete(w.waiterId);
-  core.waiterOutcomes.set(w.waiterId, { name: rec.name, outcome }, ctx.nowMs);
+  // Remembered from the entry's time, not `ctx.nowMs`: the expiry phase finishes waiters as of
+  // their due time, which may lie more than the window before the entry that decides them.
+  core.waiterOutcomes.set(w.waiterId, { name: rec.name, outcome }, core.lastTimeMs);
   ctx.changed.add(leaseKey(rec.name));
   if (w.idempotencyKey === null) return;
   const idem = core.idempotency.get(w.idempotencyKey, ctx.nowMs);
@@ -536,7 +539,10 @@ export function endGrantBySession(
   g: Grant,
   expiredAtMs: number | null,
 ): void {
-  endGrant(core, ctx, g, 'session_ended', expiredAtMs ?? ctx.nowMs);
+  // A grant made by this entry to a waiter live when the name fell free (settled as of then, granted
+  // at the entry's time) may lose its session at a later due time of the same entry: it ends when
+  // it began, never before.
+  endGrant(core, ctx, g, 'session_ended', Math.max(expiredAtMs ?? ctx.nowMs, g.grantedAtMs));
   if (expiredAtMs !== null) startLockDelay(core, ctx, g.lease, expiredAtMs + g.lockDelayMs);
 }
 

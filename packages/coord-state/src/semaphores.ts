@@ -114,6 +114,7 @@ function endPermit(
 ): void {
   const rec = p.semaphore;
   assert(rec.permits.get(p.holder) === p, 'semaphore: ending a permit that is not live');
+  assert(endedAtMs >= p.grantedAtMs, 'semaphore: a permit ending before it began');
   rec.permits.delete(p.holder);
   core.wake.remove(p);
   p.session?.members.delete(p);
@@ -162,7 +163,9 @@ function finishWaiter(
   core.wake.remove(w);
   w.session?.members.delete(w);
   core.pendingSemWaiters.delete(w.waiterId);
-  core.waiterOutcomes.set(w.waiterId, { name: rec.name, outcome }, ctx.nowMs);
+  // Remembered from the entry's time, not `ctx.nowMs`: the expiry phase finishes waiters as of
+  // their due time, which may lie more than the window before the entry that decides them.
+  core.waiterOutcomes.set(w.waiterId, { name: rec.name, outcome }, core.lastTimeMs);
   ctx.changed.add(semaphoreKey(rec.name));
   if (w.idempotencyKey === null) return;
   const idem = core.idempotency.get(w.idempotencyKey, ctx.nowMs);
@@ -388,7 +391,8 @@ export function endPermitBySession(
   p: Permit,
   endedAtMs: number,
 ): void {
-  endPermit(core, ctx, p, 'session_ended', endedAtMs);
+  // Never before it began (a permit granted by this entry as of an earlier due time, see leases.ts).
+  endPermit(core, ctx, p, 'session_ended', Math.max(endedAtMs, p.grantedAtMs));
 }
 
 /** Its session ended: the waiter is withdrawn; its answer becomes `held`. Does not settle. */

@@ -226,6 +226,23 @@ t.test(
   },
 );
 
+t.test(
+  "a waiter's fate is remembered for the window after the entry that decided it, not after its deadline",
+  async (t) => {
+    // A jump longer than the outcome window (10 min; e.g. a long leaderless spell): the entry at
+    // 700000 grants D on M as of 115 (C's grant fell free) and times B out as of 1200 (A held L);
+    // both fates must be readable after that entry (the server answers a waiting acquire from it).
+    const d = new Driver();
+    d.acquire('L', 'A', { ttlMs: 5000 });
+    const qb = okValue<Queued>(d.acquire('L', 'B', { waitMs: 1190, atMs: 10 })); // deadline 1200
+    d.acquire('M', 'C', { ttlMs: 100, atMs: 15 }); // free at 115
+    const qd = okValue<Queued>(d.acquire('M', 'D', { waitMs: 60_000, atMs: 20 }));
+    d.at(700_000);
+    t.same(d.sm.waiterOutcome('L', qb.waiterId), { kind: 'timed_out', holder: 'A' });
+    t.match(d.sm.waiterOutcome('M', qd.waiterId), { kind: 'granted', holder: 'D' });
+  },
+);
+
 t.test('a granted waiter updates the idempotency record of its acquire', async (t) => {
   const d = new Driver();
   const a = okValue<Granted>(d.acquire('L', 'A'));

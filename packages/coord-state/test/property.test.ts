@@ -391,6 +391,13 @@ function runScenario(steps: Step[]): void {
         ).kind,
         'pending',
       );
+    // Every waiter the entry finished has the same fate (a timed-out lease waiter: the same holder).
+    for (const f of ref.finished) {
+      const o = sm.waiterOutcome(f.name, f.id);
+      assert.equal(o.kind, f.kind, `waiter ${f.id} on ${f.name}`);
+      if (f.holder !== undefined)
+        assert.equal((o as { holder?: string | null }).holder, f.holder, `waiter ${f.id} holder`);
+    }
     if (step.snapAfter && twin === null) {
       const bytes = sm.snapshot();
       twin = new CoordStateMachine(LIMITS);

@@ -159,6 +159,35 @@ t.test(
   },
 );
 
+t.test(
+  'a grant made as of an earlier due time whose session expires later in the same entry ends when it began',
+  async (t) => {
+    // One entry at 3000 replays: 200 (A's lease and C's permit end; B and D, bound to a session
+    // live then, are granted, their grants starting at 3000), then 1000 (the session expires).
+    const d = new Driver();
+    const id = session(d, 1000);
+    d.acquire('L', 'A', { ttlMs: 200 });
+    const q = okValue<{ waiterId: number }>(
+      d.acquire('L', 'B', { ttlMs: null, session: id, waitMs: 5000 }),
+    );
+    const sem = { type: 'semaphore.acquire', name: 'S', limit: 1 } as const;
+    t.match(d.run({ ...sem, holder: 'C', ttlMs: 200, session: null, waitMs: 0 }).result, {
+      ok: true,
+    });
+    d.run({ ...sem, holder: 'D', ttlMs: null, session: id, waitMs: 5000 });
+    d.at(3000);
+    t.match(d.sm.waiterOutcome('L', q.waiterId), { kind: 'granted', holder: 'B', session: id });
+    t.match(d.sm.history('lease', 'L', 1), [
+      { holder: 'B', grantedAtMs: 3000, endedAtMs: 3000, endReason: 'session_ended' },
+    ]);
+    t.match(d.sm.history('semaphore', 'S', 1), [
+      { holder: 'D', grantedAtMs: 3000, endedAtMs: 3000, endReason: 'session_ended' },
+    ]);
+    t.equal(d.sm.leaseState('L', 3000), null);
+    t.equal(d.sm.getSemaphore('S', 3000), null);
+  },
+);
+
 t.test('limits: sessionsMax and grantsPerSessionMax give resource_exhausted', async (t) => {
   const d = new Driver({ sessionsMax: 1, grantsPerSessionMax: 2 });
   const id = session(d);
