@@ -2,15 +2,15 @@
  * The coordination state machine's public contract: commands, results, queries.
  * The server and client build against these shapes; coord-state implements them.
  *
- * Conventions: all durations are integer ms; all times are SPEC §2 cluster time in ms.
+ * Conventions: all durations are integer ms; all times are docs/concepts.md cluster time in ms.
  * `FencingToken` values are JSON-safe integers.
  */
 import type { StateError } from './errors.js';
 import type { SemaphoreGrant } from './results.js';
 
-/** Per-resource fencing token (SPEC §1.4): strictly increases with every new grant, never reused. */
+/** Per-resource fencing token (docs/concepts.md): strictly increases with every new grant, never reused. */
 export type FencingToken = number;
-/** Global KV revision: the log index of a key's last write (SPEC §3). */
+/** Global KV revision: the log index of a key's last write (docs/api.md). */
 export type Revision = number;
 /** A JSON value (KV values and election values). */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
@@ -167,7 +167,7 @@ export type Command =
   LeaseCommand | ElectionCommand | KvCommand | TimeCommand | SessionCommand | SemaphoreCommand;
 
 /**
- * What goes into a log entry. `idempotency` (SPEC §1.6): a repeat of `key` with the same
+ * What goes into a log entry. `idempotency` (docs/concepts.md): a repeat of `key` with the same
  * `fingerprint` (server: hash of route + canonical body) within the window returns the first
  * result; a different fingerprint gives `idempotency_key_reused`.
  */
@@ -387,7 +387,7 @@ export interface KvView {
   readonly revision: Revision;
 }
 
-/** Configurable limits (SPEC §3, STYLE habit 7). */
+/** Configurable limits (docs/api.md, docs/architecture.md habit 7). */
 export interface CoordLimits {
   readonly ttlMsMin: number; // default 100
   readonly ttlMsMax: number; // default 3_600_000
@@ -421,7 +421,7 @@ export interface CoordState {
   waiterOutcome(name: string, waiterId: number): WaiterOutcome;
   getElection(group: string): ElectionView;
   getKv(key: string): KvView | null;
-  /** SPEC §3 fence check: valid iff the resource's current live grant carries exactly `fencingToken`. */
+  /** docs/api.md fence check: valid iff the resource's current live grant carries exactly `fencingToken`. */
   fenceCheck(ref: FenceRef): { valid: boolean; current: FencingToken | null };
   /** Result recorded for an idempotency key (null if unknown or outside the window). */
   idempotentResult(key: string): { fingerprint: string; result: CommandResult } | null;

@@ -50,7 +50,7 @@ export class EnvelopeEncodeError extends Error {
 }
 
 /**
- * Encodes an envelope for a log entry (SPEC §1.1: every node applies the same bytes).
+ * Encodes an envelope for a log entry (docs/concepts.md: every node applies the same bytes).
  * Throws `EnvelopeEncodeError` (invalid_argument) if the envelope fails `checkEnvelopeShape`,
  * which includes any string in the command (holder, candidate, KV/election values and their keys)
  * that is not well-formed Unicode — defence in depth behind the gateway's own checks.

@@ -21,11 +21,11 @@ import type {
 } from './model.js';
 import { WindowedMap } from './windowed-map.js';
 
-/** Anything that can fall due and wake the leader (SPEC §2: it proposes an entry at `nextDueMs`). */
+/** Anything that can fall due and wake the leader (docs/concepts.md: it proposes an entry at `nextDueMs`). */
 export type WakeEntry =
   Grant | Waiter | Candidacy | LeaseRecord | SessionRecord | Permit | SemWaiter;
 
-/** An idempotency record (SPEC §1.6): the fingerprint of the first request and its result. */
+/** An idempotency record (docs/concepts.md): the fingerprint of the first request and its result. */
 export interface IdempotencyRecord {
   readonly fingerprint: string;
   result: CommandResult;

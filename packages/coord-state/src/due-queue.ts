@@ -1,7 +1,7 @@
 /**
  * An indexed binary min-heap of things that fall due at a cluster time (lease expiry, candidacy
  * expiry, waiter deadline, lock-delay end). Ordered by (`dueMs`, `seq`): `seq` is a unique number
- * assigned by the owner, so the order is total and identical on every replica (STYLE habit 2).
+ * assigned by the owner, so the order is total and identical on every replica (docs/architecture.md habit 2).
  * Each entry remembers its own position (`heapIndex`), so reschedule and removal are O(log n)
  * without lazy garbage, and `peek` is O(1).
  */

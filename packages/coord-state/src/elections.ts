@@ -1,5 +1,5 @@
 /**
- * Election commands and candidacy expiry (SPEC §3 Elections). The leader is the oldest live
+ * Election commands and candidacy expiry (docs/api.md Elections). The leader is the oldest live
  * candidacy; each new leadership gets a new, higher fencing token (the group's epoch); proclaim
  * changes the value and the revision, never the token. `revision` is the log index of the last
  * change of leader or leader value, so it increases even across retirement of the group.
@@ -34,7 +34,7 @@ type Resign = Extract<ElectionCommand, { type: 'election.resign' }>;
 type Proclaim = Extract<ElectionCommand, { type: 'election.proclaim' }>;
 type Revoke = Extract<ElectionCommand, { type: 'election.revoke' }>;
 
-/** The leader of a group as SPEC §3 shows it, or null. */
+/** The leader of a group as docs/api.md shows it, or null. */
 export function leaderView(rec: ElectionRecord): ElectionLeader | null {
   const c = rec.leader;
   return c === null
@@ -42,7 +42,7 @@ export function leaderView(rec: ElectionRecord): ElectionLeader | null {
     : { candidate: c.candidate, value: c.value, fencingToken: rec.leaderToken };
 }
 
-/** SPEC §3 `GET /v1/elections/{group}` view of a live group. */
+/** docs/api.md `GET /v1/elections/{group}` view of a live group. */
 export function electionView(rec: ElectionRecord): ElectionView {
   const candidates = [...rec.candidates.values()].map((c) => ({
     candidate: c.candidate,
@@ -155,7 +155,7 @@ export function settleElection(core: Core, ctx: ApplyContext, rec: ElectionRecor
   }
 }
 
-/** SPEC §3 campaign: joins the queue (or refreshes ttl, and value when non-null) and answers the status. */
+/** docs/api.md campaign: joins the queue (or refreshes ttl, and value when non-null) and answers the status. */
 export function electionCampaign(
   core: Core,
   ctx: ApplyContext,
@@ -227,7 +227,7 @@ export function electionCampaign(
   return { ok: true, value: campaignValue(rec, c) };
 }
 
-/** SPEC §3 election renew: keeps the candidacy alive for its ttl; unknown candidate → not_holder. */
+/** docs/api.md election renew: keeps the candidacy alive for its ttl; unknown candidate → not_holder. */
 export function electionRenew(
   core: Core,
   ctx: ApplyContext,
@@ -243,7 +243,7 @@ export function electionRenew(
   return { ok: true, value: campaignValue(rec, c) };
 }
 
-/** SPEC §3 resign: leaves the queue; a resigning leader passes leadership on with a new token. */
+/** docs/api.md resign: leaves the queue; a resigning leader passes leadership on with a new token. */
 export function electionResign(
   core: Core,
   ctx: ApplyContext,
@@ -260,7 +260,7 @@ export function electionResign(
   return { ok: true, value: { group: cmd.group, resigned: true } };
 }
 
-/** SPEC §3 proclaim: the leader with its current token sets the value (revision changes, token does not). */
+/** docs/api.md proclaim: the leader with its current token sets the value (revision changes, token does not). */
 export function electionProclaim(
   core: Core,
   ctx: ApplyContext,

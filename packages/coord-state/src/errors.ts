@@ -1,5 +1,5 @@
 /**
- * The closed catalog of stable error codes (SPEC §3 Errors), shared by state machine, server and
+ * The closed catalog of stable error codes (docs/api.md Errors), shared by state machine, server and
  * client. The HTTP status for each code lives here so server and client agree. `internal` (500) is
  * the one code of a server bug that is not a failed assertion (those stop the process instead).
  */
@@ -23,7 +23,7 @@ export const ERROR_HTTP_STATUS = {
   internal: 500,
 } as const;
 
-/** One of the stable error codes of SPEC §3. */
+/** One of the stable error codes of docs/api.md. */
 export type ErrorCode = keyof typeof ERROR_HTTP_STATUS;
 
 /** Codes the replicated state machine itself can produce as command results. */
@@ -41,7 +41,7 @@ export type StateErrorCode =
   | 'resource_exhausted';
 
 /**
- * An error as a value (never thrown by `apply`). `details` are extra JSON fields of the SPEC §3
+ * An error as a value (never thrown by `apply`). `details` are extra JSON fields of the docs/api.md
  * error body, e.g. `{holder}` for `held`, `{lockDelayRemainingMs}` during lock-delay,
  * `{current}` for `stale_token`, `{revision}` for `revision_mismatch`.
  */

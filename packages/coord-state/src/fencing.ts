@@ -1,5 +1,5 @@
 /**
- * The fencing-token scheme (SPEC §1.4): `fencingToken = index × TOKENS_PER_ENTRY + seq`, where
+ * The fencing-token scheme (docs/concepts.md): `fencingToken = index × TOKENS_PER_ENTRY + seq`, where
  * `index` is the log index of the entry that made the grant and `seq` counts earlier grants of the
  * same resource within that entry (0 for the first). Like etcd's revision it needs no tombstones:
  * log indexes only grow (across release, expiry, deletion of the record, snapshots and restarts),

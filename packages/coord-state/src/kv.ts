@@ -1,5 +1,5 @@
 /**
- * Fenced KV writes (SPEC §3 Fencing and fenced writes, §5 write boundary): a write with a fence
+ * Fenced KV writes (docs/api.md Fencing and fenced writes, §5 write boundary): a write with a fence
  * commits only if the named resource's current live grant carries exactly that token at the
  * entry's cluster time; `ifRevision` (0 = only if absent) guards against lost updates.
  */
@@ -67,7 +67,7 @@ function checkFence(core: Core, fence: FenceRef | null): CommandResult<never> | 
   );
 }
 
-/** SPEC §3 `PUT /v1/kv/{key}`: payload_too_large, stale_token, revision_mismatch, resource_exhausted, or {key, revision}. */
+/** docs/api.md `PUT /v1/kv/{key}`: payload_too_large, stale_token, revision_mismatch, resource_exhausted, or {key, revision}. */
 export function kvPut(core: Core, ctx: ApplyContext, cmd: Put): CommandResult<KvPutValue> {
   const sizeBytes = jsonSizeBytes(cmd.value);
   if (sizeBytes > core.limits.valueBytesMax)
@@ -102,7 +102,7 @@ export function kvPut(core: Core, ctx: ApplyContext, cmd: Put): CommandResult<Kv
 }
 
 /**
- * SPEC §3 `DELETE /v1/kv/{key}`: stale_token first; a missing key is not_found whatever
+ * docs/api.md `DELETE /v1/kv/{key}`: stale_token first; a missing key is not_found whatever
  * `ifRevision` says; `ifRevision` other than the key's revision (including 0) → revision_mismatch.
  */
 export function kvDelete(core: Core, ctx: ApplyContext, cmd: Delete): CommandResult<KvDeleteValue> {

@@ -1,5 +1,5 @@
 /**
- * Limits of the coordination state machine (SPEC §3 ranges, STYLE habit 7: every map and queue
+ * Limits of the coordination state machine (docs/api.md ranges, docs/architecture.md habit 7: every map and queue
  * is bounded). `resolveLimits` merges overrides into `DEFAULT_LIMITS` and checks their relations.
  */
 import assert from 'node:assert';
@@ -16,7 +16,7 @@ import { TOKENS_PER_ENTRY } from './fencing.js';
  * Limits this implementation adds to `CoordLimits` (all optional in the constructor):
  * `lockDelayMsMax`, `maxHoldMsMax` (argument ranges), `waitersMax` (all leases together),
  * `historyPerNameMax` / `historyNamesMax` (ended grants remembered to answer `lease_expired`,
- * the seed of SPEC §6 holder history), `retiredElectionsMax` (emptied groups whose revision is
+ * the seed of docs/primitives.md holder history), `retiredElectionsMax` (emptied groups whose revision is
  * remembered so it never goes back to 0 while remembered).
  */
 export interface CoordLimitsFull extends CoordLimits {
@@ -38,7 +38,7 @@ export interface CoordLimitsFull extends CoordLimits {
   readonly historyEntriesMax: number;
 }
 
-/** Defaults: SPEC §3 ranges (ttlMs 100…3,600,000, waitMs ≤ 60,000, values ≤ 64 KiB, 10 min idempotency window). */
+/** Defaults: docs/api.md ranges (ttlMs 100…3,600,000, waitMs ≤ 60,000, values ≤ 64 KiB, 10 min idempotency window). */
 export const DEFAULT_LIMITS: CoordLimitsFull = Object.freeze({
   ttlMsMin: 100,
   ttlMsMax: 3_600_000,

@@ -60,7 +60,7 @@ export interface LeaseRecord extends DueEntry {
   lastFencingToken: FencingToken;
 }
 
-/** A queued acquire (SPEC §3 waitMs). `dueMs` = deadline (cluster ms); never granted at or after it. */
+/** A queued acquire (docs/api.md waitMs). `dueMs` = deadline (cluster ms); never granted at or after it. */
 export interface Waiter extends DueEntry {
   readonly kind: 'waiter';
   readonly lease: LeaseRecord;
@@ -103,7 +103,7 @@ export interface ElectionRecord {
   lastFencingToken: FencingToken;
 }
 
-/** One KV entry; `revision` is the log index of its last write (SPEC §3). */
+/** One KV entry; `revision` is the log index of its last write (docs/api.md). */
 export interface KvRecord {
   value: JsonValue;
   revision: Revision;

@@ -25,7 +25,7 @@
  */
 import type { ElectionLeader, FencingToken, Revision, SessionId } from './api.js';
 
-/** SPEC §3 release answer. */
+/** docs/api.md release answer. */
 export interface LeaseReleaseValue {
   readonly name: string;
   readonly released: true;
@@ -36,22 +36,22 @@ export interface CancelWaitValue {
   readonly waiterId: number;
   readonly cancelled: boolean;
 }
-/** SPEC §3 resign answer. */
+/** docs/api.md resign answer. */
 export interface ResignValue {
   readonly group: string;
   readonly resigned: true;
 }
-/** SPEC §3 proclaim answer: the leader with its new value. */
+/** docs/api.md proclaim answer: the leader with its new value. */
 export interface ProclaimValue {
   readonly group: string;
   readonly leader: ElectionLeader;
 }
-/** SPEC §3 KV put answer; `revision` is the entry's log index. */
+/** docs/api.md KV put answer; `revision` is the entry's log index. */
 export interface KvPutValue {
   readonly key: string;
   readonly revision: Revision;
 }
-/** SPEC §3 KV delete answer. */
+/** docs/api.md KV delete answer. */
 export interface KvDeleteValue {
   readonly key: string;
   readonly deleted: true;

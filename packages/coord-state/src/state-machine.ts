@@ -1,5 +1,5 @@
 /**
- * `CoordStateMachine`: the deterministic coordination state machine Raft replicates (SPEC §1–§3).
+ * `CoordStateMachine`: the deterministic coordination state machine Raft replicates (docs/concepts.md–§3).
  *
  * `apply(index, clusterTimeMs, envelope)` is the only mutator. Each entry runs in three steps:
  *  1. expiry — every grant, waiter deadline, candidacy and lock-delay due at or before the
@@ -8,7 +8,7 @@
  *     its head waiter (all dead waiters are gone by then, BC-01), a leaderless group to its oldest
  *     candidacy, each with a new fencing token (fencing.ts);
  *  3. the command, answered as a value (never thrown), remembered under its idempotency key.
- * Queries never mutate. No clock, timer or randomness: time is the entry's cluster time (SPEC §2).
+ * Queries never mutate. No clock, timer or randomness: time is the entry's cluster time (docs/concepts.md).
  */
 import assert from 'node:assert';
 import type {

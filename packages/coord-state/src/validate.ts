@@ -1,7 +1,7 @@
 /**
- * Validation of commands as values (STYLE habit 4): `checkEnvelopeShape` checks structure and
+ * Validation of commands as values (docs/architecture.md habit 4): `checkEnvelopeShape` checks structure and
  * types (used by `decodeEnvelope` and again by `apply`, which must not trust its input);
- * `checkCommandRanges` checks SPEC §3 names and ranges against the configured limits. Both return
+ * `checkCommandRanges` checks docs/api.md names and ranges against the configured limits. Both return
  * an `invalid_argument` StateError whose message and `details.field` name the field, or null.
  */
 import type { Command, JsonValue } from './api.js';
@@ -16,7 +16,7 @@ import {
 
 export { isJsonValue, isWellFormedString, JSON_DEPTH_MAX } from './input-rules.js';
 
-/** Idempotency keys: SPEC §3, ≤ 128 characters. */
+/** Idempotency keys: docs/api.md, ≤ 128 characters. */
 export const IDEMPOTENCY_KEY_CHARS_MAX = 128;
 /** Fingerprints are server hashes; bounded so records stay small. */
 export const FINGERPRINT_CHARS_MAX = 256;
@@ -100,7 +100,7 @@ function isNonNegativeInt(x: unknown): x is number {
   return typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
 }
 
-/** UTF-8 size of the JSON text of `value` (the size SPEC §3 limits). */
+/** UTF-8 size of the JSON text of `value` (the size docs/api.md limits). */
 export function jsonSizeBytes(value: JsonValue): number {
   return Buffer.byteLength(JSON.stringify(value), 'utf8');
 }
@@ -195,7 +195,7 @@ export function rangeError(
 }
 
 /**
- * SPEC §3 ranges of a well-shaped command: ttlMs in [ttlMsMin, ttlMsMax], waitMs ≤ waitMsMax,
+ * docs/api.md ranges of a well-shaped command: ttlMs in [ttlMsMin, ttlMsMax], waitMs ≤ waitMsMax,
  * lockDelayMs ≤ lockDelayMsMax, maxHoldMs in [ttlMsMin, maxHoldMsMax]. Sizes are checked by the
  * handlers (payload_too_large is not invalid_argument).
  */

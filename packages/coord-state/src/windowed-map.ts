@@ -1,7 +1,7 @@
 /**
  * A map whose entries live for a window of cluster time and whose size is bounded: insertion
- * order equals age because cluster time never decreases (SPEC §2), so expiry and eviction both
- * take from the head — O(1) amortised, no scans. Used for idempotency records (SPEC §1.6) and
+ * order equals age because cluster time never decreases (docs/concepts.md), so expiry and eviction both
+ * take from the head — O(1) amortised, no scans. Used for idempotency records (docs/concepts.md) and
  * waiter outcomes.
  */
 import assert from 'node:assert';

@@ -180,76 +180,73 @@ t.test(
   },
 );
 
-t.test(
-  'strings that are not well-formed Unicode never reach the log (SPEC §1.3, §3)',
-  async (t) => {
-    const acquire = (holder: string): CommandEnvelope => ({
-      v: 1,
-      command: {
-        type: 'lease.acquire',
-        name: 'L',
-        holder,
-        ttlMs: 1000,
-        waitMs: 0,
-        lockDelayMs: 0,
-        maxHoldMs: null,
+t.test('strings that are not well-formed Unicode never reach the log', async (t) => {
+  const acquire = (holder: string): CommandEnvelope => ({
+    v: 1,
+    command: {
+      type: 'lease.acquire',
+      name: 'L',
+      holder,
+      ttlMs: 1000,
+      waitMs: 0,
+      lockDelayMs: 0,
+      maxHoldMs: null,
+    },
+    idempotency: null,
+  });
+  const put = (value: unknown): CommandEnvelope => ({
+    v: 1,
+    command: { type: 'kv.put', key: 'k', value: value as never, fence: null, ifRevision: null },
+    idempotency: null,
+  });
+  const bad: [CommandEnvelope, string][] = [
+    [acquire('x\ud800'), 'holder'],
+    [acquire('x\udbff'), 'holder'],
+    [acquire('a\u0085b'), 'holder'],
+    [
+      {
+        v: 1,
+        command: { type: 'election.renew', group: 'G', candidate: '\udc00' },
+        idempotency: null,
       },
-      idempotency: null,
-    });
-    const put = (value: unknown): CommandEnvelope => ({
-      v: 1,
-      command: { type: 'kv.put', key: 'k', value: value as never, fence: null, ifRevision: null },
-      idempotency: null,
-    });
-    const bad: [CommandEnvelope, string][] = [
-      [acquire('x\ud800'), 'holder'],
-      [acquire('x\udbff'), 'holder'],
-      [acquire('a\u0085b'), 'holder'],
-      [
-        {
-          v: 1,
-          command: { type: 'election.renew', group: 'G', candidate: '\udc00' },
-          idempotency: null,
+      'candidate',
+    ],
+    [put('\ud800x'), 'value'],
+    [put({ nested: ['ok', 'bad\udfff'] }), 'value'],
+    [put({ ['k\ud800']: 1 }), 'value'],
+    [put(JSON.parse('{"__proto__":{"polluted":true}}')), 'value'],
+    [
+      {
+        v: 1,
+        command: {
+          type: 'election.proclaim',
+          group: 'G',
+          candidate: 'c',
+          fencingToken: 1,
+          value: '\ud800',
         },
-        'candidate',
-      ],
-      [put('\ud800x'), 'value'],
-      [put({ nested: ['ok', 'bad\udfff'] }), 'value'],
-      [put({ ['k\ud800']: 1 }), 'value'],
-      [put(JSON.parse('{"__proto__":{"polluted":true}}')), 'value'],
-      [
-        {
-          v: 1,
-          command: {
-            type: 'election.proclaim',
-            group: 'G',
-            candidate: 'c',
-            fencingToken: 1,
-            value: '\ud800',
-          },
-          idempotency: null,
-        },
-        'value',
-      ],
-    ];
-    for (const [env, field] of bad) {
-      t.throws(
-        () => encodeEnvelope(env),
-        EnvelopeEncodeError,
-        `${JSON.stringify(env.command)} refused`,
-      );
-      try {
-        encodeEnvelope(env);
-      } catch (err) {
-        t.equal((err as EnvelopeEncodeError).error.details?.field, field, `names ${field}`);
-      }
-      const m = new CoordStateMachine();
-      const out = m.apply(1, 0, env);
-      t.equal(out.result.ok, false, 'apply refuses it too');
+        idempotency: null,
+      },
+      'value',
+    ],
+  ];
+  for (const [env, field] of bad) {
+    t.throws(
+      () => encodeEnvelope(env),
+      EnvelopeEncodeError,
+      `${JSON.stringify(env.command)} refused`,
+    );
+    try {
+      encodeEnvelope(env);
+    } catch (err) {
+      t.equal((err as EnvelopeEncodeError).error.details?.field, field, `names ${field}`);
     }
-    // Well-formed astral characters (surrogate pairs) are fine and round-trip exactly.
-    const ok = acquire('emoji 😀 holder');
-    t.same(decodeEnvelope(encodeEnvelope(ok)), ok);
-    t.same(decodeEnvelope(encodeEnvelope(put({ s: '😀' }))), put({ s: '😀' }));
-  },
-);
+    const m = new CoordStateMachine();
+    const out = m.apply(1, 0, env);
+    t.equal(out.result.ok, false, 'apply refuses it too');
+  }
+  // Well-formed astral characters (surrogate pairs) are fine and round-trip exactly.
+  const ok = acquire('emoji 😀 holder');
+  t.same(decodeEnvelope(encodeEnvelope(ok)), ok);
+  t.same(decodeEnvelope(encodeEnvelope(put({ s: '😀' }))), put({ s: '😀' }));
+});

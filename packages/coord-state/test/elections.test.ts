@@ -1,4 +1,4 @@
-// Proves the election rules of SPEC §3: oldest live candidacy leads, new higher token on every change of leader, proclaim changes value and revision only, not_holder cases.
+// Proves the election rules of docs/api.md: oldest live candidacy leads, new higher token on every change of leader, proclaim changes value and revision only, not_holder cases.
 import t from 'tap';
 import type { CampaignValue, ElectionView } from '../src/index.js';
 import { Driver, errCode, okValue } from './fixtures/driver.js';

@@ -1,4 +1,4 @@
-// Proves the ended-grant history (SPEC §6 seed) is bounded per name and by names, least recently ended name evicted first.
+// Proves the ended-grant history (docs/primitives.md seed) is bounded per name and by names, least recently ended name evicted first.
 import t from 'tap';
 import { GrantHistory } from '../src/history.js';
 

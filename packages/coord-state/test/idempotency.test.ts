@@ -1,4 +1,4 @@
-// Proves SPEC §1.6 at-most-once effects in the state machine: a repeated key replays the first result without applying again, a different fingerprint is rejected, records live for the window and are bounded.
+// Proves docs/concepts.md at-most-once effects in the state machine: a repeated key replays the first result without applying again, a different fingerprint is rejected, records live for the window and are bounded.
 import t from 'tap';
 import { WindowedMap } from '../src/windowed-map.js';
 import { Driver, errCode, okValue } from './fixtures/driver.js';

@@ -1,4 +1,4 @@
-// Proves fenced KV writes (SPEC §3, §5): commit only with the resource's current live token at the entry's cluster time; ifRevision, size and limits.
+// Proves fenced KV writes (docs/api.md, §5): commit only with the resource's current live token at the entry's cluster time; ifRevision, size and limits.
 import t from 'tap';
 import { CoordStateMachine, type Command } from '../src/index.js';
 import { Driver, errCode, errDetails, okValue } from './fixtures/driver.js';
@@ -131,7 +131,7 @@ t.test(
 );
 
 t.test(
-  'the stalled-holder story of the README (SPEC §5, BC-02) holds entry by entry',
+  'the stalled-holder story of the README (docs/concepts.md, BC-02) holds entry by entry',
   async (t) => {
     const sm = new CoordStateMachine();
     const env = (command: Command) => ({ v: 1 as const, command, idempotency: null });

@@ -1,4 +1,4 @@
-// Proves the lease rules of SPEC §3 (acquire/renew/release, waiters, lock-delay, maxHoldMs, not_holder vs lease_expired) one rule per test.
+// Proves the lease rules of docs/api.md (acquire/renew/release, waiters, lock-delay, maxHoldMs, not_holder vs lease_expired) one rule per test.
 import t from 'tap';
 import { Driver, errCode, errDetails, okValue } from './fixtures/driver.js';
 

@@ -1,8 +1,8 @@
-// Proves limit configuration: defaults follow SPEC §3 and bad overrides are refused at construction (a configuration bug, not a request error).
+// Proves limit configuration: defaults follow docs/api.md and bad overrides are refused at construction (a configuration bug, not a request error).
 import t from 'tap';
 import { CoordStateMachine, DEFAULT_LIMITS, resolveLimits } from '../src/index.js';
 
-t.test('defaults follow SPEC §3', async (t) => {
+t.test('defaults follow docs/api.md', async (t) => {
   t.match(DEFAULT_LIMITS, {
     ttlMsMin: 100,
     ttlMsMax: 3_600_000,

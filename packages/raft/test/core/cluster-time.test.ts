@@ -1,4 +1,4 @@
-// Proves SPEC §2 cluster time in the core: the leader stamps entries with termStart + elapsed, heartbeats
+// Proves docs/concepts.md cluster time in the core: the leader stamps entries with termStart + elapsed, heartbeats
 // carry it, followers keep the newest leader's reading (frozen while leaderless), a new leader starts
 // from the timeline of its last entry, and cluster time never runs ahead of real time along the log —
 // also after a stale leader's pause and with several leaders' timelines in flight.
@@ -9,7 +9,7 @@ import type { Message } from '../../src/core/types.js';
 const three = ['n1', 'n2', 'n3'];
 
 t.test(
-  'SPEC §2 leader stamps entries with termStartClusterTime + elapsed monotonic time',
+  'docs/concepts.md leader stamps entries with termStartClusterTime + elapsed monotonic time',
   async (t) => {
     const net = new ScriptedNetwork(three);
     net.elect('n1');
@@ -28,18 +28,21 @@ t.test(
   },
 );
 
-t.test('SPEC §2 heartbeats carry cluster time; followers report the highest seen', async (t) => {
-  const net = new ScriptedNetwork(three);
-  net.elect('n1');
-  net.clocks.get('n1')!.advance(10_000);
-  net.tick('n1'); // +100 ms, heartbeat
-  net.stabilize();
-  t.equal(net.core('n2').clusterTimeMs(), 10_100);
-  t.equal(net.core('n3').clusterTimeMs(), 10_100);
-  t.equal(net.core('n1').clusterTimeMs(), 10_100);
-});
+t.test(
+  'docs/concepts.md heartbeats carry cluster time; followers report the highest seen',
+  async (t) => {
+    const net = new ScriptedNetwork(three);
+    net.elect('n1');
+    net.clocks.get('n1')!.advance(10_000);
+    net.tick('n1'); // +100 ms, heartbeat
+    net.stabilize();
+    t.equal(net.core('n2').clusterTimeMs(), 10_100);
+    t.equal(net.core('n3').clusterTimeMs(), 10_100);
+    t.equal(net.core('n1').clusterTimeMs(), 10_100);
+  },
+);
 
-t.test('SPEC §1.5 cluster time is frozen while there is no leader', async (t) => {
+t.test('docs/concepts.md cluster time is frozen while there is no leader', async (t) => {
   const net = new ScriptedNetwork(three);
   net.elect('n1');
   net.tick('n1', 3);
@@ -52,7 +55,7 @@ t.test('SPEC §1.5 cluster time is frozen while there is no leader', async (t) =
 });
 
 t.test(
-  'SPEC §2 a new leader starts from the highest time seen, even with a slower clock',
+  'docs/concepts.md a new leader starts from the highest time seen, even with a slower clock',
   async (t) => {
     const net = new ScriptedNetwork(three);
     net.elect('n1');
@@ -78,7 +81,7 @@ t.test(
 );
 
 t.test(
-  'SPEC §2 cluster time never decreases along the log or across calls through leader changes',
+  'docs/concepts.md cluster time never decreases along the log or across calls through leader changes',
   async (t) => {
     const net = new ScriptedNetwork(three, { draws: 'seeded', seed: 7 });
     let last = 0;
@@ -118,7 +121,7 @@ t.test(
 );
 
 t.test(
-  'SPEC §1.5/§2 a stale leader resumed after a pause does not push a later term ahead of real time',
+  'docs/concepts.md/§2 a stale leader resumed after a pause does not push a later term ahead of real time',
   async (t) => {
     // n1 leads term 1 and is "paused" (isolated, not ticked, its clock keeps running); n2 wins a later
     // term after a long leaderless gap (cluster time frozen meanwhile); n1 resumes, still believes it
@@ -185,7 +188,7 @@ t.test(
 );
 
 t.test(
-  'SPEC §1.5/§2 a newer leader heard only by heartbeat does not set the next term start (5 nodes)',
+  'docs/concepts.md/§2 a newer leader heard only by heartbeat does not set the next term start (5 nodes)',
   async (t) => {
     // n3 wins term 2 after a long leaderless gap (its timeline far behind real time) and gets its
     // no-op onto n4 only; n2 wins term 3 from term-1 knowledge (timeline close to real time) and
