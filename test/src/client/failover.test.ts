@@ -39,10 +39,10 @@ async function serverKv(
 async function failover(cluster: LocalCluster, meanwhile: () => Promise<void>): Promise<string> {
   const leader = await cluster.leader();
   await cluster.kill(leader, 'SIGKILL');
-  await cluster.waitForLeader(20_000, cluster.running());
+  await cluster.waitForLeader(undefined, cluster.running());
   await meanwhile();
   await cluster.restart(leader);
-  await cluster.waitForLeader(20_000);
+  await cluster.waitForLeader();
   return leader;
 }
 

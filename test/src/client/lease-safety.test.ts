@@ -1,6 +1,6 @@
 // Proves, against a real three-node cluster, that a client's lease `signal` aborts before the server can grant the lease to anyone else when its renewals stop, that a cut-off holder re-acquiring is refused while the new holder holds (BC-11), and that a replayed release (same Idempotency-Key) never touches a newer grant of the same holder (BC-12).
 import t from 'tap';
-import { TenureError, type Lease } from '@tenure/client';
+import { TenureError, type Lease, type TenureClient } from '@tenure/client';
 import { LocalCluster } from '../support/cluster.js';
 import {
   clientFor,
@@ -23,18 +23,55 @@ function pollUntilElapsed(start: number, elapsedMs: number): Promise<true> {
   );
 }
 
+/** Round trips timed per sample by {@link measureRoundTripMs}: acquire, renew, release. */
+const RTT_SAMPLES = 6;
+/** The short ttl is this many times the slowest measured round trip: its first renewal (at ttl/3) then has ~10 round trips of slack. */
+const TTL_PER_RTT = 30;
+/** Floor of the short ttl (ms): the value the test used on an idle machine. */
+const TTL_FLOOR_MS = 1000;
+/** Ceiling of the short ttl (ms): B's wait for A's ttl (at most 1.6 × this) must fit the server's 60 s waitMs limit. */
+const TTL_CEILING_MS = 20_000;
+
+/**
+ * The slowest of {@link RTT_SAMPLES} acquire/renew/release round trips (ms) through `client`, as the
+ * machine is right now (a loaded 2-core machine answers 10–50× slower than an idle one).
+ */
+async function measureRoundTripMs(client: TenureClient): Promise<number> {
+  let slowestMs = 0;
+  for (let i = 0; i < RTT_SAMPLES; i++) {
+    const start = performance.now();
+    const lease = await client.acquire(`rtt-probe-${i}`, { ttlMs: 30_000, autoRenew: false });
+    slowestMs = Math.max(slowestMs, performance.now() - start);
+    const renewStart = performance.now();
+    await lease.renew();
+    slowestMs = Math.max(slowestMs, performance.now() - renewStart);
+    const releaseStart = performance.now();
+    await lease.release();
+    slowestMs = Math.max(slowestMs, performance.now() - releaseStart);
+  }
+  return slowestMs;
+}
+
 t.test('lease client e2e', async (t) => {
-  t.setTimeout(180_000); // a hang fails this file instead of stalling the suite
+  t.setTimeout(600_000); // a hang fails this file instead of stalling the suite
   t.comment(`seed ${SEED}`);
   const random = seededRandom(SEED);
   const cluster = await LocalCluster.start();
   t.teardown(() => cluster.teardown());
+  // The short ttl the tests below observe expiry with, sized from this machine's measured latency so
+  // renewals that should land do land on a loaded machine; the safety assertions do not depend on it.
+  const rttMs = await measureRoundTripMs(clientFor(cluster, random));
+  const shortTtlMs = Math.min(
+    TTL_CEILING_MS,
+    Math.max(TTL_FLOOR_MS, Math.ceil(rttMs * TTL_PER_RTT)),
+  );
+  t.comment(`slowest round trip ${rttMs.toFixed(1)} ms → short ttl ${shortTtlMs} ms`);
 
   t.test('signal aborts before the lease is granted to a waiter (renewals cut off)', async (t) => {
     const reps = 4;
     for (let i = 0; i < reps; i++) {
       const name = `signal-${i}`;
-      const ttlMs = 1000 + Math.floor(random() * 600);
+      const ttlMs = shortTtlMs + Math.floor(random() * 0.6 * shortTtlMs);
       const mode = random() < 0.5 ? 'refuse' : 'blackhole';
       const aNet = new SwitchableFetch();
       const bNet = new SwitchableFetch();
@@ -59,7 +96,8 @@ t.test('lease client e2e', async (t) => {
       for (let k = 0; k < renewalsBeforeCut; k++) await nextRenewal(lease);
       await new Promise((r) => setTimeout(r, Math.floor(random() * (ttlMs / 3))));
 
-      const bAcquire = b.acquire(name, { ttlMs: 5000, waitMs: 15_000 });
+      // B's wait and ttl are bounds of a broken run only: B waits out A's ttl, then holds across checks.
+      const bAcquire = b.acquire(name, { ttlMs: 5 * ttlMs, waitMs: 60_000 });
       aNet.cut(mode);
       const bLease: Lease = await bAcquire;
 
@@ -111,9 +149,9 @@ t.test('lease client e2e', async (t) => {
       const name = 'waited';
       const a = clientFor(cluster, random);
       const b = clientFor(cluster, random);
-      const first = await a.acquire(name, { ttlMs: 10_000 });
-      const ttlMs = 1000;
-      const waiting = b.acquire(name, { ttlMs, waitMs: 10_000 }).then(
+      const first = await a.acquire(name, { ttlMs: 60_000 });
+      const ttlMs = shortTtlMs;
+      const waiting = b.acquire(name, { ttlMs, waitMs: 60_000 }).then(
         (lease) => ({ lease, error: null }),
         (error: unknown) => ({ lease: null, error }),
       );

@@ -35,13 +35,13 @@ t.test('aborted waits are withdrawn', async (t) => {
       signal: ac.signal,
     }).catch(() => 'aborted');
     t.ok(
-      await until(async () => (await waiters(c, leader)) === 1, 5000),
+      await until(async () => (await waiters(c, leader)) === 1, 60_000),
       `waiter queued via ${via}`,
     );
     ac.abort();
     t.equal(await p, 'aborted');
     t.ok(
-      await until(async () => (await waiters(c, leader)) === 0, 5000),
+      await until(async () => (await waiters(c, leader)) === 0, 60_000),
       `waiter withdrawn after abort via ${via}`,
     );
   }

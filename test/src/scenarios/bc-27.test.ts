@@ -77,12 +77,18 @@ t.test('BC-27: dead and aborted waiters block nobody', async (t) => {
         t.teardown(() => b.destroy());
         await b.next('sent');
         t.ok(
-          await pollUntil(async () => ((await waiters(c, leader)) === 1 ? true : undefined), 5000),
+          await pollUntil(
+            async () => ((await waiters(c, leader)) === 1 ? true : undefined),
+            60_000,
+          ),
           'B queued',
         );
         const cw = waiter(c, cVia, name, 'C');
         t.ok(
-          await pollUntil(async () => ((await waiters(c, leader)) === 2 ? true : undefined), 5000),
+          await pollUntil(
+            async () => ((await waiters(c, leader)) === 2 ? true : undefined),
+            60_000,
+          ),
           'C queued behind B',
         );
         const dw = liveWaiter ? waiter(c, follower, name, 'D') : null;
@@ -90,7 +96,7 @@ t.test('BC-27: dead and aborted waiters block nobody', async (t) => {
           t.ok(
             await pollUntil(
               async () => ((await waiters(c, leader)) === 3 ? true : undefined),
-              5000,
+              60_000,
             ),
             'D queued behind C',
           );

@@ -105,6 +105,15 @@ function installExitHook(): void {
   });
 }
 
+/**
+ * Default bound of `restart` (ms): how long a restarted node may take to answer /healthz. Minutes,
+ * not seconds: the bound only matters when the node is broken, and a loaded machine is slow.
+ */
+export const NODE_START_TIMEOUT_MS = 180_000;
+
+/** Default bound of `waitForLeader` (ms): minutes, for the same reason as {@link NODE_START_TIMEOUT_MS}. */
+export const LEADER_TIMEOUT_MS = 180_000;
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A running local cluster of real node processes. */
@@ -215,22 +224,31 @@ export class LocalCluster {
     });
   }
 
-  /** Start a stopped node again with the same data; resolves once it answers /healthz. */
-  async restart(id: string, timeoutMs = 15_000): Promise<void> {
+  /**
+   * Start a stopped node again with the same data; resolves once it answers /healthz, rejects at once
+   * if the process exits first. `timeoutMs` (default {@link NODE_START_TIMEOUT_MS}) only bounds a
+   * broken start: a node process starts slowly on a loaded 2-core machine.
+   */
+  async restart(id: string, timeoutMs = NODE_START_TIMEOUT_MS): Promise<void> {
     if (this.#procs.has(id)) throw new Error(`${id} is still running`);
     this.#spawn(id);
+    const child = this.#procs.get(id)!;
+    const gone = new AbortController();
+    child.once('exit', () => gone.abort());
     const until = Date.now() + timeoutMs;
-    while (Date.now() < until) {
-      if (!this.#procs.has(id))
-        throw new Error(`${id} exited during start; see ${this.node(id).logFile}`);
+    while (Date.now() < until && !gone.signal.aborted) {
       try {
-        const r = await fetch(`${this.node(id).url}/healthz`, { signal: AbortSignal.timeout(500) });
+        const r = await fetch(`${this.node(id).url}/healthz`, {
+          signal: AbortSignal.any([gone.signal, AbortSignal.timeout(5000)]),
+        });
         if (r.status === 200) return;
       } catch {
-        // not listening yet
+        // not listening yet (or exited: checked by the loop)
       }
       await sleep(50);
     }
+    if (gone.signal.aborted)
+      throw new Error(`${id} exited during start; see ${this.node(id).logFile}`);
     throw new Error(`${id} did not come up within ${timeoutMs} ms`);
   }
 
@@ -245,7 +263,7 @@ export class LocalCluster {
   }
 
   /** Graceful stop (SIGTERM), SIGKILL after `timeoutMs`. Resolves with the exit code (null if killed). */
-  async stop(id: string, timeoutMs = 10_000): Promise<number | null> {
+  async stop(id: string, timeoutMs = 60_000): Promise<number | null> {
     const child = this.#procs.get(id);
     if (!child) return null;
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -272,11 +290,11 @@ export class LocalCluster {
     this.#paused.delete(id);
   }
 
-  /** GET /v1/cluster of one node, or null when it does not answer within 1 s. */
-  async clusterView(id: string): Promise<ClusterView | null> {
+  /** GET /v1/cluster of one node, or null when it does not answer within `timeoutMs` (default 1 s). */
+  async clusterView(id: string, timeoutMs = 1000): Promise<ClusterView | null> {
     try {
       const r = await fetch(`${this.node(id).url}/v1/cluster`, {
-        signal: AbortSignal.timeout(1000),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       if (r.status !== 200) return null;
       return (await r.json()) as ClusterView;
@@ -287,16 +305,18 @@ export class LocalCluster {
 
   /**
    * Poll /v1/cluster on every running, unpaused node until all of them (at least a majority of the
-   * cluster) name the same leader, which is itself among them. Resolves with its id.
+   * cluster) name the same leader, which is itself among them. Resolves with its id. `timeoutMs`
+   * (default {@link LEADER_TIMEOUT_MS}) only bounds a broken cluster, never a slow machine.
    */
   async waitForLeader(
-    timeoutMs = 20_000,
+    timeoutMs = LEADER_TIMEOUT_MS,
     among: readonly string[] = this.running().filter((id) => !this.#paused.has(id)),
   ): Promise<string> {
     const until = Date.now() + timeoutMs;
     const majority = Math.floor(this.nodes.length / 2) + 1;
     while (Date.now() < until) {
-      const views = await Promise.all(among.map((id) => this.clusterView(id)));
+      // A node that is only slow (loaded machine) gets 5 s per poll; paused ones are not among these.
+      const views = await Promise.all(among.map((id) => this.clusterView(id, 5000)));
       const leaders = new Set(views.map((v) => v?.leader ?? null));
       const leader = views[0]?.leader ?? null;
       if (
