@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import * as hdr from 'hdr-histogram-js';
+import { latencyHistogram } from '@tenure/testkit';
 import { LocalCluster, REPO_ROOT } from '../support/cluster.js';
 
 interface Answer {
@@ -119,11 +119,7 @@ async function runWorkload(
   make: OpFactory,
 ): Promise<Result> {
   const ops = await Promise.all(Array.from({ length: clients }, (_, i) => make(i)));
-  const hist = hdr.build({
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: 60_000_000,
-    numberOfSignificantValueDigits: 3,
-  });
+  const hist = latencyHistogram();
   let count = 0;
   let errors = 0;
   const pids = new Map(cluster.nodes.map((n) => [n.id, cluster.pid(n.id)!]));

@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import * as hdr from 'hdr-histogram-js';
+import { latencyHistogram } from '@tenure/testkit';
 import {
   CoordStateMachine,
   decodeEnvelope,
@@ -260,11 +260,7 @@ async function drive(): Promise<void> {
           return async () => (await call(agent, port, 'GET', path)).status === 200;
         }),
       );
-      const hist = hdr.build({
-        lowestDiscernibleValue: 1,
-        highestTrackableValue: 60_000_000,
-        numberOfSignificantValueDigits: 3,
-      });
+      const hist = latencyHistogram();
       let count = 0;
       const s0 = cpuSeconds(child.pid!);
       const c0 = process.cpuUsage();

@@ -7,6 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LevelRaftStorage, type PersistBatch } from '@tenure/raft';
+import { percentiles } from '@tenure/testkit';
 
 const dir = process.env.TENURE_RAFT_STATS_DIR;
 if (dir !== undefined && dir.length > 0) {
@@ -50,10 +51,9 @@ if (dir !== undefined && dir.length > 0) {
     const id = process.argv.includes('--id')
       ? process.argv[process.argv.indexOf('--id') + 1]
       : 'node';
-    const pct = (xs: number[], q: number): number => {
-      const s = [...xs].sort((a, b) => a - b);
-      return s.length === 0 ? 0 : s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-    };
+    const entriesPerPersist = percentiles(stats.entriesPerPersist);
+    const persistMs = percentiles(stats.persistMs);
+    const hardStateOnlyMs = percentiles(stats.hardStateOnlyMs);
     const summary = {
       id,
       persists: stats.persists,
@@ -61,13 +61,13 @@ if (dir !== undefined && dir.length > 0) {
       hardStateOnly: stats.hardStateOnly,
       entries: stats.entries,
       entriesPerPersistMean: stats.withEntries === 0 ? 0 : stats.entries / stats.withEntries,
-      entriesPerPersistP50: pct(stats.entriesPerPersist, 0.5),
-      entriesPerPersistP99: pct(stats.entriesPerPersist, 0.99),
+      entriesPerPersistP50: entriesPerPersist.p50 ?? 0,
+      entriesPerPersistP99: entriesPerPersist.p99 ?? 0,
       entriesMax: stats.entriesMax,
-      entriesPersistMsP50: pct(stats.persistMs, 0.5),
-      entriesPersistMsP99: pct(stats.persistMs, 0.99),
-      hardStateOnlyPersistMsP50: pct(stats.hardStateOnlyMs, 0.5),
-      hardStateOnlyPersistMsP99: pct(stats.hardStateOnlyMs, 0.99),
+      entriesPersistMsP50: persistMs.p50 ?? 0,
+      entriesPersistMsP99: persistMs.p99 ?? 0,
+      hardStateOnlyPersistMsP50: hardStateOnlyMs.p50 ?? 0,
+      hardStateOnlyPersistMsP99: hardStateOnlyMs.p99 ?? 0,
     };
     writeFileSync(
       join(dir, `${id}-${process.pid}.raft-stats.json`),

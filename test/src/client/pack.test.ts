@@ -6,9 +6,9 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@tenure/testkit';
 import { LocalCluster, REPO_ROOT } from '../support/cluster.js';
 
 const CLIENT_DIR = join(REPO_ROOT, 'packages', 'client');
@@ -25,16 +25,6 @@ function run(command: string, args: readonly string[], cwd: string): Promise<str
       else resolve(stdout);
     });
   });
-}
-
-/** A port nothing listens on: bound by the OS, then released. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 const CONSUMER_SCRIPT = `
@@ -114,7 +104,7 @@ t.test('the packed client installs and works outside the repository', async (t) 
 
   writeFileSync(join(consumer, 'consumer.mjs'), CONSUMER_SCRIPT);
   const script = join(consumer, 'consumer.mjs');
-  const endpoint = `http://127.0.0.1:${await closedPort()}`;
+  const endpoint = `http://127.0.0.1:${await freePort()}`;
   const unreachable = JSON.parse(
     await run(process.execPath, [script, 'unreachable', endpoint], consumer),
   ) as unknown;

@@ -6,16 +6,8 @@
 import { TenureClient, type HeldGrant, type TenureClientOptions } from '@tenure/client';
 import type { LocalCluster } from '../support/cluster.js';
 
-/** Mulberry32: a small seeded PRNG returning uniform [0, 1). Same seed → same sequence. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let r = Math.imul(a ^ (a >>> 15), 1 | a);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded uniform [0, 1) source (testkit's one generator). Same seed → same sequence. */
+export { seededFloats as seededRandom } from '@tenure/testkit';
 
 /** Seed of this run: `TENURE_TEST_SEED` if set, else a fixed default (print it on failure to replay). */
 export function testSeed(fallback: number): number {

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { allocatePorts, REPO_ROOT } from '../support/cluster.js';
+import { freePorts } from '@tenure/testkit';
+import { REPO_ROOT } from '../support/cluster.js';
 
 const LAUNCHER = join(REPO_ROOT, 'packages', 'server', 'dist', 'cluster', 'launcher.js');
 
@@ -46,7 +47,7 @@ function portFree(port: number): Promise<boolean> {
 /** First port of `count` consecutive free ports, found from OS-allocated ports (not fixed ones). */
 async function portRun(count: number, avoid: readonly number[] = []): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const [base] = await allocatePorts(1);
+    const [base] = await freePorts(1);
     if (base! + count > 65535 || avoid.some((p) => p >= base! && p < base! + count)) continue;
     const all = await Promise.all(Array.from({ length: count }, (_, i) => portFree(base! + i)));
     if (all.every(Boolean)) return base!;

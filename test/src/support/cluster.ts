@@ -8,33 +8,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdtempSync, rmSync, type WriteStream } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePorts } from '@tenure/testkit';
 
 /** Repository root (this file is test/src/support or test/dist/support). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 /** The server entry spawned for every node. */
 export const SERVER_MAIN = join(REPO_ROOT, 'packages', 'server', 'dist', 'main.js');
-
-/** Ask the OS for `count` free TCP ports on 127.0.0.1 (bind to port 0, read it, close). */
-export async function allocatePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<import('node:net').Server>((res, rej) => {
-          const s = createServer();
-          s.once('error', rej);
-          s.listen(0, '127.0.0.1', () => res(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as import('node:net').AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
-}
 
 export interface ClusterOptions {
   /** Number of nodes (default 3). */
@@ -138,7 +120,7 @@ export class LocalCluster {
       throw new Error(`${SERVER_MAIN} is missing: run npx tsc -b packages/server first`);
     installExitHook();
     const n = opts.nodes ?? 3;
-    const ports = await allocatePorts(n * 2);
+    const ports = await freePorts(n * 2);
     const baseDir = mkdtempSync(join(tmpdir(), 'tenure-cluster-'));
     const nodes: NodeInfo[] = Array.from({ length: n }, (_, i) => {
       const id = `n${i + 1}`;

@@ -19,3 +19,6 @@ export {
   type FencedStoreServer,
   type FencedStoreOptions,
 } from './fenced-store/server.js';
+export { SeededRandom, seededFloats } from './random.js';
+export { freePort, freePorts } from './ports.js';
+export { latencyHistogram, percentiles, type Percentiles } from './percentiles.js';

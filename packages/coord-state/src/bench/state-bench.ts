@@ -8,6 +8,7 @@
  * (mixed ops, default 1,000,000).
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { SeededRandom } from '@tenure/testkit';
 import { CoordStateMachine } from '../state-machine.js';
 import { decodeEnvelope, encodeEnvelope } from '../codec.js';
 import type { CommandEnvelope, LeaseAcquireValue } from '../api.js';
@@ -49,19 +50,6 @@ interface Row {
   /** CPU seconds of this process (user + system): the machine is shared, so wall time overstates cost. */
   cpuSeconds: number;
   note: string;
-}
-
-/** Deterministic xorshift32 for picking names (the bench, not the state machine, needs randomness). */
-function rng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x;
-  };
 }
 
 function heapMiB(): number {
@@ -134,7 +122,8 @@ function main(): void {
   if (counts.leases !== LEASES)
     throw new Error(`expected ${LEASES} live leases, have ${counts.leases}`);
 
-  const pick = rng(12345);
+  const random = new SeededRandom(12345); // names are picked by the bench, not the state machine
+  const pick = (): number => random.nextU32();
   timed('renew', LEASES, `random names, ${LEASES.toLocaleString()} live`, () => {
     for (let n = 0; n < LEASES; n++) {
       tick();

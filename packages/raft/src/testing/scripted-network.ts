@@ -27,6 +27,7 @@ import type {
   Term,
 } from '../core/types.js';
 import { asIndex, asTerm } from '../core/types.js';
+import { SeededRandom } from '../random.js';
 
 /** Manual monotonic clock: advanced by the harness (tickMs per tick) or by the test. */
 export class ManualClock implements Clock {
@@ -37,22 +38,6 @@ export class ManualClock implements Clock {
   advance(ms: number): void {
     assert.ok(ms >= 0, 'clocks are monotonic');
     this.nowMsValue += ms;
-  }
-}
-
-/** mulberry32: a small seeded PRNG implementing Random. */
-export class Mulberry32Random implements Random {
-  #state: number;
-  constructor(seed: number) {
-    this.#state = seed >>> 0;
-  }
-  intBelow(n: number): number {
-    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
-    let t = this.#state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    const u = ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    return Math.floor(u * n);
   }
 }
 
@@ -77,7 +62,7 @@ export interface ScriptedNetworkOptions {
   /** Clock advance per tick, in ms (default 100). */
   readonly tickMs?: number;
   /**
-   * Election-timeout draws: 'seeded' uses Mulberry32Random; a record fixes each node's draw (ticks added
+   * Election-timeout draws: 'seeded' uses the package's SeededRandom; a record fixes each node's draw (ticks added
    * to electionTimeoutTicks). Default: node i of n always draws ⌊i × electionTimeoutTicks / n⌋, so in
    * lockstep ticking n1 times out first, then n2, … (deterministic, scriptable elections).
    */
@@ -374,7 +359,7 @@ export class ScriptedNetwork {
 
   #randomFor(id: NodeId): Random {
     const draws = this.#options.draws;
-    if (draws === 'seeded') return new Mulberry32Random(this.#seed++);
+    if (draws === 'seeded') return new SeededRandom(this.#seed++);
     const fixed = draws?.[id];
     if (fixed !== undefined) return new FixedRandom(fixed);
     const base = this.configOf(id).electionTimeoutTicks;

@@ -7,9 +7,9 @@ import type { Message, NodeId } from '../../src/core/types.js';
 import {
   ManualClock,
   ScriptedNetwork,
-  Mulberry32Random,
   scriptedDefaults,
 } from '../../src/testing/scripted-network.js';
+import { SeededRandom } from '../../src/random.js';
 
 const three = ['n1', 'n2', 'n3'];
 const fresh = {
@@ -141,7 +141,7 @@ t.test(
       { ...scriptedDefaults, id: 'n2', voters: three },
       fresh,
       new ManualClock(),
-      new Mulberry32Random(1),
+      new SeededRandom(1),
     );
     core.step({
       type: 'RequestVote',
@@ -291,7 +291,7 @@ t.test(
       { ...scriptedDefaults, id: 'n1', voters: three, preVote: true },
       fresh,
       new ManualClock(),
-      new Mulberry32Random(2),
+      new SeededRandom(2),
     );
     while (core.softState().role !== 'precandidate') core.tick();
     const rd = core.ready();
@@ -327,7 +327,7 @@ t.test("§9.6 PreVote requests never change the receiver's term", async (t) => {
     { ...scriptedDefaults, id: 'n2', voters: three, preVote: true },
     fresh,
     new ManualClock(),
-    new Mulberry32Random(3),
+    new SeededRandom(3),
   );
   core.step({
     type: 'PreVote',
@@ -481,7 +481,7 @@ t.test(
         { ...scriptedDefaults, id: 'n2', voters: three, preVote },
         fresh,
         new ManualClock(),
-        new Mulberry32Random(4),
+        new SeededRandom(4),
       );
       while (core.softState().role === 'follower') core.tick();
       const term = core.softState().term;

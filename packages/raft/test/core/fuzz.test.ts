@@ -4,7 +4,8 @@
 // already committed entry (§6.4). Deeper runs: CORE_FUZZ_SEEDS=400 CORE_FUZZ_STEPS=2000.
 import t from 'tap';
 import type { Entry, Message, UnsafeVariants } from '../../src/core/types.js';
-import { ScriptedNetwork, Mulberry32Random } from '../../src/testing/scripted-network.js';
+import { ScriptedNetwork } from '../../src/testing/scripted-network.js';
+import { SeededRandom } from '../../src/random.js';
 
 const seeds = Number(process.env.CORE_FUZZ_SEEDS ?? 100);
 const stepsPerSeed = Number(process.env.CORE_FUZZ_STEPS ?? 1000);
@@ -26,7 +27,7 @@ function runSeed(
       unsafe,
     },
   });
-  const rnd = new Mulberry32Random(seed * 7919);
+  const rnd = new SeededRandom(seed * 7919);
   const leaderOfTerm = new Map<number, string>();
   const appliedAt = new Map<number, Entry>();
   let proposals = 0;

@@ -9,10 +9,10 @@ import { asIndex, asTerm } from '../../src/core/types.js';
 import type { Message } from '../../src/core/types.js';
 import {
   ManualClock,
-  Mulberry32Random,
   ScriptedNetwork,
   scriptedDefaults,
 } from '../../src/testing/scripted-network.js';
+import { SeededRandom } from '../../src/random.js';
 
 const four = ['n1', 'n2', 'n3', 'n4'];
 const three = ['n1', 'n2', 'n3'];
@@ -189,7 +189,7 @@ t.test(
         entries: [],
       },
       new ManualClock(),
-      new Mulberry32Random(1),
+      new SeededRandom(1),
     );
     t.same(core.configuration(), {
       membership: { voters: ['n1', 'n5'], learners: ['n7'] },

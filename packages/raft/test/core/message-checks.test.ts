@@ -5,11 +5,8 @@ import { isWellFormedMessage } from '../../src/core/message-checks.js';
 import { RaftCore } from '../../src/core/raft-core.js';
 import { asIndex, asTerm } from '../../src/core/types.js';
 import type { AppendEntriesMsg, Entry } from '../../src/core/types.js';
-import {
-  ManualClock,
-  Mulberry32Random,
-  scriptedDefaults,
-} from '../../src/testing/scripted-network.js';
+import { ManualClock, scriptedDefaults } from '../../src/testing/scripted-network.js';
+import { SeededRandom } from '../../src/random.js';
 
 const three = ['n1', 'n2', 'n3'];
 const fresh = {
@@ -67,7 +64,7 @@ t.test('a malformed message does not move the core', async (t) => {
     { ...scriptedDefaults, id: 'n2', voters: three },
     fresh,
     new ManualClock(),
-    new Mulberry32Random(1),
+    new SeededRandom(1),
   );
   core.step(append([entry(2, 1)]));
   t.equal(core.softState().term, 0, 'no term bump');

@@ -9,9 +9,9 @@ import type { AppendEntriesMsg, Entry } from '../../src/core/types.js';
 import {
   ManualClock,
   ScriptedNetwork,
-  Mulberry32Random,
   scriptedDefaults,
 } from '../../src/testing/scripted-network.js';
+import { SeededRandom } from '../../src/random.js';
 
 const three = ['n1', 'n2', 'n3'];
 const fresh = {
@@ -49,7 +49,7 @@ const follower = () =>
     { ...scriptedDefaults, id: 'n2', voters: three },
     fresh,
     new ManualClock(),
-    new Mulberry32Random(1),
+    new SeededRandom(1),
   );
 
 t.test('hard state and soft state appear only when they changed', async (t) => {
@@ -163,7 +163,7 @@ t.test('UNSAFE dontPersistVotedFor hands out votedFor: null while voting', async
     { ...scriptedDefaults, id: 'n2', voters: three, unsafe: { dontPersistVotedFor: true } },
     fresh,
     new ManualClock(),
-    new Mulberry32Random(1),
+    new SeededRandom(1),
   );
   core.step({
     type: 'RequestVote',
@@ -183,7 +183,7 @@ t.test('UNSAFE dontPersistVotedFor hands out votedFor: null while voting', async
 t.test('config relations are checked at construction', async (t) => {
   const base = { ...scriptedDefaults, id: 'n1', voters: three };
   const mk = (c: object) => () =>
-    new RaftCore({ ...base, ...c }, fresh, new ManualClock(), new Mulberry32Random(1));
+    new RaftCore({ ...base, ...c }, fresh, new ManualClock(), new SeededRandom(1));
   t.throws(mk({ heartbeatTicks: 10 }), /electionTimeoutTicks/);
   t.doesNotThrow(
     mk({ id: 'n9' }),

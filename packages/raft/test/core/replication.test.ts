@@ -8,9 +8,9 @@ import type { AppendEntriesMsg, Entry, Message, NodeId, Term } from '../../src/c
 import {
   ManualClock,
   ScriptedNetwork,
-  Mulberry32Random,
   scriptedDefaults,
 } from '../../src/testing/scripted-network.js';
+import { SeededRandom } from '../../src/random.js';
 
 const three = ['n1', 'n2', 'n3'];
 const five = ['n1', 'n2', 'n3', 'n4', 'n5'];
@@ -125,7 +125,7 @@ t.test('a follower never commits beyond the index its log was verified to match'
     { ...scriptedDefaults, id: 'n2', voters: three },
     initial,
     new ManualClock(),
-    new Mulberry32Random(1),
+    new SeededRandom(1),
   );
   core.step({
     type: 'AppendEntries',
@@ -423,7 +423,7 @@ t.test('follower hints: conflictTerm/conflictIndex follow the contract', async (
     { ...scriptedDefaults, id: 'n2', voters: three },
     initial,
     new ManualClock(),
-    new Mulberry32Random(1),
+    new SeededRandom(1),
   );
   const probe = (prevLogIndex: number, prevLogTerm: Term) => {
     core.step({

@@ -8,9 +8,9 @@ import type { Entry } from '../../src/core/types.js';
 import {
   ManualClock,
   ScriptedNetwork,
-  Mulberry32Random,
   scriptedDefaults,
 } from '../../src/testing/scripted-network.js';
+import { SeededRandom } from '../../src/random.js';
 
 const three = ['n1', 'n2', 'n3'];
 const entry = (index: number, term: number, clusterTimeMs: number): Entry => ({
@@ -76,7 +76,7 @@ t.test('CoreInitialState.appliedIndex: only entries after it are handed out agai
     { ...scriptedDefaults, id: 'n1', voters: three },
     initial,
     new ManualClock(),
-    new Mulberry32Random(1),
+    new SeededRandom(1),
   );
   const rd = core.ready();
   t.same(
@@ -176,7 +176,7 @@ t.test('restart rejects inconsistent recovered state', async (t) => {
           entries: [entry(1, 2, 0)],
         },
         new ManualClock(),
-        new Mulberry32Random(1),
+        new SeededRandom(1),
       ),
     'log term above hard state term',
   );
@@ -190,7 +190,7 @@ t.test('restart rejects inconsistent recovered state', async (t) => {
           entries: [entry(2, 1, 0)],
         },
         new ManualClock(),
-        new Mulberry32Random(1),
+        new SeededRandom(1),
       ),
     'entries not starting at snapshot.index + 1',
   );

@@ -9,9 +9,9 @@ import type { Message, Ready } from '../../src/core/types.js';
 import {
   ManualClock,
   ScriptedNetwork,
-  Mulberry32Random,
   scriptedDefaults,
 } from '../../src/testing/scripted-network.js';
+import { SeededRandom } from '../../src/random.js';
 
 const three = ['n1', 'n2', 'n3'];
 const encode = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -70,7 +70,7 @@ t.test('a leader with durable term and vote may send first; nobody else may', as
       entries: [],
     },
     new ManualClock(),
-    new Mulberry32Random(7),
+    new SeededRandom(7),
   );
   for (let i = 0; i < 100 && solo.softState().role !== 'leader'; i++) solo.tick();
   const srd = solo.ready();

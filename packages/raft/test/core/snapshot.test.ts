@@ -16,10 +16,10 @@ import type {
 } from '../../src/core/types.js';
 import {
   ManualClock,
-  Mulberry32Random,
   ScriptedNetwork,
   scriptedDefaults,
 } from '../../src/testing/scripted-network.js';
+import { SeededRandom } from '../../src/random.js';
 
 const three = ['n1', 'n2', 'n3'];
 const encode = (s: string) => new TextEncoder().encode(s);
@@ -120,7 +120,7 @@ function follower(entries: Entry[], commit: number, term = 2): RaftCore {
       appliedIndex: asIndex(commit),
     },
     new ManualClock(0),
-    new Mulberry32Random(1),
+    new SeededRandom(1),
   );
 }
 
@@ -352,7 +352,7 @@ t.test(
       { ...scriptedDefaults, id: 'n1', voters: three },
       { hardState: disk.hardState, snapshot: meta, snapshotData: data, entries: disk.entries },
       new ManualClock(10_000),
-      new Mulberry32Random(7),
+      new SeededRandom(7),
     );
     leader.checkInvariants();
     t.equal(leader.appliedIndex(), meta.index, 'restarts applied up to the snapshot');

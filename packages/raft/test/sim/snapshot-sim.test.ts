@@ -17,7 +17,8 @@ import type {
   Snapshot,
 } from '../../src/core/types.js';
 import { asTerm } from '../../src/core/types.js';
-import { ManualClock, Mulberry32Random } from '../../src/testing/scripted-network.js';
+import { ManualClock } from '../../src/testing/scripted-network.js';
+import { SeededRandom } from '../../src/random.js';
 
 const encode = (s: string) => new TextEncoder().encode(s);
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -47,7 +48,7 @@ const healDeliveriesMax = 10_000;
 class SnapshotSim {
   readonly ids: NodeId[];
   readonly nodes = new Map<NodeId, SimNodeState>();
-  readonly random: Mulberry32Random;
+  readonly random: SeededRandom;
   queue: Message[] = [];
   readonly cut = new Set<NodeId>();
   /** Global history: position i holds the i-th applied command, as first seen by any node. */
@@ -61,7 +62,7 @@ class SnapshotSim {
     readonly seed: number,
     size: number,
   ) {
-    this.random = new Mulberry32Random(seed);
+    this.random = new SeededRandom(seed);
     this.ids = Array.from({ length: size }, (_, i) => `n${i + 1}`);
     for (const id of this.ids) {
       this.nodes.set(id, {
@@ -117,7 +118,7 @@ class SnapshotSim {
       this.config(id),
       initial,
       n.clock,
-      new Mulberry32Random(this.seed * 31 + this.crashes),
+      new SeededRandom(this.seed * 31 + this.crashes),
     );
     n.core.checkInvariants();
   }

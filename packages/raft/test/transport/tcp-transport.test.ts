@@ -3,6 +3,7 @@
 // per-peer send queue.
 import net from 'node:net';
 import t, { type Test } from 'tap';
+import { freePort } from '@tenure/testkit';
 import { TcpTransport } from '../../src/transport/tcp-transport.js';
 import { MemoryNetwork } from '../../src/transport/memory-transport.js';
 import { frameHeader } from '../../src/transport/frame-decoder.js';
@@ -160,10 +161,7 @@ t.test('malformed frames and spoofed senders are dropped; the connection survive
 
 t.test('the per-peer send queue is bounded and counts drops', async (t) => {
   // n2's address is a closed port: nothing connects, everything queues.
-  const probe = net.createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise((r) => probe.close(r));
+  const port = await freePort();
   const n1 = new TcpTransport({
     id: 'n1',
     clusterId: 'c',

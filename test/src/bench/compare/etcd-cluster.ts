@@ -8,7 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { allocatePorts } from '../../support/cluster.js';
+import { freePorts } from '@tenure/testkit';
 import { JsonHttp } from './json-http.js';
 
 /** One member of the cluster. */
@@ -47,7 +47,7 @@ export class EtcdCluster {
 
   /** Spawns three members and waits until every one reports the same leader. */
   static async start(binary: string): Promise<EtcdCluster> {
-    const ports = await allocatePorts(6);
+    const ports = await freePorts(6);
     const baseDir = mkdtempSync(join(tmpdir(), 'etcd-bench-'));
     const members = [0, 1, 2].map((i) => ({
       name: `e${i + 1}`,

@@ -3,17 +3,12 @@
  * measures throughput, latency and the CPU each server process spent per operation.
  */
 import { readFileSync } from 'node:fs';
-import * as hdr from 'hdr-histogram-js';
+import type * as hdr from 'hdr-histogram-js';
+import { latencyHistogram } from '@tenure/testkit';
 import type { DrivenSystem, WorkloadId } from './system.js';
 
-/** Latency histogram in microseconds, 1 µs … 60 s, 3 significant digits. */
-export function newLatencyHistogram(): hdr.Histogram {
-  return hdr.build({
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: 60_000_000,
-    numberOfSignificantValueDigits: 3,
-  });
-}
+/** Latency histogram in microseconds, 1 µs … 60 s, 3 significant digits (testkit's one helper). */
+export const newLatencyHistogram = latencyHistogram;
 
 /** CPU seconds (user + system) process `pid` has used so far (/proc/<pid>/stat), 0 if gone. */
 export function cpuSeconds(pid: number): number {

@@ -124,16 +124,5 @@ export function describeOp(op: HistoryOp): string {
   return `#${op.opId} ${op.process} ${op.kind} ${JSON.stringify(op.args)} [${op.invokeMs.toFixed(1)}..${end}] → ${out}`;
 }
 
-/** Percentiles (nearest-rank) of `values`; empty input gives nulls. */
-export function percentiles(values: readonly number[]): {
-  p50: number | null;
-  p90: number | null;
-  p99: number | null;
-  max: number | null;
-} {
-  if (values.length === 0) return { p50: null, p90: null, p99: null, max: null };
-  const s = [...values].sort((a, b) => a - b);
-  const at = (p: number): number =>
-    s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))]!;
-  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: s[s.length - 1]! };
-}
+/** Percentiles of `values` (testkit's one HDR-histogram helper); empty input gives nulls. */
+export { percentiles } from '@tenure/testkit';

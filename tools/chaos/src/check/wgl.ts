@@ -8,6 +8,7 @@
  * response usually means the request applied at once), and among pending unknown ops with the
  * same request only the earliest is tried (symmetry reduction).
  */
+import { SeededRandom } from '@tenure/testkit';
 import { canonicalJson } from './history.js';
 import {
   stepModel,
@@ -77,15 +78,8 @@ function hashString(s: string): number {
 
 /** Per-op random 32-bit values for an incremental (Zobrist) hash of the linearized set. */
 function zobrist(n: number): Uint32Array {
-  const z = new Uint32Array(n);
-  let x = 0x9e3779b9;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    z[i] = x >>> 0;
-  }
-  return z;
+  const random = new SeededRandom(0x9e3779b9); // fixed: the hash only needs well-spread values
+  return Uint32Array.from({ length: n }, () => random.nextU32());
 }
 
 function buildEntries(ops: readonly ModelOp[]): Entry {

@@ -9,15 +9,16 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Command, InvalidArgumentError } from 'commander';
-import { fileURLToPath } from 'node:url';
-import type { RaftStatus } from '../api.js';
+import type { RaftStatus } from '@tenure/raft';
+import { freePorts, percentiles } from '@tenure/testkit';
+import { REPO_ROOT } from '../support/cluster.js';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
+/** The raft package's demo node (one process of the cluster under test). */
+const demoNode = path.join(REPO_ROOT, 'packages', 'raft', 'dist', 'bench', 'demo-node.js');
 const ids = ['n1', 'n2', 'n3'];
 
 /** commander parser of a positive number option. */
@@ -37,28 +38,6 @@ function parseOptions(): { durationMs: number; sizeBytes: number; cpuProf: boole
     .option('--cpu-prof', 'profile the nodes into bench-results/raft-prof', false)
     .parse()
     .opts();
-}
-
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve) => {
-          const server = net.createServer();
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
-}
-
-/** Value at quantile q (0..1) of an ascending array (nearest rank). */
-function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
 interface LoadResult {
@@ -91,13 +70,9 @@ async function main(): Promise<void> {
         dataDir: path.join(dir, id),
         recordValues: false,
       };
-      const child = spawn(
-        process.execPath,
-        [...cpuProf, path.join(here, 'demo-node.js'), JSON.stringify(config)],
-        {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        },
-      );
+      const child = spawn(process.execPath, [...cpuProf, demoNode, JSON.stringify(config)], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       children.push(child);
       const line = await new Promise<string>((resolve) =>
         readline.createInterface({ input: child.stdout! }).once('line', resolve),
@@ -128,15 +103,15 @@ async function main(): Promise<void> {
   const rows = [];
   for (const proposers of [1, 64]) {
     const r = await run(proposers, durationMs);
-    const sorted = [...r.latenciesMs].sort((a, b) => a - b);
+    const latency = percentiles(r.latenciesMs);
     rows.push({
       proposers,
       commits: r.commits,
       errors: r.errors,
       commitsPerSec: Math.round((r.commits / r.elapsedMs) * 1000),
-      p50Ms: Number(quantile(sorted, 0.5).toFixed(3)),
-      p99Ms: Number(quantile(sorted, 0.99).toFixed(3)),
-      maxMs: Number(quantile(sorted, 1).toFixed(3)),
+      p50Ms: Number((latency.p50 ?? NaN).toFixed(3)),
+      p99Ms: Number((latency.p99 ?? NaN).toFixed(3)),
+      maxMs: Number((latency.max ?? NaN).toFixed(3)),
     });
   }
   console.table(rows);
