@@ -1,4 +1,4 @@
-// Proves every SPEC §3 route works through every node of a real three-process cluster (followers forward to the leader).
+// Proves every docs/api.md route works through every node of a real three-process cluster (followers forward to the leader).
 import t from 'tap';
 import { LocalCluster } from '../support/cluster.js';
 

@@ -1,10 +1,10 @@
-// Proves leases expire on time (never early) and do not count down while the cluster has no leader (SPEC §1.5).
+// Proves leases expire on time (never early) and do not count down while the cluster has no leader (docs/concepts.md).
 import t from 'tap';
 import { LocalCluster } from '../support/cluster.js';
 import { retrying } from '../support/http-client.js';
 
 const ELECTION_TIMEOUT_MS = 1000;
-/** Allowed lateness of an expiry: 2 × election timeout + 1 s (FAILURE-SCENARIOS Δmax). */
+/** Allowed lateness of an expiry: 2 × election timeout + 1 s (docs/failure-scenarios.md Δmax). */
 const DELTA_MAX_MS = 2 * ELECTION_TIMEOUT_MS + 1000;
 
 t.test('a lease expires after its ttl, not before', async (t) => {

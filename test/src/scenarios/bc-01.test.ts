@@ -1,6 +1,6 @@
 // Proves BC-01 on a real three-node cluster: a blocked waiter whose wait ran out while its client process was SIGSTOPped is never told it holds the lock and never shows up as holder, a waiter granted while stopped gets a fresh TTL that then expires normally, and an aborted wait is withdrawn — a later acquire always gets a higher token.
 //
-// Mapping (SPEC §3): a Tenure waiter has no lease of its own while it waits; its life in the queue is
+// Mapping (docs/api.md): a Tenure waiter has no lease of its own while it waits; its life in the queue is
 // bounded by `waitMs`, and a grant starts a fresh `ttlMs`. So "B's lease expires while B is stopped"
 // becomes "B's wait deadline passes while B's client process is SIGSTOPped" (B = a real child
 // process holding the HTTP request, so the stop is a real client stop, not a simulation).

@@ -1,4 +1,4 @@
-// Proves BC-05 on a real three-node cluster: an abandoned (never renewed) lease expires after its TTL even while the leader is SIGKILLed after every ~1 s of leadership and restarted — never before ttl × (1 − ρ) of real time after the acquire was sent, and no later than ttl + Δmax of accumulated leader-present time after its ack (leases freeze while leaderless, SPEC §1.5, unlike etcd's full TTL refresh).
+// Proves BC-05 on a real three-node cluster: an abandoned (never renewed) lease expires after its TTL even while the leader is SIGKILLed after every ~1 s of leadership and restarted — never before ttl × (1 − ρ) of real time after the acquire was sent, and no later than ttl + Δmax of accumulated leader-present time after its ack (leases freeze while leaderless, docs/concepts.md, unlike etcd's full TTL refresh).
 //
 // Scaled from the case (TTL 20 s, kill every 8 s for 60 s) to TTL 4 s, a kill after every 1 s of
 // leadership and a restart 0.5 s later, so the folder fits its time budget.
@@ -137,7 +137,7 @@ t.test('BC-05: leader kills do not keep an abandoned lease alive', async (t) => 
     granted.doneMs - sendMs >= ttlMs * (1 - maxDriftRatio),
     `never freed before ttl: ${(granted.doneMs - sendMs).toFixed(0)} ms after A's send`,
   );
-  // Frozen while leaderless (SPEC §1.5): the lease used up about its whole TTL in leader-present time.
+  // Frozen while leaderless (docs/concepts.md): the lease used up about its whole TTL in leader-present time.
   // Tolerance 1 s: sampling error of the presence monitor at each leader change (a countdown while
   // leaderless would show here as ~1.5 s less per kill).
   t.ok(

@@ -1,10 +1,10 @@
-// Proves SPEC §3 lease/election/idempotency semantics (wrong holder, waits and the 429 waiter limit, lock-delay, maxHoldMs, long-polls, 409/422 codes, replay through any node) on a real three-process cluster.
+// Proves docs/api.md lease/election/idempotency semantics (wrong holder, waits and the 429 waiter limit, lock-delay, maxHoldMs, long-polls, 409/422 codes, replay through any node) on a real three-process cluster.
 import t from 'tap';
 import { LocalCluster } from '../support/cluster.js';
 import { isError, isInt, raw, sleep, uniq } from './helpers.js';
 
-t.test('SPEC §3 semantics', async (t) => {
-  // A small waiter limit so the 429 path is reachable (SPEC §3 Errors: resource_exhausted).
+t.test('docs/api.md semantics', async (t) => {
+  // A small waiter limit so the 429 path is reachable (docs/api.md Errors: resource_exhausted).
   const c = await LocalCluster.start({ extraArgs: ['--waiters-per-lease-max', '2'] });
   t.teardown(() => c.teardown());
   const leader = await c.waitForLeader();
@@ -295,7 +295,7 @@ t.test('SPEC §3 semantics', async (t) => {
     });
     t.equal(max.status, 200, 'a 128-character key is fine');
 
-    // SPEC §3 Idempotency: "Any POST/PUT/DELETE may carry Idempotency-Key"; the same key on another route gets 422.
+    // docs/api.md Idempotency: "Any POST/PUT/DELETE may carry Idempotency-Key"; the same key on another route gets 422.
     const fc = await raw(c, f1, '/v1/fence/check', {
       json: { lease: L, fencingToken: 1 },
       headers: k1,

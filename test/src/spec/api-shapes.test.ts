@@ -1,11 +1,11 @@
-// Proves the exact SPEC §3 response shapes (fields, JSON types, revision semantics, headers, health/metrics/docs) on every node of a real three-process cluster.
+// Proves the exact docs/api.md response shapes (fields, JSON types, revision semantics, headers, health/metrics/docs) on every node of a real three-process cluster.
 import t from 'tap';
 import { LocalCluster } from '../support/cluster.js';
 import { isError, isInt, keysOf, raw, uniq } from './helpers.js';
 
 const T = { 'content-type': 'application/json' };
 
-t.test('SPEC §3 shapes', async (t) => {
+t.test('docs/api.md shapes', async (t) => {
   const c = await LocalCluster.start();
   t.teardown(() => c.teardown());
   const leader = await c.waitForLeader();

@@ -1,4 +1,4 @@
-// Proves SPEC §1–§3 failure behaviour on a real cluster: Request-Timeout-Ms deadlines with a paused leader, check-quorum step-down, leases frozen while leaderless, recovery of a SIGKILLed node, forwarded requests ending by their deadline and stale reads showing frozen leases.
+// Proves docs/concepts.md–§3 failure behaviour on a real cluster: Request-Timeout-Ms deadlines with a paused leader, check-quorum step-down, leases frozen while leaderless, recovery of a SIGKILLed node, forwarded requests ending by their deadline and stale reads showing frozen leases.
 import t from 'tap';
 import { LocalCluster } from '../support/cluster.js';
 import { isError, raw, sleep, uniq, until } from './helpers.js';

@@ -1,7 +1,7 @@
 /**
  * Small helpers for the black-box SPEC conformance tests in test/src/spec: raw HTTP requests with
  * full control of headers and body bytes, timing, polling, and shape checks (exact key sets,
- * JSON integers, the SPEC §3 error shape).
+ * JSON integers, the docs/api.md error shape).
  */
 import type { LocalCluster } from '../support/cluster.js';
 
@@ -68,7 +68,7 @@ export function isInt(v: unknown): boolean {
   return typeof v === 'number' && Number.isInteger(v);
 }
 
-/** True when `body` is the SPEC §3 error shape `{error: {code, message, ...}}` with `code`. */
+/** True when `body` is the docs/api.md error shape `{error: {code, message, ...}}` with `code`. */
 export function isError(body: unknown, code: string): boolean {
   const e = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
   return typeof e === 'object' && e !== null && e.code === code && typeof e.message === 'string';

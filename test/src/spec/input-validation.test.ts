@@ -1,9 +1,9 @@
-// Proves SPEC §3 input rules (strict JSON types, unknown fields, 415/400/413, names of up to 200 bytes and %2F in every route, header limits) through a follower of a real cluster, including lone-surrogate strings, __proto__ keys and query strings on every route.
+// Proves docs/api.md input rules (strict JSON types, unknown fields, 415/400/413, names of up to 200 bytes and %2F in every route, header limits) through a follower of a real cluster, including lone-surrogate strings, __proto__ keys and query strings on every route.
 import t from 'tap';
 import { LocalCluster } from '../support/cluster.js';
 import { isError, raw, uniq } from './helpers.js';
 
-t.test('SPEC §3 input validation', async (t) => {
+t.test('docs/api.md input validation', async (t) => {
   const c = await LocalCluster.start();
   t.teardown(() => c.teardown());
   const leader = await c.waitForLeader();
@@ -193,7 +193,7 @@ t.test('SPEC §3 input validation', async (t) => {
   });
 
   t.test('lone surrogates and __proto__ keys', async (t) => {
-    // Lone UTF-16 surrogates are not printable characters (SPEC §3: holder is 1–200 printable
+    // Lone UTF-16 surrogates are not printable characters (docs/api.md: holder is 1–200 printable
     // characters); MessagePack's UTF-8 would turn them into U+FFFD, so distinct holders would
     // collide: they must be refused with 400 (or at least never share a grant).
     const L = uniq('surrogate');

@@ -1,6 +1,6 @@
 /**
  * Test support: a tiny retrying JSON client over a LocalCluster for workloads. Rotates through
- * the nodes on network errors, 503 and 504, retrying with the same Idempotency-Key (SPEC §3), so
+ * the nodes on network errors, 503 and 504, retrying with the same Idempotency-Key (docs/api.md), so
  * an outcome-unknown request is answered by its first outcome.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,6 +1,6 @@
 // Proves that about three minutes of seeded mixed faults (crash, pause, partition, link loss,
 // clock rate and wall steps, power loss, rolling restart) on a real three-node cluster in
-// network namespaces leave every checker passing (SPEC §1 safety properties).
+// network namespaces leave every checker passing (docs/concepts.md safety properties).
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -10,7 +10,7 @@
  *
  * Time: every timestamp in a run is `RunMs` — milliseconds on the harness process's monotonic
  * clock (`performance.now()`), counted from the run's start. Faults, leader samples and history use
- * the same clock, so a checker may order events from different sources (SPEC §2: only monotonic
+ * the same clock, so a checker may order events from different sources (docs/concepts.md: only monotonic
  * durations are compared; never wall clocks across machines).
  *
  * Module contract (the runner loads these with a dynamic import, so either may be missing):
@@ -24,7 +24,7 @@
 /** Milliseconds since the run's start on the harness's monotonic clock (`performance.now()`). */
 export type RunMs = number;
 
-/** A node id as in SPEC §3 (`n1`, `n2`, `n3`). */
+/** A node id as in docs/api.md (`n1`, `n2`, `n3`). */
 export type NodeId = string;
 
 /** A JSON value as written to history.jsonl. */
@@ -59,7 +59,7 @@ export interface NodeEndpoint {
   readonly id: NodeId;
   /** Base URL for the HTTP API, e.g. `http://10.77.3.11:7001` (no trailing slash). */
   readonly httpUrl: string;
-  /** `host:port` of the HTTP listener (as in SPEC §3 `members[].httpAddress`). */
+  /** `host:port` of the HTTP listener (as in docs/api.md `members[].httpAddress`). */
   readonly httpAddress: string;
   /** `host:port` of the Raft listener (peer traffic only). */
   readonly raftAddress: string;
@@ -127,7 +127,7 @@ export interface ClusterHandle {
 // ---------------------------------------------------------------------------------------------
 // History (Jepsen-style: one invoke and at most one complete per operation)
 
-/** Operation kinds (SPEC §3 routes; `fs.*` is the test-owned fenced store of FAILURE-SCENARIOS). */
+/** Operation kinds (docs/api.md routes; `fs.*` is the test-owned fenced store of docs/failure-scenarios.md). */
 export type OpKind =
   | 'lease.acquire'
   | 'lease.renew'
@@ -149,8 +149,8 @@ export type OpKind =
 
 /**
  * How an operation ended.
- * - `ok`: 2xx — it took effect (SPEC §1.2: committed); `value` is the response body.
- * - `fail`: a definite refusal — it did NOT take effect (4xx, 503 `no_leader`); `code` is the SPEC §3
+ * - `ok`: 2xx — it took effect (docs/concepts.md: committed); `value` is the response body.
+ * - `fail`: a definite refusal — it did NOT take effect (4xx, 503 `no_leader`); `code` is the docs/api.md
  *   error code, `httpStatus` the status.
  * - `unknown`: may or may not have taken effect (504 `timeout`, connection reset, client deadline,
  *   the run stopped while in flight). Checkers must allow both.
@@ -232,7 +232,7 @@ export interface WorkloadOptions {
   readonly random: Random;
   /** Logical client processes to run (default chosen by the workload). */
   readonly processCount?: number;
-  /** Lease TTL for the workload's grants (FAILURE-SCENARIOS default 3000). */
+  /** Lease TTL for the workload's grants (docs/failure-scenarios.md default 3000). */
   readonly ttlMs?: number;
   /** Where the workload may write its own artefacts (the run folder). */
   readonly runDir: string;
@@ -277,13 +277,13 @@ export interface FaultEvent {
 // ---------------------------------------------------------------------------------------------
 // Checkers
 
-/** Cluster timing the checkers may rely on (SPEC §2 and §3 defaults unless the run changed them). */
+/** Cluster timing the checkers may rely on (docs/concepts.md and §3 defaults unless the run changed them). */
 export interface RunTiming {
   readonly heartbeatMs: number;
   readonly electionTimeoutMinMs: number;
   readonly electionTimeoutMaxMs: number;
   readonly maxDriftRatio: number;
-  /** FAILURE-SCENARIOS Δmax = 2 × election timeout + 1 s (allowed lateness of an expiry). */
+  /** docs/failure-scenarios.md Δmax = 2 × election timeout + 1 s (allowed lateness of an expiry). */
   readonly expiryLatenessMaxMs: number;
 }
 

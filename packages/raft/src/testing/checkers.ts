@@ -2,7 +2,7 @@
  * Safety checkers for Raft histories, fed by the simulator after every step (usable on any history
  * that reports the same observations, e.g. a real cluster's logs).
  *
- * Properties (Raft paper Figure 3 and §5.4; SPEC §1.1, §1.2, §2):
+ * Properties (Raft paper Figure 3 and §5.4; docs/concepts.md, §1.2, §2):
  * - Election safety: at most one leader per term, ever.
  * - Log matching: two logs with an entry of the same index and term hold the same entry there and
  *   the same prefix before it (checked incrementally: each (index, term) remembers its entry and the
@@ -12,14 +12,14 @@
  *   each node applies in index order.
  * - Commit index never decreases on a node (in memory within one incarnation; durably across restarts),
  *   and a node never rewrites or drops entries at or below its durable commit index.
- * - A committed entry is already durable on a majority when anyone learns it is committed (SPEC §1.2).
+ * - A committed entry is already durable on a majority when anyone learns it is committed (docs/concepts.md).
  * - Acknowledged writes are in the log of every later leader; a ReadIndex read observes every write
- *   acknowledged before the read began (linearizable reads, SPEC §1.2).
+ *   acknowledged before the read began (linearizable reads, docs/concepts.md).
  * - Cluster time never decreases along the log and never runs ahead of real elapsed time beyond the
- *   drift bound (SPEC §2, needed for SPEC §1.5 "no early expiry").
+ *   drift bound (docs/concepts.md, needed for docs/concepts.md "no early expiry").
  * - Cluster time never advances faster than real time along the committed log: for committed entries
  *   e1 < e2 stamped (by their leaders) at real times r1 ≤ r2, ct(e2) − ct(e1) ≤ (r2 − r1) × (1 + drift)
- *   + slack (SPEC §1.5: a lease renewed in e1 must not expire in e2 before ttlMs of real time). Slower
+ *   + slack (docs/concepts.md: a lease renewed in e1 must not expire in e2 before ttlMs of real time). Slower
  *   is fine (the leaderless freeze). Needs observeStamped for every entry a leader creates.
  * Every failure throws SimViolation with a stable `kind`.
  */
@@ -68,13 +68,13 @@ export interface LogView {
 export interface SafetyCheckerOptions {
   /** Simulated real time now, in ms since the cluster started (cluster time 0). */
   readonly nowMs: () => number;
-  /** SPEC §2 maxDriftRatio: cluster time may run ahead of real time by at most this ratio. */
+  /** docs/concepts.md maxDriftRatio: cluster time may run ahead of real time by at most this ratio. */
   readonly driftRatioMax: number;
   /** Extra allowance for the cluster-time bound, in ms (clock read granularity). */
   readonly clusterTimeSlackMs: number;
   /**
    * Every voter's durable log, if known: then each newly committed entry must already be durable on a
-   * majority (SPEC §1.2 "committed = durable on a majority, fsynced"; §1.7).
+   * majority (docs/concepts.md "committed = durable on a majority, fsynced"; §1.7).
    */
   readonly durableLogs?: () => readonly LogView[];
   /**
@@ -448,7 +448,7 @@ export class SafetyChecker {
       this.#fail(
         'cluster-time',
         `committed ${describeEntry(entry)} stamped at real ${atMs.toFixed(1)}ms is ${(h - this.#rateBoundMs).toFixed(1)}ms ` +
-          `further from ${this.#rateBoundEntry} in cluster time than real elapsed time × (1 + drift) (SPEC §1.5, §2)`,
+          `further from ${this.#rateBoundEntry} in cluster time than real elapsed time × (1 + drift)`,
       );
     }
     if (h < this.#rateBoundMs) {
@@ -471,7 +471,7 @@ export class SafetyChecker {
     if (entry.clusterTimeMs > boundMs) {
       this.#fail(
         'cluster-time',
-        `${describeEntry(entry)} is ahead of real elapsed time ${this.#opts.nowMs().toFixed(1)}ms × (1 + drift) (SPEC §2)`,
+        `${describeEntry(entry)} is ahead of real elapsed time ${this.#opts.nowMs().toFixed(1)}ms × (1 + drift)`,
       );
     }
   }
@@ -484,7 +484,7 @@ export class SafetyChecker {
 
   /**
    * A ReadIndex read completed on `nodeId`, observing the state applied up to `observedIndex`.
-   * `requiredIndex` is `maxAckedIndex` when the read was invoked (linearizability, SPEC §1.2).
+   * `requiredIndex` is `maxAckedIndex` when the read was invoked (linearizability, docs/concepts.md).
    */
   observeReadCompleted(
     nodeId: NodeId,

@@ -1,14 +1,14 @@
 /**
  * A node's simulated monotonic clock: local milliseconds advance at `rate` × simulated real time.
  *
- * SPEC §2 assumes only a bound on clock *rate* drift (`maxDriftRatio`, default 0.01); the simulator
+ * docs/concepts.md assumes only a bound on clock *rate* drift (`maxDriftRatio`, default 0.01); the simulator
  * gives every node its own rate in [1 − maxDriftRatio, 1 + maxDriftRatio] and an arbitrary origin, so
  * a core that compares raw clock values across nodes, or assumes origin 0, fails the checkers.
  */
 import assert from 'node:assert/strict';
 import type { Clock } from '../core/types.js';
 
-/** SPEC §2 default bound on clock rate drift (ratio, dimensionless). */
+/** docs/concepts.md default bound on clock rate drift (ratio, dimensionless). */
 export const DRIFT_RATIO_MAX = 0.01;
 
 /**
@@ -62,6 +62,6 @@ export class SimClock implements Clock {
 function assertRate(rate: number): void {
   assert.ok(
     Number.isFinite(rate) && Math.abs(rate - 1) <= DRIFT_RATIO_MAX + 1e-12,
-    `clock rate ${rate} outside 1 ± ${DRIFT_RATIO_MAX} (SPEC §2)`,
+    `clock rate ${rate} outside 1 ± ${DRIFT_RATIO_MAX}`,
   );
 }

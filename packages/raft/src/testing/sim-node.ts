@@ -347,7 +347,7 @@ export class SimNode {
 
   /**
    * Report the entries the core appended as leader during the last input, with the sim (real) time
-   * they were stamped at (the checker's cluster-time rate property, SPEC §1.5/§2). One input never
+   * they were stamped at (the checker's cluster-time rate property, docs/concepts.md/§2). One input never
    * both appends as follower and as leader, so every index beyond the last one seen is ours.
    */
   #noteStamps(): void {

@@ -1,5 +1,5 @@
 /**
- * Checker (e): durability and at-most-once effects (SPEC §1.4, §1.6, §1.7; BC-12, BC-13, BC-26).
+ * Checker (e): durability and at-most-once effects (docs/concepts.md, §1.6, §1.7; BC-12, BC-13, BC-26).
  *
  * - `token-reissued`: one resource's token is never granted to two holders, and a holder that
  *   released token t and acquired again never gets t back.

@@ -1,5 +1,5 @@
 /**
- * Checker (b): fencing at the write boundary (SPEC §1.4, §5; BC-02, BC-07, BC-10, BC-22).
+ * Checker (b): fencing at the write boundary (docs/concepts.md, §5; BC-02, BC-07, BC-10, BC-22).
  *
  * 1. `fencing-stale-accepted`: per resource, the store's accepted writes come in non-decreasing
  *    token order (the store's own rule — checked so that a broken store cannot pass silently).

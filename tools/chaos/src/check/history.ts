@@ -2,7 +2,7 @@
  * History helpers shared by the checkers: pairing invoke/complete events into operations, reading
  * JSON-lines files, and classifying an operation's outcome into what a checker may assume.
  *
- * Classification (SPEC §3 Errors, §1.2): a 2xx is `ok` (took effect, value known); a 4xx is a
+ * Classification (docs/api.md Errors, §1.2): a 2xx is `ok` (took effect, value known); a 4xx is a
  * definite refusal (`fail`: did not take effect); everything else — 504 `timeout`, connection loss,
  * client deadline, and also 503 `no_leader` and other 5xx — is treated as `maybe` (may or may not
  * have taken effect). 503 is recorded as `fail` by the workload (types.ts) but a server could return

@@ -38,7 +38,7 @@ export { checkLiveness } from './liveness.js';
 export { mergeAttempts } from './merge.js';
 export { pairEvents, readJsonl } from './history.js';
 
-/** SPEC §3 defaults for a run that did not record its timing. */
+/** docs/api.md defaults for a run that did not record its timing. */
 export const DEFAULT_RUN_TIMING: RunTiming = {
   heartbeatMs: 100,
   electionTimeoutMinMs: 1000,

@@ -1,5 +1,5 @@
 /**
- * Checker (d): lease timing (SPEC §1.5, §2; BC-03, BC-05, BC-18, BC-28).
+ * Checker (d): lease timing (docs/concepts.md, §2; BC-03, BC-05, BC-18, BC-28).
  *
  * - `early-expiry`: for consecutive observed grants t1 < t2 of one resource (lease or election
  *   group), if t1 was not (possibly) released/resigned before t2 was first seen, then t2's first

@@ -1,5 +1,5 @@
 /**
- * Checker (a): linearizability of the history (SPEC §1.2) against the model in model.ts, checked
+ * Checker (a): linearizability of the history (docs/concepts.md) against the model in model.ts, checked
  * per partition (P-compositionality: ops are grouped by the resources they touch — a fenced KV write
  * joins its key with its fence's lease/group). Each partition is searched with wgl.ts within a
  * budget; a partition the search cannot finish is reported in stats (`partitionsUnknown`), never
@@ -12,7 +12,7 @@ import { mergeAttempts } from './merge.js';
 import { prepareOp, type ModelOp } from './model.js';
 import { searchLinearization, type SearchBudget } from './wgl.js';
 
-/** Options: drift bound (SPEC §2) and the search budget per partition. */
+/** Options: drift bound (docs/concepts.md) and the search budget per partition. */
 export interface LinearizabilityOptions {
   readonly maxDriftRatio: number;
   /** Wall-time budget for all partitions together, ms (default 60,000). */
@@ -148,7 +148,7 @@ function describeViolation(
   };
 }
 
-/** The checker object (SPEC §1.2), for `createCheckers`. */
+/** The checker object (docs/concepts.md), for `createCheckers`. */
 export function linearizabilityChecker(options: LinearizabilityOptions): Checker {
   return {
     name: 'linearizability',

@@ -1,5 +1,5 @@
 /**
- * Checker (f): liveness after faults heal (SPEC §3 Deadlines and check-quorum; BC-20, BC-25).
+ * Checker (f): liveness after faults heal (docs/api.md Deadlines and check-quorum; BC-20, BC-25).
  *
  * For every heal event, recovery time = first acknowledged write (2xx acquire/renew/release,
  * campaign/renew/resign/proclaim, KV put/delete) completing at or after the heal, minus the heal

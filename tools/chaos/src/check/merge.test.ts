@@ -1,5 +1,5 @@
 // Proves retries are merged into one logical request only within the server's idempotency window:
-// a repeat sent a full window later may be applied afresh, so it is its own operation (SPEC §3).
+// a repeat sent a full window later may be applied afresh, so it is its own operation (docs/api.md).
 import t from 'tap';
 import { IDEMPOTENCY_WINDOW_MS, mergeAttempts } from './merge.js';
 import { checkDurability } from './durability.js';

@@ -1,5 +1,5 @@
 /**
- * Merges retry attempts of one logical request into one operation (SPEC §1.6, §3 Idempotency).
+ * Merges retry attempts of one logical request into one operation (docs/concepts.md, §3 Idempotency).
  *
  * The workload records every HTTP attempt as its own op and puts the request's `Idempotency-Key` in
  * `args.idempotencyKey`; a retry after an unknown outcome reuses the key (through another node). A
@@ -13,7 +13,7 @@ import type { HistoryOp } from '../types.js';
 import { effectOf, str } from './history.js';
 
 /**
- * How long the server remembers an Idempotency-Key: SPEC §3, default 10 minutes of cluster time.
+ * How long the server remembers an Idempotency-Key: docs/api.md, default 10 minutes of cluster time.
  * Cluster time never runs ahead of real time, so a repeat sent less than this long (real time) after
  * the first attempt is certainly answered from the record; a later one may be applied afresh, so it
  * is a new logical request.

@@ -1,5 +1,5 @@
 /**
- * A sequential, nondeterministic model of Tenure's state machine (SPEC §1, §3) for the
+ * A sequential, nondeterministic model of Tenure's state machine (docs/concepts.md, §3) for the
  * linearizability checker: leases, elections, KV and fence checks over the resources of one
  * partition. `stepModel` returns every state the op could leave behind if it took effect at this
  * point of a linearization; an empty list means "cannot be linearized here".
@@ -13,7 +13,7 @@
  *   time among the ops linearized up to and including it (linearization points are increasing and
  *   each lies after its invoke). Expiry is never REQUIRED (leases freeze without a leader, §1.5);
  *   the upper bound is the lease-timing checker's business.
- * - Tokens and revisions are only known to increase (SPEC §1.4, §3), not by how much. A grant whose
+ * - Tokens and revisions are only known to increase (docs/concepts.md, §3), not by how much. A grant whose
  *   response is unknown gets an unknown token, bound later by the first op that shows it; a new
  *   token must be ≥ `next` (one more than the last token the model knew) and > the current one.
  * - Waits (waitMs > 0) are modelled as an acquire whose linearization point is the grant (or the
@@ -27,7 +27,7 @@
  *   its ttl becomes the shorter of the old and new one.
  * - KV: a delete of an absent key may answer 200 or 404; a put's revision must exceed the key's
  *   current revision (global revisions are not compared across keys/partitions).
- * - Any 4xx other than the conflict codes of SPEC §3 (e.g. 400, 429) is "no effect, no information".
+ * - Any 4xx other than the conflict codes of docs/api.md (e.g. 400, 429) is "no effect, no information".
  * - The initial state is empty: the workload uses run-unique resource names.
  */
 import type { HistoryOp, JsonObject } from '../types.js';
@@ -94,12 +94,12 @@ export interface ModelOp {
   readonly resources: readonly string[];
 }
 
-/** Model parameters: the SPEC §2 drift bound. */
+/** Model parameters: the docs/concepts.md drift bound. */
 export interface ModelOptions {
   readonly maxDriftRatio: number;
 }
 
-/** Error codes that mean "the grant you named is not the current live one" (SPEC §3 details). */
+/** Error codes that mean "the grant you named is not the current live one" (docs/api.md details). */
 const NOT_CURRENT = new Set(['not_holder', 'lease_expired', 'not_found']);
 
 /** Kinds the linearizability checker models (long-polls and fenced-store ops are left out). */
@@ -222,7 +222,7 @@ function observe(
   return t >= next ? { tok: t, next: t + 1 } : null;
 }
 
-/** A brand-new token `t` (null = unknown) replacing (tok, next); null if impossible (SPEC §1.4). */
+/** A brand-new token `t` (null = unknown) replacing (tok, next); null if impossible (docs/concepts.md). */
 function issue(
   tok: number | null,
   next: number,
@@ -400,7 +400,7 @@ function leaseAcquire(res: ResMap, m: ModelOp, nowLo: number): ResMap[] {
     ];
   }
   if (l.g.h === h) {
-    // Re-acquire by the holder renews and returns the same token (SPEC §3 Leases).
+    // Re-acquire by the holder renews and returns the same token (docs/api.md Leases).
     let tok = l.tok;
     let next = l.next;
     if (v !== null) {

@@ -1,5 +1,5 @@
 /**
- * Checker (c): Raft safety as seen through `/v1/cluster` samples (SPEC §1.1; Raft §5.2, §5.4).
+ * Checker (c): Raft safety as seen through `/v1/cluster` samples (docs/concepts.md; Raft §5.2, §5.4).
  *
  * - `one-leader-per-term`: no two nodes name themselves leader in one term.
  * - `commit-index-regression`: a node's commitIndex never goes down within one incarnation (one

@@ -3,7 +3,7 @@
  * by concurrent logical clients, producing histories with real-time intervals, lost responses and
  * late-applied requests. The checkers' tests use it to show the model is sound (every such history
  * passes) and that mutated histories are caught. Expiry happens at accept time + ttlMs plus a random
- * extra delay (a frozen, leaderless period), never earlier (SPEC §1.5).
+ * extra delay (a frozen, leaderless period), never earlier (docs/concepts.md).
  */
 import type { HistoryOp, JsonObject, OpKind, OpOutcome, Random } from '../types.js';
 

@@ -1,6 +1,6 @@
 /**
  * Hand-made histories for the checkers' tests: a tiny builder of `HistoryOp`s with explicit times
- * and outcomes, and a `RunRecord` wrapper with SPEC §3 default timing.
+ * and outcomes, and a `RunRecord` wrapper with docs/api.md default timing.
  */
 import type {
   FaultEvent,
@@ -14,7 +14,7 @@ import type {
   RunTiming,
 } from '../types.js';
 
-/** SPEC §3 local-cluster defaults; Δmax = 2 × 2,000 + 1,000 (FAILURE-SCENARIOS). */
+/** docs/api.md local-cluster defaults; Δmax = 2 × 2,000 + 1,000 (docs/failure-scenarios.md). */
 export const DEFAULT_TIMING: RunTiming = {
   heartbeatMs: 100,
   electionTimeoutMinMs: 1000,

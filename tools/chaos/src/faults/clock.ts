@@ -1,7 +1,7 @@
 /**
  * Clock faults through libfaketime (Debian `libfaketime`; measured here: with FAKETIME="+0 xR"
  * Node 20's performance.now(), hrtime, timers and Date all run at rate R):
- * - `rate`: restart the target with its whole clock running at `rate` (within SPEC §2's
+ * - `rate`: restart the target with its whole clock running at `rate` (within docs/concepts.md's
  *   maxDriftRatio for runs that must pass); heal restarts it at real rate. The restart itself is
  *   part of the fault (a rate cannot change under a running process without a jump).
  * - `wall-step`: step only the wall clock (monotonic untouched) by `offsetSeconds` at run time

@@ -1,6 +1,6 @@
 /**
  * Crash fault: SIGKILL one node (leader, follower or random); heal restarts it from its own data
- * dir (SPEC §1.7: a restarted node recovers from its own disk).
+ * dir (docs/concepts.md: a restarted node recovers from its own disk).
  */
 import {
   activeFault,

@@ -1,6 +1,6 @@
 /**
  * Power loss: SIGKILL every node at the same moment (BC-26); heal starts them all again from
- * their own disks. Acknowledged writes must survive (SPEC §1.2, fsync before ack).
+ * their own disks. Acknowledged writes must survive (docs/concepts.md, fsync before ack).
  */
 import { activeFault, type ActiveFault, type FaultContext } from './fault.js';
 

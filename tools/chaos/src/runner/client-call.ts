@@ -1,6 +1,6 @@
 /**
  * One recorded client call: invoke event, HTTP request to one node, complete event. Outcome rules
- * of types.ts: 2xx ok; 4xx and 503 fail (with the SPEC §3 error code); anything else, a timeout
+ * of types.ts: 2xx ok; 4xx and 503 fail (with the docs/api.md error code); anything else, a timeout
  * or a transport error unknown. Args follow the checkers' convention: the resource name
  * (`name` / `group` / `key`) plus the request body fields.
  */
@@ -103,7 +103,7 @@ export function holderOf(outcome: OpOutcome): string | null {
   return typeof h === 'string' ? h : null;
 }
 
-/** Lease calls (SPEC §3 Leases) bound to a history and cluster. */
+/** Lease calls (docs/api.md Leases) bound to a history and cluster. */
 export class LeaseClient {
   constructor(
     readonly history: HistorySink,

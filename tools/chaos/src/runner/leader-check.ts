@@ -1,5 +1,5 @@
 /**
- * The harness's own checker over leader samples (SPEC §1.1 "at most one leader per term"): no two
+ * The harness's own checker over leader samples (docs/concepts.md "at most one leader per term"): no two
  * nodes may ever claim — in their own `/v1/cluster` answer — to be leader in the same term, and
  * a node's reported term never decreases, even across restarts (currentTerm is persisted, Raft
  * Figure 2). Also counts leader terms and the longest leaderless stretch for summary.md.

@@ -1,7 +1,7 @@
 /**
- * Polls `GET /v1/cluster` (SPEC §3) on every node every `intervalMs` (default 200 ms) and keeps the
+ * Polls `GET /v1/cluster` (docs/api.md) on every node every `intervalMs` (default 200 ms) and keeps the
  * samples: the timeline's "leaders by term" band, `ClusterHandle.currentLeader/waitForLeader`, and
- * the one-leader-per-term check (SPEC §1.1) all read them. A node that does not answer within the
+ * the one-leader-per-term check (docs/concepts.md) all read them. A node that does not answer within the
  * poll deadline is recorded as unreachable. `/v1/cluster` is answered locally, so a leaderless or
  * cut-off node still reports what it believes.
  */

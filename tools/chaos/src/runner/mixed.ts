@@ -16,7 +16,7 @@ import { createSmokeWorkload } from './smoke-workload.js';
 export interface MixedRunOptions extends Omit<SessionOptions, 'scenario'> {
   readonly durationMs: number;
   readonly faults: readonly FaultKind[];
-  /** Lease TTL for the workload and pause lengths, ms. Default 3000 (FAILURE-SCENARIOS). */
+  /** Lease TTL for the workload and pause lengths, ms. Default 3000 (docs/failure-scenarios.md). */
   readonly leaseTtlMs?: number;
   /** After healing, how long the cluster gets to elect a leader, ms. Default 20,000. */
   readonly recoveryWaitMs?: number;

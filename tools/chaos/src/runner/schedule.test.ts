@@ -1,5 +1,5 @@
 // Proves the fault schedule replays from its seed, honours backend capabilities, and keeps
-// clock-rate faults inside SPEC §2's drift bound and pause lengths around the lease TTL.
+// clock-rate faults inside docs/concepts.md's drift bound and pause lengths around the lease TTL.
 import t from 'tap';
 import { createRandom } from '../util/random.js';
 import { feasibleKinds, nextFault, planFault, type ScheduleContext } from './schedule.js';

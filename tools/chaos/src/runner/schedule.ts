@@ -4,7 +4,7 @@
  * named `leader`/`follower` resolve at injection time from the sampled cluster state).
  *
  * Lengths are chosen relative to the cluster's timing: pauses around and beyond the lease TTL
- * (0.3×…2×), partitions from one to ten election timeouts, clock rates inside SPEC §2's drift bound.
+ * (0.3×…2×), partitions from one to ten election timeouts, clock rates inside docs/concepts.md's drift bound.
  */
 import type { BackendCapabilities } from '../topology/backend.js';
 import type { FaultKind, Random, RunTiming } from '../types.js';
@@ -122,7 +122,7 @@ export function planFault(random: Random, kind: FaultKind, ctx: ScheduleContext)
           },
         };
       }
-      // Inside the drift bound: runs with clock faults must still pass every check (SPEC §2).
+      // Inside the drift bound: runs with clock faults must still pass every check (docs/concepts.md).
       const drift = ctx.timing.maxDriftRatio * (0.5 + 0.5 * random.next());
       const rate = Number((random.next() < 0.5 ? 1 + drift : 1 - drift).toFixed(4));
       return {

@@ -115,7 +115,7 @@ export async function loadModules(): Promise<LoadedModules> {
   };
 }
 
-/** Timing of the run (SPEC §3 defaults; Δmax per FAILURE-SCENARIOS). */
+/** Timing of the run (docs/api.md defaults; Δmax per docs/failure-scenarios.md). */
 export function runTiming(heartbeatMs = 100, electionTimeoutMs = 1000): RunTiming {
   return {
     heartbeatMs,

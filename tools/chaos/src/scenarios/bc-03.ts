@@ -4,7 +4,7 @@
  * follower (round 1) or all three nodes (round 2) jumps forward 1 h (libfaketime; monotonic clocks
  * untouched). B tries to acquire L at +2 s and +5 s.
  * Expected: B is refused every time, A's renewals keep succeeding, `get(L)` keeps showing A with a
- * remaining TTL within (0, ttlMs] (SPEC §2: expiry uses only monotonic durations and cluster time).
+ * remaining TTL within (0, ttlMs] (docs/concepts.md: expiry uses only monotonic durations and cluster time).
  */
 import type { Scenario } from './scenario.js';
 import { VerdictBuilder } from './scenario.js';

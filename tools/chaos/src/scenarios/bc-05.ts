@@ -3,8 +3,8 @@
  * A acquires L (TTL 10 s) and never renews; the leader is SIGKILLed every 4 s and restarted 1 s
  * later; B tries to acquire L every 250 ms.
  * Expected: B's first grant is never early — it completes no sooner than A's send time +
- * TTL × (1 − maxDriftRatio) (SPEC §1.5) — and not late: it is invoked no later than A's ack +
- * TTL + Δmax per leaderless stretch (leases freeze while leaderless, SPEC §1.5, so each
+ * TTL × (1 − maxDriftRatio) (docs/concepts.md) — and not late: it is invoked no later than A's ack +
+ * TTL + Δmax per leaderless stretch (leases freeze while leaderless, docs/concepts.md, so each
  * election may add up to Δmax).
  */
 import type { Scenario } from './scenario.js';

@@ -2,7 +2,7 @@
  * BC-08 — a deposed leader serves stale reads (Consul leader-lease reads; canonical/raft).
  * A holds L through leader N1; N1 is cut off from its peers only (clients still reach it); on the
  * majority side A releases and B acquires (t2). Q keeps reading L on N1 throughout.
- * Expected: once B's grant has completed, no read answered by N1 shows A/t1 (SPEC §1.2 default reads
+ * Expected: once B's grant has completed, no read answered by N1 shows A/t1 (docs/concepts.md default reads
  * are linearizable): N1 may answer an error, a redirect, a timeout, or B/t2.
  */
 import type { Scenario } from './scenario.js';

@@ -10,7 +10,7 @@
  * without manual repair, catches up within 10 s of its last restart (appliedIndex ≥ the leader's
  * commitIndex at heal time), its state hash (`GET /v1/cluster/state`) equals the leader's at a
  * common appliedIndex, and the holders/tokens it serves on stale reads equal the leader's.
- * Scaled: FAILURE-SCENARIOS asks for 20 kills; one round = `killsPerRound` kills, and
+ * Scaled: docs/failure-scenarios.md asks for 20 kills; one round = `killsPerRound` kills, and
  * `--repetitions N` runs N rounds (4 rounds = 20 kills). The un-fsynced-loss variant is not run.
  */
 import type { NodeId } from '../types.js';
@@ -23,7 +23,7 @@ import { stamp, waitFor, waitForAnyLeader } from './helpers.js';
 import { delay } from '../util/clock.js';
 import { httpJson } from '../util/http.js';
 
-/** Server flags: snapshot every 100 applied entries, keep 20 behind it (FAILURE-SCENARIOS BC-25). */
+/** Server flags: snapshot every 100 applied entries, keep 20 behind it (docs/failure-scenarios.md BC-25). */
 export const bc25ServerArgs: readonly string[] = [
   '--snapshot-entries',
   '100',

@@ -4,8 +4,8 @@
  * only after n−1 was acknowledged), release. Every 6–10 s all three nodes are SIGKILLed at once
  * and restarted 1 s later (`repetitions` cycles).
  * Expected: after recovery every counter reads ≥ its last acknowledged value (no acknowledged
- * write lost, SPEC §1.7), and each lease's acknowledged grants carry strictly increasing tokens
- * (no token issued twice, SPEC §1.4). The un-fsynced-storage variant is not done here.
+ * write lost, docs/concepts.md), and each lease's acknowledged grants carry strictly increasing tokens
+ * (no token issued twice, docs/concepts.md). The un-fsynced-storage variant is not done here.
  */
 import type { Scenario } from './scenario.js';
 import { VerdictBuilder } from './scenario.js';

@@ -76,7 +76,7 @@ export const schedulingSlackMs = 1_000;
 
 /** How a scenario's holder renews a lease it must keep across one leader change (`renewPlan`). */
 export interface RenewPlan {
-  /** Time between renew attempts, ms (TTL / 3, FAILURE-SCENARIOS' "TTL 3 s, renew every 1 s"). */
+  /** Time between renew attempts, ms (TTL / 3, docs/failure-scenarios.md' "TTL 3 s, renew every 1 s"). */
   readonly intervalMs: number;
   /**
    * Per-attempt client deadline, ms: interval + 1 s, so the `request-timeout-ms` the client sends
@@ -90,7 +90,7 @@ export interface RenewPlan {
 
 /**
  * Renew schedule under which a correct server never makes the holder lose its lease when a leader
- * is lost and replaced. Derivation: cluster time is frozen while there is no leader (SPEC §1.5,
+ * is lost and replaced. Derivation: cluster time is frozen while there is no leader (docs/concepts.md,
  * §2), so when a leader is back the lease still has ≥ ttl − interval − (renew latency) of cluster
  * time; an attempt in flight then ends within the interval (its server deadline), so the next
  * renew is applied within interval + round trip; margin = ttl − 2 × interval. Throws when the

@@ -1,5 +1,5 @@
 /**
- * The scenario registry: FAILURE-SCENARIOS case number → automated scenario, for
+ * The scenario registry: docs/failure-scenarios.md case number → automated scenario, for
  * `npm run chaos -- --scenario BC-08` and `--list`.
  */
 import type { Scenario } from './scenario.js';

@@ -1,5 +1,5 @@
 /**
- * What a named scenario is (FAILURE-SCENARIOS BC-XX): a scripted client and fault sequence
+ * What a named scenario is (docs/failure-scenarios.md BC-XX): a scripted client and fault sequence
  * against a fresh cluster, judged by its own expectations (one verdict named after the case)
  * plus the general checkers over the history it recorded.
  */
@@ -22,7 +22,7 @@ export interface Scenario {
   readonly serverArgs?: readonly string[];
   /**
    * Runs the scenario on an open session (cluster up, leader known). `repetitions` scales the
-   * number of rounds (FAILURE-SCENARIOS asks for ≥ 20 in full runs; the test slice uses fewer).
+   * number of rounds (docs/failure-scenarios.md asks for ≥ 20 in full runs; the test slice uses fewer).
    * Must heal what it injects; may throw only on harness errors.
    */
   run(

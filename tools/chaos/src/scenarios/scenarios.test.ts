@@ -1,4 +1,4 @@
-// Proves that the automated FAILURE-SCENARIOS cases (BC-05, BC-07, BC-08, BC-10, BC-20, BC-26)
+// Proves that the automated docs/failure-scenarios.md cases (BC-05, BC-07, BC-08, BC-10, BC-20, BC-26)
 // each hold on a real three-node cluster in network namespaces: the scenario's own expectation and
 // every general checker pass (one repetition each here; `npm run chaos -- --scenario` runs more).
 import t from 'tap';

@@ -38,7 +38,7 @@ export interface NodeCommand {
 /** Builds a node's command. Must be pure (called again on every restart). */
 export type NodeCommandBuilder = (spec: NodeLaunchSpec) => NodeCommand;
 
-/** Cluster timing passed to every Tenure server (SPEC §3 defaults unless changed). */
+/** Cluster timing passed to every Tenure server (docs/api.md defaults unless changed). */
 export interface ServerTimingOptions {
   readonly heartbeatMs?: number;
   readonly electionTimeoutMs?: number;

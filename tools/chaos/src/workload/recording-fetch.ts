@@ -1,5 +1,5 @@
 /**
- * A `fetch` wrapper that records every SPEC §3 request made through it as a history op — so the
+ * A `fetch` wrapper that records every docs/api.md request made through it as a history op — so the
  * client library (`TenureClient({fetch})`), including its hidden retries, background renewals and
  * clean-up releases, leaves a complete history. Args follow the workload's convention (route
  * parameters + JSON body + `idempotencyKey` from the header); outcomes follow types.ts (2xx ok,

@@ -1,5 +1,5 @@
 /**
- * One logical request of the workload, recorded attempt by attempt (SPEC §3 Idempotency, Deadlines).
+ * One logical request of the workload, recorded attempt by attempt (docs/api.md Idempotency, Deadlines).
  *
  * Every HTTP attempt is one history op whose args are the route parameters + body + `idempotencyKey`
  * + `attempt`. Mutations carry an `Idempotency-Key`; when an attempt's outcome is unknown (transport
@@ -35,7 +35,7 @@ export interface RequestSpec {
 /** The logical outcome: the definite attempt's outcome, or the last unknown one. */
 export interface RequestResult {
   readonly outcome: OpOutcome;
-  /** Send time (run clock) of the first attempt — the conservative lease base (SPEC §2). */
+  /** Send time (run clock) of the first attempt — the conservative lease base (docs/concepts.md). */
   readonly firstSendMs: number;
   readonly opIds: readonly number[];
   readonly idempotencyKey: string | null;

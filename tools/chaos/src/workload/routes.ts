@@ -1,5 +1,5 @@
 /**
- * Maps a SPEC §3 request (method + path) to the history's op kind and route arguments, so requests
+ * Maps a docs/api.md request (method + path) to the history's op kind and route arguments, so requests
  * made by other code (the client library, through a recording fetch) are recorded like the
  * workload's own. Unknown routes give null (not recorded).
  */

@@ -1,5 +1,5 @@
 /**
- * The chaos workload: concurrent logical clients exercising every SPEC §3 primitive over a few
+ * The chaos workload: concurrent logical clients exercising every docs/api.md primitive over a few
  * contended, run-unique names, recording each HTTP attempt in the history, and performing side
  * effects through the fenced store while they believe they hold a lease or lead a group.
  *
@@ -14,7 +14,7 @@
  *   reads in the deliberately unsafe mode (`staleReads`), which the linearizability checker must
  *   flag under partitions (BC-08).
  *
- * Belief interval (SPEC §2): a grant is believed held until firstSend + ttlMs × (1 − maxDriftRatio)
+ * Belief interval (docs/concepts.md): a grant is believed held until firstSend + ttlMs × (1 − maxDriftRatio)
  * − safetyMarginMs of the acquire/renew that granted it, on the run clock; no side effect is sent
  * after that. At stop, requests still unknown are resolved by retrying them with their idempotency
  * keys, then final reads (`args.final: true`) of every key, lease and group are recorded.
@@ -64,7 +64,7 @@ export interface TenureWorkloadOptions {
   readonly finalPhaseMs: number;
 }
 
-/** Defaults (TTL from the runner, FAILURE-SCENARIOS default 3 s). */
+/** Defaults (TTL from the runner, docs/failure-scenarios.md default 3 s). */
 export function defaultWorkloadOptions(ttlMs = 3_000): TenureWorkloadOptions {
   return {
     leaseWorkers: 4,
@@ -243,7 +243,7 @@ function think(c: Ctx, r: Random): Promise<void> {
   return sleep(r.int(c.o.thinkMs[0], c.o.thinkMs[1]), c.signal);
 }
 
-/** Belief deadline of a grant sent at `sendMs` with `ttlMs` (SPEC §2). */
+/** Belief deadline of a grant sent at `sendMs` with `ttlMs` (docs/concepts.md). */
 function beliefUntil(c: Ctx, sendMs: number, ttlMs: number): number {
   return sendMs + ttlMs * (1 - c.o.maxDriftRatio) - c.o.safetyMarginMs;
 }
@@ -549,7 +549,7 @@ async function readerWorker(c: Ctx, req: Requester, r: Random, _proc: string): P
 }
 
 /**
- * A lease worker using the client library (SPEC §4): `acquire` (auto-renewing handle), side effects
+ * A lease worker using the client library (packages/client/README.md): `acquire` (auto-renewing handle), side effects
  * while `lease.signal` is not aborted, fenced KV puts, `release`. Every HTTP request the library makes
  * (retries, background renewals, clean-up releases) is recorded through `recordingFetch`. Disabled
  * (logged) when `@tenure/client` cannot be loaded.

@@ -1,5 +1,5 @@
 /**
- * The fenced store's rule, without I/O (SPEC §5, FAILURE-SCENARIOS "FS"): per resource it accepts a
+ * The fenced store's rule, without I/O (docs/concepts.md, docs/failure-scenarios.md "FS"): per resource it accepts a
  * side effect only when its fencing token is ≥ the highest token it has accepted for that resource,
  * and logs every accepted and rejected write with its time for the fencing checker.
  */
