@@ -195,7 +195,10 @@ export class Gateway {
     // (+ the request's waiting time) and answer 504/503 ourselves.
     const left = remainingMs(ctx);
     const leaderBudgetMs = Math.floor(left - FORWARD_HOP_MARGIN_MS);
-    if (leaderBudgetMs < 1) throw timeoutError();
+    if (leaderBudgetMs < 1)
+      throw timeoutError(
+        `the deadline is too short to forward to the leader (a follower keeps ${FORWARD_HOP_MARGIN_MS} ms for the hop back); nothing was sent`,
+      );
     // One hop at most: a forwarded request never reaches this point, and never to ourselves.
     assert(
       !ctx.forwarded && target !== self,
