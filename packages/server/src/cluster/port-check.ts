@@ -36,17 +36,23 @@ export function portFree(host: string, port: number): Promise<boolean> {
   });
 }
 
-/** One sentence per address of `nodes` that is already in use. */
+/**
+ * One sentence per address of `nodes` that is already in use. Each distinct address is probed once
+ * and one at a time, so overlapping ranges (reported by layoutProblems) never make a free port look
+ * taken by our own probe.
+ */
 export async function takenPorts(nodes: readonly LocalNodeSpec[]): Promise<string[]> {
   const checks = nodes.flatMap((n) => [
     { address: n.httpAddress, what: `${n.id} HTTP` },
     { address: n.raftAddress, what: `${n.id} Raft` },
   ]);
-  const free = await Promise.all(
-    checks.map(({ address }) => {
-      const i = address.lastIndexOf(':');
-      return portFree(address.slice(0, i), Number(address.slice(i + 1)));
-    }),
-  );
-  return checks.filter((_, i) => !free[i]).map((c) => `${c.address} (${c.what}) is already in use`);
+  const free = new Map<string, boolean>();
+  for (const { address } of checks) {
+    if (free.has(address)) continue;
+    const i = address.lastIndexOf(':');
+    free.set(address, await portFree(address.slice(0, i), Number(address.slice(i + 1))));
+  }
+  return checks
+    .filter((c) => free.get(c.address) === false)
+    .map((c) => `${c.address} (${c.what}) is already in use`);
 }
