@@ -7,7 +7,14 @@
  * Build the server first (`npx tsc -b packages/server`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, rmSync, type WriteStream } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  type WriteStream,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,6 +106,13 @@ export const LEADER_TIMEOUT_MS = 180_000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A running local cluster of real node processes. */
+/** A start that failed because a node could not bind its port (taken after it was allocated). */
+class PortTakenError extends Error {
+  constructor(cause: unknown) {
+    super('a node could not bind its allocated port', { cause });
+  }
+}
+
 export class LocalCluster {
   readonly nodes: readonly NodeInfo[];
   readonly baseDir: string;
@@ -114,8 +128,22 @@ export class LocalCluster {
     this.#opts = opts;
   }
 
-  /** Allocate ports and directories, spawn every node and wait until a leader is known everywhere. */
+  /**
+   * Allocate ports and directories, spawn every node and wait until a leader is known everywhere.
+   * Free ports are released before the nodes bind them, so another process (a parallel test's
+   * outgoing connection, say) can take one in between; a start whose node failed to bind
+   * (EADDRINUSE in its log) is retried once on new ports. Any other start failure is thrown.
+   */
   static async start(opts: ClusterOptions = {}): Promise<LocalCluster> {
+    try {
+      return await LocalCluster.#startOnce(opts);
+    } catch (err) {
+      if (!(err instanceof PortTakenError)) throw err;
+      return LocalCluster.#startOnce(opts);
+    }
+  }
+
+  static async #startOnce(opts: ClusterOptions): Promise<LocalCluster> {
     if (!existsSync(SERVER_MAIN))
       throw new Error(`${SERVER_MAIN} is missing: run npx tsc -b packages/server first`);
     installExitHook();
@@ -142,8 +170,12 @@ export class LocalCluster {
       for (const node of nodes) c.#spawn(node.id);
       await c.waitForLeader(opts.startTimeoutMs ?? 120_000);
     } catch (err) {
+      const portTaken = nodes.some(
+        (node) =>
+          existsSync(node.logFile) && readFileSync(node.logFile, 'utf8').includes('EADDRINUSE'),
+      );
       await c.teardown();
-      throw err;
+      throw portTaken ? new PortTakenError(err) : err;
     }
     return c;
   }
