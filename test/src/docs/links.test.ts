@@ -18,7 +18,7 @@ function trackedFiles(): string[] {
 }
 
 /** Relative link targets of a Markdown text: `[text](target)` minus URLs, anchors and mailto. */
-export function relativeLinks(markdown: string): string[] {
+function relativeLinks(markdown: string): string[] {
   const withoutCode = markdown.replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
   const links: string[] = [];
   for (const m of withoutCode.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
