@@ -303,7 +303,8 @@ export type WaiterOutcome =
   | ({ readonly kind: 'granted' } & (AnyLeaseGrant | SemaphoreGrant))
   /** `holder`: who held the name at the deadline (null: lock-delay; absent in older snapshots). */
   | { readonly kind: 'timed_out'; readonly holder?: string | null }
-  | { readonly kind: 'cancelled' }
+  /** `holder`: who held the name when the waiter was withdrawn (as for `timed_out`). */
+  | { readonly kind: 'cancelled'; readonly holder?: string | null }
   | { readonly kind: 'unknown' };
 
 /** An exclusive grant with its own ttl, as `getLease` shows it. */

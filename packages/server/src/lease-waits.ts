@@ -61,11 +61,11 @@ export class LeaseWaits {
         assert(!('limit' in outcome), 'lease waiter granted a semaphore permit');
         return outcome;
       case 'timed_out':
-        // The holder at the deadline, as the replicated answer (and its replay) has it.
+      case 'cancelled':
+        // The holder when the wait ended (its deadline, or its withdrawal), as the replicated
+        // answer (and its replay) has it — not whoever holds the name by the time we answer.
         if (typeof outcome.holder === 'string')
           throw new HttpError('held', `lease ${q.name} is held`, { holder: outcome.holder });
-        throw this.#heldError(q.name);
-      case 'cancelled':
         throw this.#heldError(q.name);
       case 'unknown':
         throw timeoutError('the waiter is no longer known; outcome unknown');

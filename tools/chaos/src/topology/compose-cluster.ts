@@ -21,6 +21,12 @@ import {
 import type { NetemSpec } from './netns.js';
 import { run, runSyncQuiet } from '../util/exec.js';
 
+/**
+ * Deadline of one compose or docker command, in ms: creating or stopping containers takes seconds,
+ * and tens of seconds on a loaded machine.
+ */
+const composeCommandTimeoutMs = 120_000;
+
 /** Options of `ComposeCluster.create`. */
 export interface ComposeClusterOptions {
   readonly runDir: string;
@@ -82,14 +88,18 @@ export class ComposeCluster implements ChaosBackend {
 
   #compose(args: readonly string[]): Promise<string> {
     const [file, ...prefix] = this.#cli;
-    return run(file, [
-      ...prefix,
-      '-p',
-      this.#project,
-      '-f',
-      join(this.#options.repoRoot, 'docker-compose.yml'),
-      ...args,
-    ]);
+    return run(
+      file,
+      [
+        ...prefix,
+        '-p',
+        this.#project,
+        '-f',
+        join(this.#options.repoRoot, 'docker-compose.yml'),
+        ...args,
+      ],
+      composeCommandTimeoutMs,
+    );
   }
 
   /** The service's container id (v1 and v2 name containers differently, so ask compose). */
@@ -184,17 +194,18 @@ export class ComposeCluster implements ChaosBackend {
     const network = `${this.#project}_default`;
     for (const id of this.nodeIds) {
       if (isolated.has(id) && !this.#disconnected.has(id)) {
-        await run('docker', ['network', 'disconnect', network, await this.#container(id)]);
+        await run(
+          'docker',
+          ['network', 'disconnect', network, await this.#container(id)],
+          composeCommandTimeoutMs,
+        );
         this.#disconnected.add(id);
       } else if (!isolated.has(id) && this.#disconnected.has(id)) {
-        await run('docker', [
-          'network',
-          'connect',
-          '--alias',
-          id,
-          network,
-          await this.#container(id),
-        ]);
+        await run(
+          'docker',
+          ['network', 'connect', '--alias', id, network, await this.#container(id)],
+          composeCommandTimeoutMs,
+        );
         this.#disconnected.delete(id);
       }
     }

@@ -21,23 +21,22 @@ export class CommandError extends Error {
 
 /**
  * Runs `file args…` and resolves with its stdout. Throws `CommandError` on a non-zero exit or
- * when it runs past `commandTimeoutMs`.
+ * when it runs past `timeoutMs` (default `commandTimeoutMs`).
  */
-export function run(file: string, args: readonly string[]): Promise<string> {
+export function run(
+  file: string,
+  args: readonly string[],
+  timeoutMs: number = commandTimeoutMs,
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(
-      file,
-      args,
-      { timeout: commandTimeoutMs, encoding: 'utf8' },
-      (error, stdout, stderr) => {
-        if (error !== null) {
-          const code = typeof error.code === 'number' ? error.code : null;
-          reject(new CommandError([file, ...args].join(' '), stderr || error.message, code));
-          return;
-        }
-        resolve(stdout);
-      },
-    );
+    execFile(file, args, { timeout: timeoutMs, encoding: 'utf8' }, (error, stdout, stderr) => {
+      if (error !== null) {
+        const code = typeof error.code === 'number' ? error.code : null;
+        reject(new CommandError([file, ...args].join(' '), stderr || error.message, code));
+        return;
+      }
+      resolve(stdout);
+    });
   });
 }
 
