@@ -5,8 +5,9 @@
  * whole nodes (`docker network disconnect/connect`), so peer-only, one-way and client cuts,
  * netem and clock faults are unsupported here (capabilities say so; the schedule skips them).
  *
- * NOT EXERCISED on the development machine (no Docker engine); kept small and sharing the
- * runner. Uses `docker compose` (v2 plugin) when present, else `docker-compose` (v1).
+ * Exercised where a container engine is ready (scripts/container-engine.sh sets one up): the
+ * compose slice of the suite and `npm run chaos -- --backend compose`. Uses `docker compose` (v2
+ * plugin) when present, else `docker-compose` (v1).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
