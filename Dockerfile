@@ -22,6 +22,8 @@ COPY tsconfig.base.json ./
 COPY packages/raft packages/raft
 COPY packages/coord-state packages/coord-state
 COPY packages/server packages/server
+# coord-state's project references the test kit (its tests use it), so tsc needs its sources.
+COPY tools/testkit tools/testkit
 RUN npx tsc -b packages/server \
  && npm prune --omit=dev --no-audit --no-fund \
  && mkdir -p /out/packages \
