@@ -29,6 +29,7 @@ RUN npx tsc -b packages/server \
  && mkdir -p /out/packages \
  && for p in raft coord-state server; do \
       mkdir -p /out/packages/$p && cp -r packages/$p/package.json packages/$p/dist /out/packages/$p/; \
+      if [ -d packages/$p/node_modules ]; then cp -r packages/$p/node_modules /out/packages/$p/; fi; \
     done \
  && cp -r node_modules package.json /out/ \
  && find /out/node_modules/@tenure -maxdepth 1 -type l \

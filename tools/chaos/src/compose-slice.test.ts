@@ -40,6 +40,13 @@ t.test(
     });
     t.equal(build.status, 0, `docker-compose build: ${build.stderr.slice(-2000)}`);
     if (build.status !== 0) return;
+    // The image starts: the server resolves its production dependencies inside it.
+    const version = spawnSync('docker', ['run', '--rm', 'tenure:local', '--version'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    t.equal(version.status, 0, `tenure:local --version: ${version.stdout}${version.stderr}`);
+    if (version.status !== 0) return;
     const result = await runMixed({
       backend: 'compose',
       seed,
