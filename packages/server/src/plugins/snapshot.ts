@@ -86,8 +86,6 @@ export const snapshotRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
       stream.once('close', () => {
         sending = false;
       });
-      // The download may take longer than any request deadline: no socket timeout for it.
-      request.raw.socket?.setTimeout(0);
       return reply
         .header('content-type', 'application/octet-stream')
         .header('content-length', String(file.head.byteLength + file.payload.byteLength))
