@@ -12,6 +12,7 @@ import {
 } from '@tenure/coord-state';
 import { LevelRaftStorage } from '@tenure/raft';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { READ_INDEX_HEADER } from '../src/plugins/snapshot.js';
 import { RestoreError, restoreDataDir, type RestoreTarget } from '../src/restore.js';
 import { harness, PEERS, send } from './fixtures/harness.js';
 
@@ -44,10 +45,24 @@ t.test('GET /v1/cluster/snapshot: a checked file of the state at the applied ind
   t.same(Buffer.from(payload), Buffer.from(h.coord.snapshot()), 'the replica state, byte for byte');
   t.equal(header.sha256, createHash('sha256').update(payload).digest('hex'));
 
+  const asked = await h.app.inject({
+    method: 'GET',
+    url: '/v1/cluster/snapshot',
+    headers: { [READ_INDEX_HEADER]: '1', 'tenure-forwarded': 'n2' },
+  });
+  t.equal(asked.statusCode, 200, 'a follower asking the leader gets only a read index');
+  t.same(asked.json(), { readIndex: h.raft.status().commitIndex });
+
   h.raft.setRole('follower', null);
   const none = await h.app.inject({ method: 'GET', url: '/v1/cluster/snapshot' });
-  t.equal(none.statusCode, 503, 'a follower that knows no leader has nothing to relay');
+  t.equal(none.statusCode, 503, 'a follower that knows no leader has no linearizable point');
   t.equal((none.json() as { error: { code: string } }).error.code, 'no_leader');
+  const notLeader = await h.app.inject({
+    method: 'GET',
+    url: '/v1/cluster/snapshot',
+    headers: { [READ_INDEX_HEADER]: '1', 'tenure-forwarded': 'n2' },
+  });
+  t.equal(notLeader.statusCode, 503, 'only the leader gives read indexes');
 });
 
 t.test('--restore and --token-floor settings', async (t) => {

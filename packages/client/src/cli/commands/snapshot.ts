@@ -1,6 +1,7 @@
 /**
  * `tenure snapshot save FILE` and `tenure snapshot inspect FILE` (docs/operations.md "Backup and
- * restore"; the route is `GET /v1/cluster/snapshot`, docs/api.md). `save` streams the backup into
+ * restore"; the route is `GET /v1/cluster/snapshot`, docs/api.md). `save` asks a follower when one
+ * of the endpoints is (so the leader never encodes the state), streams the backup into
  * `FILE.partial` while checking it chunk by chunk (bounded memory), and renames it to FILE only
  * when the whole file arrived and its checksum holds; `inspect` checks a saved file the same way.
  */
@@ -83,7 +84,7 @@ async function saveSnapshot(
   interrupt: AbortSignal,
 ): Promise<SnapshotFileHeader> {
   let last: unknown = null;
-  for (const endpoint of endpoints) {
+  for (const endpoint of await followerFirst(endpoints, startMs, interrupt)) {
     const res = await fetchSnapshot(endpoint, startMs, interrupt).catch((err: unknown) => {
       last = err;
       return null;
@@ -98,6 +99,27 @@ async function saveSnapshot(
   throw last instanceof Error
     ? last
     : new TenureError('no endpoint answered', { code: 'unavailable', outcomeUnknown: false });
+}
+
+/**
+ * `endpoints` with the first one that is a follower (by its `GET /v1/cluster`) moved to the front:
+ * the node asked encodes the backup, and a follower doing it never stalls the leader.
+ */
+async function followerFirst(
+  endpoints: readonly string[],
+  startMs: number,
+  interrupt: AbortSignal,
+): Promise<string[]> {
+  for (const endpoint of endpoints) {
+    const url = `${normalizeEndpoint(endpoint)}/v1/cluster`;
+    const signal = AbortSignal.any([interrupt, AbortSignal.timeout(startMs)]);
+    const view = await fetch(url, { signal })
+      .then((res) => (res.ok ? (res.json() as Promise<{ id?: unknown; leader?: unknown }>) : null))
+      .catch(() => null);
+    if (view !== null && typeof view.leader === 'string' && view.id !== view.leader)
+      return [endpoint, ...endpoints.filter((e) => e !== endpoint)];
+  }
+  return [...endpoints];
 }
 
 /** GET the route; `startMs` bounds the wait for the answer to start, not the download. */
