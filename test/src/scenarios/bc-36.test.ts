@@ -73,9 +73,6 @@ t.test('backup → more grants → restore: grants kept, tokens only go up', asy
   const saved = JSON.parse(save.stdout.trim()) as { index: number; clusterId: string };
   t.equal(saved.clusterId, 'tenure-test');
   t.ok(saved.index >= put.body.revision, 'the backup holds every acknowledged write');
-  const inspect = await runNode(CLI, ['snapshot', 'inspect', file]);
-  t.equal(inspect.code, 0, inspect.stderr);
-  t.match(inspect.stdout, new RegExp(`^ok .*index ${saved.index}, `));
 
   // After the backup the old cluster goes on granting: release/re-acquire cycles and a new lease.
   let lastOld = 0;
@@ -173,10 +170,4 @@ t.test('a damaged backup is refused before the node starts, naming the problem',
     t.notOk(existsSync(dataDir), `${name}: no data directory left behind`);
     t.notOk(existsSync(`${dataDir}.restoring`), `${name}: nor a half-built one`);
   }
-  const missing = await runNode(SERVER_MAIN, [
-    ...['--id', 'n1', '--peers', 'n1=127.0.0.1:1@127.0.0.1:2', '--cluster-id', 'new'],
-    ...['--data-dir', join(dir, 'd'), '--restore', join(dir, 'nope')],
-  ]);
-  t.equal(missing.code, 1);
-  t.match(missing.stderr, /cannot read .*nope/);
 });

@@ -30,7 +30,8 @@ export function addSnapshotCommands(program: Command, run: CliRun): void {
     )
     .description(
       'save a consistent snapshot of the whole state (GET /v1/cluster/snapshot, an admin route) to ' +
-        'FILE, checked against its checksum; restore it with tenure-server --restore FILE',
+        'FILE, checked against its checksum; a follower among --endpoints is asked first, so the ' +
+        'leader does not encode it; restore with tenure-server --restore FILE',
     )
     .action(async (file: string, _opts: unknown, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
