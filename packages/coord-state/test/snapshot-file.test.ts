@@ -10,6 +10,7 @@ import {
   restoredIndex,
   SnapshotFileError,
   SnapshotFileReader,
+  SnapshotFormatError,
   snapshotPosition,
   STATE_SNAPSHOT_FORMAT,
   TOKEN_FLOOR_MAX,
@@ -156,4 +157,6 @@ t.test('a rebased state keeps grants and tokens, and issues only higher tokens',
   const token = okValue<{ fencingToken: number }>(out.result).fencingToken;
   t.ok(token > oldMax, `new token ${token} above the old cluster's ${oldMax}`);
   t.throws(() => rebaseSnapshot(payload, 0), 'an index below the snapshot is a bug');
+  t.throws(() => snapshotPosition(Buffer.from([0xc1])), SnapshotFormatError, 'not MessagePack');
+  t.throws(() => rebaseSnapshot(Buffer.from([0x01]), 5), SnapshotFormatError, 'not a snapshot');
 });

@@ -127,7 +127,29 @@ t.test('restoreDataDir refuses what it cannot trust, writing nothing', async (t)
     encodeSnapshotFileHeader({ ...header, index: header.index + 1 }),
     payload,
   ]);
+  const withPayload = (bytes: Buffer, patch: object = {}): Buffer =>
+    Buffer.concat([
+      encodeSnapshotFileHeader({
+        ...header,
+        payloadBytes: bytes.length,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        ...patch,
+      }),
+      bytes,
+    ]);
   const cases: [string, Buffer | null, string, RegExp][] = [
+    [
+      'format',
+      withPayload(Buffer.from(payload), { stateFormat: 'other/9' }),
+      'new',
+      /state format other\/9/,
+    ],
+    [
+      'garbage',
+      withPayload(Buffer.from('not msgpack')),
+      'new',
+      /the payload is not a state snapshot/,
+    ],
     ['flipped', flipped, 'new', /checksum mismatch/],
     ['cut', file.subarray(0, file.length - 10), 'new', /truncated/],
     ['moved', moved, 'new', /does not match its payload/],
