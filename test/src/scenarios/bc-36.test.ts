@@ -11,6 +11,8 @@ import { LocalCluster, REPO_ROOT, SERVER_MAIN } from '../support/cluster.js';
 const CLI = join(REPO_ROOT, 'packages', 'client', 'dist', 'cli', 'main.js');
 /** Ttl of every grant (ms): the server's maximum, so no grant can expire during the test. */
 const HOLD_TTL_MS = 3_600_000;
+/** Bound on each cluster start (ms): generous, since six node processes start on a loaded machine. */
+const START_TIMEOUT_MS = 300_000;
 
 interface Run {
   readonly code: number;
@@ -46,12 +48,12 @@ async function acquire(c: LocalCluster, node: string, name: string, holder: stri
 }
 
 t.test('backup → more grants → restore: grants kept, tokens only go up', async (t) => {
-  t.setTimeout(600_000);
+  t.setTimeout(900_000);
   const dir = mkdtempSync(join(tmpdir(), 'tenure-backup-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'backup.tenure-snapshot');
 
-  const old = await LocalCluster.start();
+  const old = await LocalCluster.start({ startTimeoutMs: START_TIMEOUT_MS });
   t.teardown(() => old.teardown());
   const leader = await old.leader();
   const follower = old.nodes.find((n) => n.id !== leader)!;
@@ -92,6 +94,7 @@ t.test('backup → more grants → restore: grants kept, tokens only go up', asy
 
   const restored = await LocalCluster.start({
     extraArgs: ['--cluster-id', 'tenure-restored', '--restore', file],
+    startTimeoutMs: START_TIMEOUT_MS,
   });
   t.teardown(() => restored.teardown());
   const n1 = restored.nodes[0]!.id;
