@@ -11,6 +11,7 @@ import {
   RESTORE_INDEX_GAP,
 } from '@tenure/coord-state';
 import { LevelRaftStorage } from '@tenure/raft';
+import { launchPlan, nodeArgs } from '../src/cluster/launch-plan.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { READ_INDEX_HEADER } from '../src/plugins/snapshot.js';
 import { RestoreError, restoreDataDir, type RestoreTarget } from '../src/restore.js';
@@ -75,6 +76,14 @@ t.test('--restore and --token-floor settings', async (t) => {
   t.equal(none.tokenFloor, 0);
   t.throws(() => loadConfig([...base, '--token-floor', '5'], {}), ConfigError, 'floor alone');
   t.throws(() => loadConfig([...base, '--restore', 'x', '--token-floor', '-1'], {}), ConfigError);
+});
+
+t.test('the launcher passes --restore to every node it starts', async (t) => {
+  const p = launchPlan(['--restore', 'b.tenure-snapshot', '--data-dir', '/tmp/x'], {});
+  for (const n of p.selected)
+    t.match(nodeArgs(p, n, 'local-1').slice(-2), ['--restore', /\/b\.tenure-snapshot$/], n.id);
+  const plain = launchPlan([], {});
+  t.notOk(nodeArgs(plain, plain.nodes[0]!, 'local-1').includes('--restore'));
 });
 
 t.test('restoreDataDir seeds a new cluster past the old tokens', async (t) => {
