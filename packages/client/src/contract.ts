@@ -7,6 +7,8 @@
  * are declared here, to docs/api.md.
  */
 export { ERROR_HTTP_STATUS } from '@tenure/coord-state';
+/** The backup file checker (`tenure snapshot save|inspect`); coord-state's snapshot-file.ts. */
+export { SnapshotFileReader, type SnapshotFileHeader } from '@tenure/coord-state';
 export type {
   ErrorCode,
   ElectionLeader,

@@ -28,3 +28,32 @@ export function nextFencingToken(index: number, lastFencingToken: FencingToken):
 export function tokenIndex(fencingToken: FencingToken): number {
   return Math.floor(fencingToken / TOKENS_PER_ENTRY);
 }
+
+/**
+ * Log entries the old cluster may commit after its backup without a restored cluster ever
+ * re-issuing one of its tokens (docs/operations.md "Backup and restore"): the restored log starts
+ * this many entries past the backup's index.
+ */
+export const RESTORE_INDEX_GAP = 1_000_000_000;
+
+/**
+ * Log index at which a cluster restored from a backup taken at `backupIndex` resumes, so that every
+ * token it issues (≥ (index + 1) × TOKENS_PER_ENTRY) is above every token the old cluster issued —
+ * those issued after the backup included, as long as it committed fewer than RESTORE_INDEX_GAP
+ * entries after it — and above `tokenFloor` (an operator's known highest token; 0 = none).
+ * KV revisions and the other index-derived numbers rise past the old ones the same way.
+ * Throws (assertion) when the result would leave the safe-integer range of tokens.
+ */
+export function restoredIndex(backupIndex: number, tokenFloor = 0): number {
+  assert(Number.isSafeInteger(backupIndex) && backupIndex >= 0, 'restore: bad backup index');
+  assert(Number.isSafeInteger(tokenFloor) && tokenFloor >= 0, 'restore: bad token floor');
+  const index = Math.max(
+    backupIndex + RESTORE_INDEX_GAP,
+    Math.floor(tokenFloor / TOKENS_PER_ENTRY),
+  );
+  assert(Number.isSafeInteger((index + 2) * TOKENS_PER_ENTRY), 'restore: tokens would pass 2^53');
+  return index;
+}
+
+/** Largest `tokenFloor` restoredIndex accepts (tokens must stay below 2^53). */
+export const TOKEN_FLOOR_MAX = Number.MAX_SAFE_INTEGER - 10 * TOKENS_PER_ENTRY;

@@ -18,8 +18,32 @@ export {
   resolveLimits,
   type CoordLimitsFull,
 } from './limits.js';
-export { TOKENS_PER_ENTRY, nextFencingToken, tokenIndex } from './fencing.js';
-export { SnapshotFormatError } from './snapshot.js';
+export {
+  TOKENS_PER_ENTRY,
+  RESTORE_INDEX_GAP,
+  TOKEN_FLOOR_MAX,
+  nextFencingToken,
+  restoredIndex,
+  tokenIndex,
+} from './fencing.js';
+export {
+  SnapshotFormatError,
+  STATE_SNAPSHOT_FORMAT,
+  rebaseSnapshot,
+  snapshotPosition,
+  type SnapshotPosition,
+} from './snapshot.js';
+export {
+  SNAPSHOT_FILE_MAGIC,
+  SNAPSHOT_FILE_VERSION,
+  SNAPSHOT_FILE_HEADER_BYTES_MAX,
+  SnapshotFileError,
+  SnapshotFileReader,
+  encodeSnapshotFileHeader,
+  readSnapshotFile,
+  type SnapshotFileHeader,
+  type SnapshotFileProblem,
+} from './snapshot-file.js';
 export type { EndedGrant, GrantEndReason } from './history.js';
 export {
   checkEnvelopeShape,

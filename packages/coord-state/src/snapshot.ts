@@ -25,7 +25,9 @@ import type {
 } from './model.js';
 
 const packr = makePackr();
-const FORMAT = 'tenure-coord-state/2';
+/** Format tag of the state snapshot bytes (written inside them; backup headers repeat it). */
+export const STATE_SNAPSHOT_FORMAT = 'tenure-coord-state/2';
+const FORMAT = STATE_SNAPSHOT_FORMAT;
 
 type GrantRow = [
   holder: string,
@@ -486,4 +488,42 @@ function readSemaphore(core: Core, row: SemaphoreRow, sessionOf: SessionOf): Sem
     w.session?.members.add(w);
   }
   return rec;
+}
+
+/** Where a state snapshot stands: the log index and cluster time of the last entry it applied. */
+export interface SnapshotPosition {
+  readonly lastIndex: number;
+  readonly lastTimeMs: number;
+}
+
+function unpackDoc(bytes: Uint8Array): SnapshotDoc {
+  let doc: SnapshotDoc;
+  try {
+    doc = packr.unpack(bytes) as SnapshotDoc;
+  } catch (cause) {
+    throw new SnapshotFormatError('snapshot: not valid MessagePack', { cause });
+  }
+  if (typeof doc !== 'object' || doc === null || doc.format !== FORMAT)
+    throw new SnapshotFormatError(`snapshot: format is not ${FORMAT}`);
+  if (!Number.isSafeInteger(doc.lastIndex) || !Number.isFinite(doc.lastTimeMs))
+    throw new SnapshotFormatError('snapshot: lastIndex / lastTimeMs are not numbers');
+  return doc;
+}
+
+/** Reads the position of a snapshot without building the state. Throws SnapshotFormatError. */
+export function snapshotPosition(bytes: Uint8Array): SnapshotPosition {
+  const doc = unpackDoc(bytes);
+  return { lastIndex: doc.lastIndex, lastTimeMs: doc.lastTimeMs };
+}
+
+/**
+ * The same state as `bytes`, as if its last applied entry were at `index` (≥ its own): the state a
+ * restored cluster starts from (fencing.ts restoredIndex; docs/operations.md "Backup and restore").
+ * Everything else — tokens, revisions, waiter ids, cluster times — is kept as it is.
+ * Throws SnapshotFormatError on foreign bytes.
+ */
+export function rebaseSnapshot(bytes: Uint8Array, index: number): Uint8Array {
+  const doc = unpackDoc(bytes);
+  assert(Number.isSafeInteger(index) && index >= doc.lastIndex, 'rebase: index goes backwards');
+  return packr.pack({ ...doc, lastIndex: index });
 }

@@ -63,6 +63,10 @@ export interface ServerConfig {
   readonly snapshotKeepEntries: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly limits: LimitsConfig;
+  /** Backup file to seed the empty data directory from before starting (restore.ts), or null. */
+  readonly restoreFile: string | null;
+  /** With restoreFile: tokens of the restored cluster are above this (0 = default margin only). */
+  readonly tokenFloor: number;
 }
 
 /** Default limits: the settings table's defaults (which are the state machine's own). */
@@ -151,6 +155,8 @@ function checkRelations(r: Read): void {
   }
   if (v.ttlMsMin > v.ttlMsMax)
     throw r.error('ttlMsMin', `${v.ttlMsMin} is greater than ${r.sourceOf('ttlMsMax')}`);
+  if (v.tokenFloor > 0 && v.restoreFile === undefined)
+    throw r.error('tokenFloor', `applies only with ${r.sourceOf('restoreFile')}`);
 }
 
 /**
@@ -191,5 +197,7 @@ export function loadConfig(
     snapshotKeepEntries: v.snapshotKeepEntries,
     logLevel: v.logLevel,
     limits: limitsOf(v),
+    restoreFile: v.restoreFile === undefined ? null : resolve(cwd, v.restoreFile),
+    tokenFloor: v.tokenFloor,
   };
 }

@@ -8,8 +8,9 @@
  * without the transfer. A second signal exits at once.
  */
 import { CommanderError } from 'commander';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type ServerConfig } from './config.js';
 import { startNode } from './node.js';
+import { RestoreError, restoreDataDir } from './restore.js';
 import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
 
 async function main(): Promise<void> {
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
     if (err instanceof CommanderError) process.exit(err.exitCode); // --help, --version
     throw err;
   }
+  if (config.restoreFile !== null) await restore(config.restoreFile, config);
   let node;
   try {
     node = await startNode(config);
@@ -56,6 +58,21 @@ async function main(): Promise<void> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   process.on(CLUSTER_STOP_SIGNAL, onSignal);
+}
+
+/** `--restore`: seed the data directory, or exit 1 naming what is wrong (no node starts). */
+async function restore(file: string, config: ServerConfig): Promise<void> {
+  try {
+    const done = await restoreDataDir(config, file, config.tokenFloor);
+    process.stderr.write(
+      `tenure-server: restored ${config.dataDir} from ${file} (cluster ${done.backup.clusterId} at index ` +
+        `${done.backup.index}); the new cluster ${config.clusterId} continues at index ${done.restoredIndex}\n`,
+    );
+  } catch (err) {
+    if (!(err instanceof RestoreError)) throw err;
+    process.stderr.write(`tenure-server: restore refused: ${err.message}\n`);
+    process.exit(1);
+  }
 }
 
 void main();

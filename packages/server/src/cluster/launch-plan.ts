@@ -25,6 +25,8 @@ export interface LaunchPlan {
   readonly only: string | undefined;
   /** Flags after `--`, for every node. */
   readonly extra: readonly string[];
+  /** `--restore`: absolute path of a backup file every node is seeded from (a new cluster). */
+  readonly restore: string | undefined;
 }
 
 /** The launcher's commander Command (`--help`, `--version`, one option per setting). */
@@ -42,6 +44,7 @@ export function launcherCommand(): Command {
       '  npm start -- --http-port 8001               # HTTP 8001-8003, Raft 8101-8103',
       '  npm run node -- n2 --data-dir ./data        # restart n2 alone (same layout flags)',
       '  npm start -- -- --log-level debug           # node flags after --',
+      '  npm start -- --data-dir ./new --restore b.tenure-snapshot  # a new cluster from a backup',
     ].join('\n'),
   });
 }
@@ -62,13 +65,15 @@ export function launchPlan(argv: readonly string[], env: NodeJS.ProcessEnv): Lau
     throw r.error('only', `no node ${v.only} (have ${nodes.map((n) => n.id).join(', ')})`);
   if (v.raftPort === undefined && raftPort + v.nodes - 1 > 65535)
     throw new ConfigError('raft-port', `--http-port + ${RAFT_PORT_OFFSET} is beyond 65535`);
-  return { ...layout, nodes, selected, only: v.only, extra };
+  const restore = v.restore === undefined ? undefined : resolve(v.restore);
+  return { ...layout, nodes, selected, only: v.only, extra, restore };
 }
 
 /** tenure-server flags of node `n` in plan `p` (before the user's extra flags). */
 export function nodeArgs(p: LaunchPlan, n: LocalNodeSpec, clusterId: string): string[] {
   const peers = p.nodes.map((m) => `${m.id}=${m.raftAddress}@${m.httpAddress}`).join(',');
-  return ['--id', n.id, '--peers', peers, '--data-dir', n.dataDir, '--cluster-id', clusterId];
+  const own = ['--id', n.id, '--peers', peers, '--data-dir', n.dataDir, '--cluster-id', clusterId];
+  return p.restore === undefined ? own : [...own, '--restore', p.restore];
 }
 
 /** `arg` quoted for a POSIX shell when it needs it. */

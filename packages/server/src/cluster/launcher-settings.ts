@@ -59,6 +59,15 @@ export const LAUNCHER_SETTINGS = {
     parse: (text) => text,
     doc: 'Data of node nK goes to `<dir>/nK`; the cluster id is kept in `<dir>/cluster-id`.',
   }),
+  restore: textSetting<string>({
+    flag: 'restore',
+    envPrefix,
+    valueName: 'file',
+    default: undefined,
+    defaultText: '(none)',
+    parse: (text) => text,
+    doc: 'Seed every node (empty data directories) from this backup file: a new cluster.',
+  }),
   only: patternSetting({
     flag: 'only',
     envPrefix,

@@ -4,7 +4,11 @@
  * To add a setting: add a row here (the key is the ServerConfig field it fills), use it in
  * loadConfig, run `npm run docs:config`; a relation with other settings goes in loadConfig.
  */
-import { DEFAULT_LIMITS, WAITERS_PER_LEASE_MAX_CEILING } from '@tenure/coord-state';
+import {
+  DEFAULT_LIMITS,
+  TOKEN_FLOOR_MAX,
+  WAITERS_PER_LEASE_MAX_CEILING,
+} from '@tenure/coord-state';
 import { RAFT_NODE_DEFAULTS } from '@tenure/raft';
 import { hostPortText, NODE_ID_RE, peersList, type PeerConfig } from './addresses.js';
 import { choiceSetting, intSetting, patternSetting, textSetting } from './setting.js';
@@ -234,6 +238,24 @@ export const SERVER_SETTINGS = {
     max: 100_000_000,
     default: R.snapshotKeepEntries,
     doc: 'Log entries kept behind a snapshot so slightly lagging followers catch up without one (0 = none).',
+  }),
+  restoreFile: textSetting<string>({
+    flag: 'restore',
+    envPrefix,
+    valueName: 'file',
+    default: undefined,
+    defaultText: '(none)',
+    parse: (text) => text,
+    doc: 'Seed an empty `--data-dir` of a new cluster from a backup file, then start (see operations.md).',
+  }),
+  tokenFloor: intSetting({
+    flag: 'token-floor',
+    envPrefix,
+    unit: 'count',
+    min: 0,
+    max: TOKEN_FLOOR_MAX,
+    default: 0,
+    doc: 'With `--restore`: every fencing token of the new cluster is above this (0 = default margin).',
   }),
   logLevel: choiceSetting({
     flag: 'log-level',
