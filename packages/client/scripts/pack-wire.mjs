@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Makes the packed @tenure/client self-contained (run by npm's prepack/postpack, see README
 // "Packaging"). The wire contract — the error-code catalog and the JSON shapes of the HTTP API — has
-// one source, packages/coord-state/src/{errors,api,results}.ts, which import nothing but each other. In the
+// one source, packages/coord-state/src/{errors,api,results}.ts, which import nothing but each other, and
+// the backup file reader (snapshot-file.ts, Node built-ins only). In the
 // workspace the client reads them from @tenure/coord-state (a dev dependency); for the tarball,
 // `vendor` copies their compiled files into dist/wire/ and points dist/contract.{js,d.ts} (the only
 // client files that import them) there, and `restore` undoes it after packing. Any other import of
@@ -16,7 +17,7 @@ const dist = join(root, 'dist');
 const wireDir = join(dist, 'wire');
 const source = join(root, '..', 'coord-state', 'dist');
 /** The dependency-free modules of the wire contract, compiled. */
-const WIRE_MODULES = ['errors', 'api', 'results'];
+const WIRE_MODULES = ['errors', 'api', 'results', 'snapshot-file'];
 /** The client files that import the wire contract. */
 const CONTRACT_FILES = ['contract.js', 'contract.d.ts'];
 const PACKAGE = '@tenure/coord-state';
@@ -52,7 +53,7 @@ function vendor() {
       const text = readFileSync(join(source, name + ext), 'utf8');
       for (const spec of specifiers(text))
         assert.ok(
-          WIRE_MODULES.some((m) => spec === `./${m}.js`),
+          spec.startsWith('node:') || WIRE_MODULES.some((m) => spec === `./${m}.js`),
           `${name}${ext} imports ${spec}: the wire contract must stay dependency-free`,
         );
       copyFileSync(join(source, name + ext), join(wireDir, name + ext));
