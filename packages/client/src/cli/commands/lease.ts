@@ -133,7 +133,7 @@ function addGrantCommands(lease: Command, run: CliRun): void {
       run.emit(
         json,
         grant,
-        `renewed ${grant.name} fencingToken=${grant.fencingToken} ttl=${formatDurationMs(grant.ttlMs)}`,
+        `renewed ${grant.name} fencingToken=${grant.fencingToken} ttl=${grant.ttlMs === null ? `session ${grant.session}` : formatDurationMs(grant.ttlMs)}`,
       );
     });
   lease
@@ -208,7 +208,7 @@ async function describeHeld(
     let grant = '';
     try {
       const view = await client.getLease(name, { consistency: 'stale', timeoutMs: 1000 });
-      if (view !== null && view.holder === holder)
+      if (view !== null && !('holders' in view) && view.holder === holder)
         grant = ` (token ${view.fencingToken}, expires in ${formatDurationMs(view.remainingMs)})`;
     } catch {
       // Only decoration: the error itself is what matters.
