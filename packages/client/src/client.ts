@@ -93,7 +93,11 @@ export interface ReadOptions extends CallOptions {
  */
 export type GrantLife =
   | { readonly ttlMs: number; readonly session?: undefined }
-  | { readonly session: Session; readonly ttlMs?: undefined };
+  /**
+   * A Session handle (the grant's handle ends with it), or a session id (the client reads the
+   * session once for its ttl; the handle then learns of the session's end by its renewals).
+   */
+  | { readonly session: Session | string; readonly ttlMs?: undefined };
 
 /** Options of `acquire` (docs/api.md acquire body; durations in ms). */
 export type AcquireOptions = AcquireFields & GrantLife;
@@ -288,14 +292,21 @@ export class TenureClient {
    */
   async acquire(name: string, options: AcquireOptions): Promise<Lease> {
     const holder = options.holder ?? this.newOwnerId();
-    const life = grantLife(options);
+    const life = await this.#grantLife(options);
     const body: Record<string, unknown> = { holder, ...life.body };
     if (options.mode !== undefined) body['mode'] = options.mode;
     if (options.waitMs !== undefined) body['waitMs'] = options.waitMs;
     if (options.lockDelayMs !== undefined) body['lockDelayMs'] = options.lockDelayMs;
     if (options.maxHoldMs !== undefined) body['maxHoldMs'] = options.maxHoldMs;
     const held = await this.#holdGrant<LeaseGrantAnswer>(
-      { kind: 'lease', name, holder, body, waitMs: options.waitMs ?? 0, session: life.session },
+      {
+        kind: 'lease',
+        name,
+        holder,
+        body,
+        waitMs: options.waitMs ?? 0,
+        sessionTtlMs: life.sessionTtlMs,
+      },
       options,
     );
     const { name: granted, fencingToken } = held.grant;
@@ -317,11 +328,18 @@ export class TenureClient {
    */
   async semaphore(name: string, options: SemaphoreOptions): Promise<Permit> {
     const holder = options.holder ?? this.newOwnerId();
-    const life = grantLife(options);
+    const life = await this.#grantLife(options);
     const body: Record<string, unknown> = { holder, limit: options.limit, ...life.body };
     if (options.waitMs !== undefined) body['waitMs'] = options.waitMs;
     const held = await this.#holdGrant<SemaphoreGrantAnswer>(
-      { kind: 'semaphore', name, holder, body, waitMs: options.waitMs ?? 0, session: life.session },
+      {
+        kind: 'semaphore',
+        name,
+        holder,
+        body,
+        waitMs: options.waitMs ?? 0,
+        sessionTtlMs: life.sessionTtlMs,
+      },
       options,
     );
     const { name: granted, fencingToken, limit } = held.grant;
@@ -356,6 +374,36 @@ export class TenureClient {
   }
 
   /**
+   * The `ttlMs` / `session` part of a grant request: exactly one of them, else TenureError
+   * `invalid_argument` naming the field (docs/api.md, Sessions). A session id is read once for
+   * its ttl (404 → TenureError `not_found`).
+   */
+  async #grantLife(options: {
+    readonly ttlMs?: number | undefined;
+    readonly session?: Session | string | undefined;
+  }): Promise<{
+    body: Record<string, unknown>;
+    session: Session | string | null;
+    sessionTtlMs: number | null;
+  }> {
+    const invalid = (field: string, message: string): TenureError =>
+      new TenureError(`${field}: ${message}`, { code: 'invalid_argument', details: { field } });
+    const { session, ttlMs } = options;
+    if (session !== undefined && ttlMs !== undefined)
+      throw invalid('session', 'give ttlMs or session, not both');
+    if (session === undefined) {
+      if (ttlMs === undefined) throw invalid('ttlMs', 'give ttlMs or session (exactly one)');
+      return { body: { ttlMs }, session: null, sessionTtlMs: null };
+    }
+    if (typeof session !== 'string')
+      return { body: { session: session.sessionId }, session, sessionTtlMs: session.ttlMs };
+    const view = await this.getSession(session);
+    if (view === null)
+      throw new TenureError(`session ${session} not found`, { code: 'not_found', status: 404 });
+    return { body: { session }, session, sessionTtlMs: view.ttlMs };
+  }
+
+  /**
    * Sends one grant request (lease or semaphore acquire), checks the answer, and confirms a late
    * grant (docs/concepts.md): the grant, the send time the handle is dated from, its effective ttl
    * (a session-bound grant's is its session's) and timing. When the outcome is unknown, releases a
@@ -369,7 +417,8 @@ export class TenureClient {
       readonly holder: string;
       readonly body: Record<string, unknown>;
       readonly waitMs: number;
-      readonly session: Session | null;
+      /** The ttl of the session the grant is bound to, or null. */
+      readonly sessionTtlMs: number | null;
     },
     options: MutationOptions,
   ): Promise<{ grant: G; datedFromMs: number; ttlMs: number; timing: GrantTiming }> {
@@ -389,7 +438,7 @@ export class TenureClient {
         this.#releaseIfGranted(kind, name, holder);
       throw error;
     }
-    const grantTtlMs = grant.ttlMs ?? req.session?.ttlMs ?? null;
+    const grantTtlMs = grant.ttlMs ?? req.sessionTtlMs;
     if (
       grant.holder !== holder ||
       !Number.isSafeInteger(grant.fencingToken) ||
@@ -978,27 +1027,6 @@ function kindPath(kind: GrantKind): string {
     : kind === 'semaphore'
       ? '/v1/semaphores'
       : '/v1/elections';
-}
-
-/**
- * The `ttlMs` / `session` part of a grant request: exactly one of them, else TenureError
- * `invalid_argument` naming the field (docs/api.md, Sessions).
- */
-function grantLife(options: {
-  readonly ttlMs?: number | undefined;
-  readonly session?: Session | undefined;
-}): {
-  body: Record<string, unknown>;
-  session: Session | null;
-} {
-  const invalid = (field: string, message: string): TenureError =>
-    new TenureError(`${field}: ${message}`, { code: 'invalid_argument', details: { field } });
-  if (options.session !== undefined && options.ttlMs !== undefined)
-    throw invalid('session', 'give ttlMs or session, not both');
-  if (options.session !== undefined)
-    return { body: { session: options.session.sessionId }, session: options.session };
-  if (options.ttlMs === undefined) throw invalid('ttlMs', 'give ttlMs or session (exactly one)');
-  return { body: { ttlMs: options.ttlMs }, session: null };
 }
 
 function enc(segment: string): string {

@@ -24,8 +24,11 @@ export interface LeaseOps {
 export interface GrantBinding {
   /** Default exclusive. */
   readonly mode?: LeaseMode;
-  /** The session the grant is bound to (docs/primitives.md): the grant ends when it ends. */
-  readonly session?: Session | null;
+  /**
+   * The session the grant is bound to (docs/primitives.md): with a handle the grant ends when it
+   * ends; with an id it learns of the end from its renewals.
+   */
+  readonly session?: Session | string | null;
 }
 
 /**
@@ -44,7 +47,7 @@ export class Lease extends HeldGrant {
   readonly session: string | null;
   readonly #ops: LeaseOps;
   /** The session's ttl for a session-bound grant (whose renewals answer `ttlMs: null`). */
-  readonly #sessionTtlMs: (() => number) | null = null;
+  readonly #sessionTtlMs: number | null = null;
   #release: Promise<boolean> | null = null;
 
   /**
@@ -65,11 +68,11 @@ export class Lease extends HeldGrant {
     this.mode = binding.mode ?? 'exclusive';
     this.#ops = ops;
     const session = binding.session ?? null;
-    this.session = session?.sessionId ?? null;
-    if (session !== null) {
-      this.#sessionTtlMs = () => session.ttlMs;
+    this.session = typeof session === 'string' ? session : (session?.sessionId ?? null);
+    // A session's ttl never changes: the grant's effective ttl is its session's.
+    if (session !== null) this.#sessionTtlMs = grant.ttlMs;
+    if (session !== null && typeof session !== 'string')
       this.followOwner(session.signal, `${this.kindName} ${this.name}`);
-    }
   }
 
   /** What this handle holds, for messages. */
@@ -124,7 +127,7 @@ export class Lease extends HeldGrant {
       signal,
       timeoutMs,
     });
-    const ttlMs = grant.ttlMs ?? this.#sessionTtlMs?.() ?? null;
+    const ttlMs = grant.ttlMs ?? this.#sessionTtlMs;
     if (ttlMs === null)
       throw new TenureError(`renewal of ${this.kindName} ${this.name} answered no ttl`, {
         code: 'internal',

@@ -29,7 +29,7 @@ export class Permit extends Lease {
     ops: LeaseOps,
     timing: GrantTiming,
     autoRenew: boolean,
-    session: Session | null,
+    session: Session | string | null,
   ) {
     super(grant, sendTimeMs, ops, timing, autoRenew, { session });
     this.limit = grant.limit;

@@ -1,6 +1,6 @@
 /**
  * The `tenure` command line (docs/api.md describes the routes behind each command): leases,
- * elections, KV and cluster status over TenureClient. `main(argv, io)` runs one invocation in-process
+ * elections, KV, cluster status, sessions and semaphores over TenureClient. `main(argv, io)` runs one invocation in-process
  * and resolves with the exit code (see exit-codes.ts), so tests drive it with injected argv, output
  * streams, env and an interrupt signal. Each command group lives in ./commands.
  */
@@ -11,6 +11,8 @@ import { addElectionCommands } from './commands/elect.js';
 import { addFenceCommands } from './commands/fence.js';
 import { addKvCommands } from './commands/kv.js';
 import { addLeaseCommands } from './commands/lease.js';
+import { addSemaphoreCommands } from './commands/sem.js';
+import { addSessionCommands } from './commands/session.js';
 import { CliRun, DEFAULT_ENDPOINTS, type CliIo } from './context.js';
 import { exitCodeFor, EXIT } from './exit-codes.js';
 import { withFlagName } from './flag-names.js';
@@ -63,5 +65,7 @@ function buildProgram(run: CliRun): Command {
   addKvCommands(program, run);
   addFenceCommands(program, run);
   addClusterCommands(program, run);
+  addSessionCommands(program, run);
+  addSemaphoreCommands(program, run);
   return program;
 }
