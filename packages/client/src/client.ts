@@ -685,7 +685,8 @@ export class TenureClient {
   // ---- elections ------------------------------------------------------------------------------
 
   /**
-   * Campaigns in `group` and resolves when elected (docs/api.md, elections): long-polls campaign in
+   * Campaigns in `group` and resolves when elected (docs/api.md, elections), as a candidacy with its
+   * own `ttlMs` or bound to a `session` (it then ends when the session ends): long-polls campaign in
    * a loop while renewing the candidacy at ttl/3, and returns a self-renewing Leadership (campaign.ts).
    * Rejects with TenureError `aborted` (after resigning) when `signal` aborts, or on a 4xx answer.
    * An election answered more than ttl/3 after its request was sent is confirmed first by a candidacy
@@ -693,13 +694,16 @@ export class TenureClient {
    * otherwise the candidacy is resigned and campaign rejects with `lease_lost`, or with
    * `outcomeUnknown: true` when no renewal was answered within `requestTimeoutMs`.
    */
-  campaign(group: string, options: CampaignOptions): Promise<Leadership> {
-    return runCampaign(
-      this.#campaignDeps(),
-      group,
-      options.candidate ?? this.newOwnerId(),
-      options,
-    );
+  async campaign(group: string, options: CampaignOptions): Promise<Leadership> {
+    const life = await this.#grantLife(options);
+    const session = life.session;
+    return runCampaign(this.#campaignDeps(), group, options.candidate ?? this.newOwnerId(), {
+      ...options,
+      ttlMs: life.sessionTtlMs ?? options.ttlMs!,
+      sessionId:
+        session === null ? null : typeof session === 'string' ? session : session.sessionId,
+      sessionSignal: session === null || typeof session === 'string' ? null : session.signal,
+    });
   }
 
   /** Reads an election (docs/api.md): leader or null, candidates in order, revision (never 404). */

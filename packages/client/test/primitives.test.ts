@@ -68,6 +68,13 @@ async function setup(t: Test): Promise<Setup> {
         },
       };
     if (req.path === '/v1/leases/L/revoke') return { body: { name: 'L', revoked: [4, 5] } };
+    if (req.path === '/v1/elections/G/campaign' || req.path === '/v1/elections/G/renew') {
+      const leader = { candidate: body['candidate'], value: null, fencingToken: 77 };
+      return {
+        body: { group: 'G', candidate: body['candidate'], elected: true, fencingToken: 77, leader },
+      };
+    }
+    if (req.path === '/v1/elections/G/resign') return { body: { group: 'G', resigned: true } };
     return { status: 404, body: errorBody('not_found') };
   };
   return s;
@@ -172,4 +179,21 @@ t.test('ttlMs or session, exactly one; history and revoke requests', async (t) =
   t.same(await client.revoke('L', { reason: 'stuck' }), [4, 5]);
   t.same(server.to('/v1/leases/L/revoke')[0]!.body, { reason: 'stuck' });
   await session.close();
+});
+
+t.test('a session-bound campaign sends the session and its leadership ends with it', async (t) => {
+  const { server, client } = await setup(t);
+  const session = await client.session({ ttlMs: SESSION_TTL_MS, autoRenew: false });
+  const leadership = await client.campaign('G', { session, candidate: 'c1' });
+  const sent = server.to('/v1/elections/G/campaign')[0]!.body as Record<string, unknown>;
+  t.equal(sent['session'], 's7');
+  t.notOk('ttlMs' in sent, 'no ttl of its own');
+  t.equal(leadership.fencingToken, 77);
+  t.equal(leadership.ttlMs, SESSION_TTL_MS, "it lives by its session's ttl");
+  await session.close();
+  t.ok(leadership.signal.aborted, 'the leadership ended with its session');
+  t.equal((leadership.signal.reason as TenureError).code, 'lease_lost');
+  await t.rejects(client.campaign('G', { candidate: 'c2' } as unknown as { ttlMs: number }), {
+    code: 'invalid_argument',
+  });
 });
