@@ -11,15 +11,34 @@ import type { CampaignAnswer, ElectionLeader, JsonValue } from './contract.js';
 import { TenureError } from './errors.js';
 import type { GrantTiming } from './held-grant.js';
 import { Leadership, type LeadershipOps } from './leadership.js';
+import type { Session } from './session.js';
 import type { CallOptions } from './transport.js';
 
 /** Longest server-side wait of one campaign long-poll (ms; the server's `waitMs` bound). */
 export const CAMPAIGN_WAIT_MS_MAX = 60_000;
 
-/** Options of `TenureClient.campaign`. */
-export interface CampaignOptions {
-  /** Candidacy ttl (ms); the leader's term of office is renewed at ttl/3. */
+/**
+ * Options of `TenureClient.campaign`: the candidacy lives by its own `ttlMs` (renewed at ttl/3), or
+ * by a `session` (docs/primitives.md, sessions) — exactly one of them.
+ */
+export type CampaignOptions = CampaignFields &
+  (
+    | { readonly ttlMs: number; readonly session?: undefined }
+    | { readonly session: Session | string; readonly ttlMs?: undefined }
+  );
+
+/**
+ * What a campaign runs with once the client resolved its binding: the effective ttl (a session's,
+ * for a session-bound candidacy), the session id to send, and the session handle to follow.
+ */
+export type CampaignRun = CampaignFields & {
   readonly ttlMs: number;
+  readonly sessionId: string | null;
+  readonly sessionSignal: AbortSignal | null;
+};
+
+/** The fields of a campaign besides ttlMs / session. */
+export interface CampaignFields {
   /** Candidate id; default a fresh `${clientId}#${n}`. */
   readonly candidate?: string;
   /** Initial value (JSON; default null). */
@@ -43,7 +62,13 @@ export interface CampaignDeps {
   /** `POST …/campaign` holding the answer up to `body.waitMs`; rejects with TenureError. */
   campaign(
     group: string,
-    body: { candidate: string; ttlMs: number; value: JsonValue; waitMs: number },
+    body: {
+      candidate: string;
+      ttlMs?: number;
+      session?: string;
+      value: JsonValue;
+      waitMs: number;
+    },
     signal: AbortSignal,
   ): Promise<CampaignAnswer>;
   /** `POST …/renew` of the candidacy. */
@@ -70,7 +95,7 @@ export async function runCampaign(
   deps: CampaignDeps,
   group: string,
   candidate: string,
-  options: CampaignOptions,
+  options: CampaignRun,
 ): Promise<Leadership> {
   if (!(options.ttlMs > 0))
     throw new TenureError('ttlMs must be > 0', {
@@ -87,7 +112,7 @@ class Campaign {
   readonly #deps: CampaignDeps;
   readonly #group: string;
   readonly #candidate: string;
-  readonly #options: CampaignOptions;
+  readonly #options: CampaignRun;
   readonly #value: JsonValue;
   /** Renewal period and long-poll wait of each campaign call (ms). */
   readonly #periodMs: number;
@@ -100,7 +125,7 @@ class Campaign {
   /** Last leader reported to `onWaiting` (candidate and token), to report changes only. */
   #waitingBehind: string | null = null;
 
-  constructor(deps: CampaignDeps, group: string, candidate: string, options: CampaignOptions) {
+  constructor(deps: CampaignDeps, group: string, candidate: string, options: CampaignRun) {
     this.#deps = deps;
     this.#group = group;
     this.#candidate = candidate;
@@ -157,6 +182,7 @@ class Campaign {
       datedFromMs,
       this.#deps.leadershipOps,
       timing,
+      this.#options.sessionSignal,
     );
   }
 
@@ -175,9 +201,10 @@ class Campaign {
 
   async #campaignLoop(): Promise<void> {
     const { clock, sleep } = this.#deps;
+    const { sessionId, ttlMs } = this.#options;
     const body = {
       candidate: this.#candidate,
-      ttlMs: this.#options.ttlMs,
+      ...(sessionId === null ? { ttlMs } : { session: sessionId }),
       value: this.#value,
       waitMs: this.#waitMs,
     };

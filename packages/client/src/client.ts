@@ -19,17 +19,27 @@ import type {
   ElectionView,
   FenceCheckResult,
   FenceSpec,
+  HistoryGrant,
   JsonValue,
   KvView,
-  LeaseGrant,
+  LeaseGrantAnswer,
+  LeaseMode,
   LeaseView,
   LeaseWatchView,
+  RevokeAnswer,
+  SemaphoreGrantAnswer,
+  SemaphoreView,
+  SessionAnswer,
+  SessionView,
+  SharedLeaseView,
 } from './contract.js';
 import { TenureError } from './errors.js';
 import { confirmGrant, needsConfirmation, type ConfirmResult } from './confirm-grant.js';
 import type { GrantTiming } from './held-grant.js';
 import { processIncarnationId } from './identity.js';
 import { Lease, type LeaseOps } from './lease.js';
+import { Permit } from './permit.js';
+import { Session, type SessionOps } from './session.js';
 
 export type { CampaignOptions } from './campaign.js';
 import { Leadership, type LeadershipOps } from './leadership.js';
@@ -77,9 +87,25 @@ export interface ReadOptions extends CallOptions {
   readonly consistency?: 'linearizable' | 'stale';
 }
 
+/**
+ * How a grant stays alive: its own `ttlMs`, or a `session` (docs/primitives.md, sessions) — exactly
+ * one of them; anything else is TenureError `invalid_argument` naming the field.
+ */
+export type GrantLife =
+  | { readonly ttlMs: number; readonly session?: undefined }
+  /**
+   * A Session handle (the grant's handle ends with it), or a session id (the client reads the
+   * session once for its ttl; the handle then learns of the session's end by its renewals).
+   */
+  | { readonly session: Session | string; readonly ttlMs?: undefined };
+
 /** Options of `acquire` (docs/api.md acquire body; durations in ms). */
-export interface AcquireOptions extends MutationOptions {
-  readonly ttlMs: number;
+export type AcquireOptions = AcquireFields & GrantLife;
+
+/** The fields of `acquire` besides ttlMs / session. */
+export interface AcquireFields extends MutationOptions {
+  /** `shared` (a read lock: any number of shared holders at once) or `exclusive` (default). */
+  readonly mode?: LeaseMode;
   /** Wait up to this long for the lease (FIFO queue on the server; ≤ 60,000). Default 0: fail with 409 `held`. */
   readonly waitMs?: number;
   /** After this lease *expires*, nobody may take it for this long (Chubby lock-delay). */
@@ -90,6 +116,52 @@ export interface AcquireOptions extends MutationOptions {
   readonly holder?: string;
   /** Renew automatically at ttl/3 (default true). */
   readonly autoRenew?: boolean;
+}
+
+/** Options of `semaphore` (docs/api.md semaphore acquire body; durations in ms). */
+export type SemaphoreOptions = SemaphoreFields & GrantLife;
+
+/** The fields of `semaphore` besides ttlMs / session. */
+export interface SemaphoreFields extends MutationOptions {
+  /** Most live permits (1–10,000); must match the current limit while the name has holders or waiters. */
+  readonly limit: number;
+  /** Wait up to this long for a permit (FIFO on the server; ≤ 60,000). Default 0: fail with 409 `held`. */
+  readonly waitMs?: number;
+  /** Holder id; default a fresh `${clientId}#${n}` per call. */
+  readonly holder?: string;
+  /** Renew automatically at ttl/3 (default true). */
+  readonly autoRenew?: boolean;
+}
+
+/** Options of `session`. */
+export interface SessionOptions extends MutationOptions {
+  /** Time to live after each keepalive (ms; the same bounds as a lease's ttl). */
+  readonly ttlMs: number;
+  /** Free label operators see in `GET /v1/sessions/{id}`. */
+  readonly name?: string;
+  /** Send keepalives automatically at ttl/3 (default true). */
+  readonly autoRenew?: boolean;
+}
+
+/** The resource families with holder history and revoke. */
+export type GrantKind = 'lease' | 'semaphore' | 'election';
+
+/** Options of `history`. */
+export interface HistoryOptions extends ReadOptions {
+  /** Default `lease`. */
+  readonly kind?: GrantKind;
+  /** Most grants returned, newest first (1–100, default 20). */
+  readonly limit?: number;
+}
+
+/** Options of `revoke`. */
+export interface RevokeOptions extends MutationOptions {
+  /** Default `lease`. */
+  readonly kind?: GrantKind;
+  /** Revoke only the grant with this token (409 `not_holder` when it is not live); default: every live grant. */
+  readonly fencingToken?: number;
+  /** Free text for the operator's log. */
+  readonly reason?: string;
 }
 
 /** Options of `kv.put` / `kv.delete`. */
@@ -206,7 +278,9 @@ export class TenureClient {
   // ---- leases ---------------------------------------------------------------------------------
 
   /**
-   * Acquires lease `name` (docs/api.md acquire) and returns a self-renewing Lease handle. Rejects with
+   * Acquires lease `name` (docs/api.md acquire) and returns a self-renewing Lease handle: exclusive,
+   * or with `mode: 'shared'` one of any number of shared grants; alive by its own `ttlMs`, or by a
+   * `session` (the lease then ends when the session ends). Rejects with
    * TenureError: 409 `held` (details `{holder}` or `{lockDelayRemainingMs}`), 400, `unavailable`, …
    * When the outcome is unknown (`outcomeUnknown`), the client also checks in the background whether the
    * lease was granted to this holder and releases it; it never reports "not acquired" for that case.
@@ -218,68 +292,193 @@ export class TenureClient {
    */
   async acquire(name: string, options: AcquireOptions): Promise<Lease> {
     const holder = options.holder ?? this.newOwnerId();
-    const body: Record<string, unknown> = { holder, ttlMs: options.ttlMs };
+    const life = await this.#grantLife(options);
+    const body: Record<string, unknown> = { holder, ...life.body };
+    if (options.mode !== undefined) body['mode'] = options.mode;
     if (options.waitMs !== undefined) body['waitMs'] = options.waitMs;
     if (options.lockDelayMs !== undefined) body['lockDelayMs'] = options.lockDelayMs;
     if (options.maxHoldMs !== undefined) body['maxHoldMs'] = options.maxHoldMs;
-    const sendTimeMs = this.#clock.now();
-    let grant: LeaseGrant;
-    try {
-      grant = await this.#mutate<LeaseGrant>(
-        'POST',
-        `/v1/leases/${enc(name)}/acquire`,
+    const held = await this.#holdGrant<LeaseGrantAnswer>(
+      {
+        kind: 'lease',
+        name,
+        holder,
         body,
+        waitMs: options.waitMs ?? 0,
+        sessionTtlMs: life.sessionTtlMs,
+      },
+      options,
+    );
+    const { name: granted, fencingToken } = held.grant;
+    return new Lease(
+      { name: granted, holder, fencingToken, ttlMs: held.ttlMs },
+      held.datedFromMs,
+      this.#leaseOps(),
+      held.timing,
+      options.autoRenew ?? true,
+      { session: life.session, mode: options.mode ?? 'exclusive' },
+    );
+  }
+
+  /**
+   * Acquires one permit of semaphore `name` (docs/api.md, Semaphores) and returns a self-renewing
+   * Permit handle (the same machinery as `acquire`: renewals at ttl/3, safe deadline, late-grant
+   * confirmation, `lost`). Rejects with TenureError: 409 `held` (details `{limit, holders}`), 409
+   * `limit_mismatch` (details `{limit}`: the current one), 404 (unknown session), 400, 429, …
+   */
+  async semaphore(name: string, options: SemaphoreOptions): Promise<Permit> {
+    const holder = options.holder ?? this.newOwnerId();
+    const life = await this.#grantLife(options);
+    const body: Record<string, unknown> = { holder, limit: options.limit, ...life.body };
+    if (options.waitMs !== undefined) body['waitMs'] = options.waitMs;
+    const held = await this.#holdGrant<SemaphoreGrantAnswer>(
+      {
+        kind: 'semaphore',
+        name,
+        holder,
+        body,
+        waitMs: options.waitMs ?? 0,
+        sessionTtlMs: life.sessionTtlMs,
+      },
+      options,
+    );
+    const { name: granted, fencingToken, limit } = held.grant;
+    return new Permit(
+      { name: granted, holder, fencingToken, limit, ttlMs: held.ttlMs },
+      held.datedFromMs,
+      this.#permitOps(),
+      held.timing,
+      options.autoRenew ?? true,
+      life.session,
+    );
+  }
+
+  /**
+   * Creates a session (docs/api.md, Sessions) and returns its handle, which sends keepalives at
+   * ttl/3 and aborts `signal` when the session ends or is lost. Rejects with TenureError (429 at
+   * the server's session limit, 400 for a ttl out of range, …).
+   */
+  async session(options: SessionOptions): Promise<Session> {
+    const body: Record<string, unknown> = { ttlMs: options.ttlMs };
+    if (options.name !== undefined) body['name'] = options.name;
+    const sendTimeMs = this.#clock.now();
+    const answer = await this.#mutate<SessionAnswer>('POST', '/v1/sessions', body, options);
+    return new Session(
+      answer,
+      options.name ?? null,
+      sendTimeMs,
+      this.#sessionOps(),
+      this.#timing(answer.ttlMs),
+      options.autoRenew ?? true,
+    );
+  }
+
+  /**
+   * The `ttlMs` / `session` part of a grant request: exactly one of them, else TenureError
+   * `invalid_argument` naming the field (docs/api.md, Sessions). A session id is read once for
+   * its ttl (404 → TenureError `not_found`).
+   */
+  async #grantLife(options: {
+    readonly ttlMs?: number | undefined;
+    readonly session?: Session | string | undefined;
+  }): Promise<{
+    body: Record<string, unknown>;
+    session: Session | string | null;
+    sessionTtlMs: number | null;
+  }> {
+    const invalid = (field: string, message: string): TenureError =>
+      new TenureError(`${field}: ${message}`, { code: 'invalid_argument', details: { field } });
+    const { session, ttlMs } = options;
+    if (session !== undefined && ttlMs !== undefined)
+      throw invalid('session', 'give ttlMs or session, not both');
+    if (session === undefined) {
+      if (ttlMs === undefined) throw invalid('ttlMs', 'give ttlMs or session (exactly one)');
+      return { body: { ttlMs }, session: null, sessionTtlMs: null };
+    }
+    if (typeof session !== 'string')
+      return { body: { session: session.sessionId }, session, sessionTtlMs: session.ttlMs };
+    const view = await this.getSession(session);
+    if (view === null)
+      throw new TenureError(`session ${session} not found`, { code: 'not_found', status: 404 });
+    return { body: { session }, session, sessionTtlMs: view.ttlMs };
+  }
+
+  /**
+   * Sends one grant request (lease or semaphore acquire), checks the answer, and confirms a late
+   * grant (docs/concepts.md): the grant, the send time the handle is dated from, its effective ttl
+   * (a session-bound grant's is its session's) and timing. When the outcome is unknown, releases a
+   * grant to `holder` in the background; a late grant that cannot be confirmed rejects as
+   * `lease_lost` (gone) or with `outcomeUnknown` (after a background release).
+   */
+  async #holdGrant<G extends LeaseGrantAnswer | SemaphoreGrantAnswer>(
+    req: {
+      readonly kind: 'lease' | 'semaphore';
+      readonly name: string;
+      readonly holder: string;
+      readonly body: Record<string, unknown>;
+      readonly waitMs: number;
+      /** The ttl of the session the grant is bound to, or null. */
+      readonly sessionTtlMs: number | null;
+    },
+    options: MutationOptions,
+  ): Promise<{ grant: G; datedFromMs: number; ttlMs: number; timing: GrantTiming }> {
+    const { kind, name, holder } = req;
+    const sendTimeMs = this.#clock.now();
+    let grant: G;
+    try {
+      grant = await this.#mutate<G>(
+        'POST',
+        `${kindPath(kind)}/${enc(name)}/acquire`,
+        req.body,
         options,
-        options.waitMs ?? 0,
+        req.waitMs,
       );
     } catch (error) {
       if (error instanceof TenureError && error.outcomeUnknown)
-        this.#releaseIfGranted(name, holder);
+        this.#releaseIfGranted(kind, name, holder);
       throw error;
     }
+    const grantTtlMs = grant.ttlMs ?? req.sessionTtlMs;
     if (
       grant.holder !== holder ||
       !Number.isSafeInteger(grant.fencingToken) ||
-      !(grant.ttlMs > 0)
+      !(grantTtlMs! > 0)
     ) {
-      this.#releaseIfGranted(name, holder);
-      throw new TenureError('acquire answered a malformed grant', {
+      this.#releaseIfGranted(kind, name, holder);
+      throw new TenureError(`${kind} acquire answered a malformed grant`, {
         code: 'internal',
         status: 200,
         details: { grant },
       });
     }
     // A long wait (or slow retries) may have used up the ttl counted from our send time although the
-    // server granted only now: confirm with a renewal of this very grant and date the lease from it.
-    const timing = this.#timing(grant.ttlMs);
-    let datedFromMs = sendTimeMs;
-    let ttlMs = grant.ttlMs;
-    if (needsConfirmation(sendTimeMs, this.#clock.now(), grant.ttlMs, timing)) {
-      const confirmed = await confirmGrant(
-        (timeoutMs, signal) =>
-          this.renewLease(name, holder, grant.fencingToken, {
-            timeoutMs,
-            ...(signal === undefined ? {} : { signal }),
-          }),
-        grant.fencingToken,
-        grant.ttlMs,
-        timing,
-        options.timeoutMs ?? this.#requestTimeoutMs,
-        options.signal,
-      );
-      if (confirmed.kind !== 'held')
-        throw this.#lateGrantFailed(name, holder, grant, sendTimeMs, confirmed);
-      datedFromMs = confirmed.sendTimeMs;
-      ttlMs = confirmed.ttlMs;
-    }
-    const lease = new Lease(
-      { ...grant, ttlMs },
-      datedFromMs,
-      this.#leaseOps(),
-      ttlMs === grant.ttlMs ? timing : this.#timing(ttlMs),
-      options.autoRenew ?? true,
+    // server granted only now: confirm with a renewal of this very grant and date the handle from it.
+    const timing = this.#timing(grantTtlMs!);
+    if (!needsConfirmation(sendTimeMs, this.#clock.now(), grantTtlMs!, timing))
+      return { grant, datedFromMs: sendTimeMs, ttlMs: grantTtlMs!, timing };
+    const renew = kind === 'lease' ? this.renewLease.bind(this) : this.renewSemaphore.bind(this);
+    const confirmed = await confirmGrant(
+      async (timeoutMs, signal) => {
+        const r = await renew(name, holder, grant.fencingToken, {
+          timeoutMs,
+          ...(signal === undefined ? {} : { signal }),
+        });
+        return { fencingToken: r.fencingToken, ttlMs: r.ttlMs ?? grantTtlMs! };
+      },
+      grant.fencingToken,
+      grantTtlMs!,
+      timing,
+      options.timeoutMs ?? this.#requestTimeoutMs,
+      options.signal,
     );
-    return lease;
+    if (confirmed.kind !== 'held')
+      throw this.#lateGrantFailed(kind, name, holder, grant, sendTimeMs, confirmed);
+    return {
+      grant,
+      datedFromMs: confirmed.sendTimeMs,
+      ttlMs: confirmed.ttlMs,
+      timing: confirmed.ttlMs === grantTtlMs ? timing : this.#timing(confirmed.ttlMs),
+    };
   }
 
   /**
@@ -313,8 +512,8 @@ export class TenureClient {
     holder: string,
     fencingToken: number,
     options: MutationOptions = {},
-  ): Promise<LeaseGrant> {
-    return this.#mutate<LeaseGrant>(
+  ): Promise<LeaseGrantAnswer> {
+    return this.#mutate<LeaseGrantAnswer>(
       'POST',
       `/v1/leases/${enc(name)}/renew`,
       { holder, fencingToken },
@@ -337,9 +536,99 @@ export class TenureClient {
     );
   }
 
-  /** Reads a lease; null when there is no live grant (404). */
-  getLease(name: string, options: ReadOptions = {}): Promise<LeaseView | null> {
-    return this.#read<LeaseView>(`/v1/leases/${enc(name)}`, options, true);
+  /**
+   * Reads a lease; null when there is no live grant (404). A name held in shared mode reads as
+   * `{name, mode: 'shared', holders}`.
+   */
+  getLease(name: string, options: ReadOptions = {}): Promise<LeaseView | SharedLeaseView | null> {
+    return this.#read<LeaseView | SharedLeaseView>(`/v1/leases/${enc(name)}`, options, true);
+  }
+
+  // ---- semaphores, sessions, history, revoke --------------------------------------------------
+
+  /** One renewal of a permit (docs/api.md semaphore renew) without a handle. 409 → TenureError. */
+  renewSemaphore(
+    name: string,
+    holder: string,
+    fencingToken: number,
+    options: MutationOptions = {},
+  ): Promise<SemaphoreGrantAnswer> {
+    return this.#mutate<SemaphoreGrantAnswer>(
+      'POST',
+      `/v1/semaphores/${enc(name)}/renew`,
+      { holder, fencingToken },
+      options,
+    );
+  }
+
+  /** Releases a permit by `(holder, fencingToken)` without a handle. 409 → TenureError. */
+  releaseSemaphore(
+    name: string,
+    holder: string,
+    fencingToken: number,
+    options: MutationOptions = {},
+  ): Promise<{ name: string; released: true }> {
+    return this.#mutate(
+      'POST',
+      `/v1/semaphores/${enc(name)}/release`,
+      { holder, fencingToken },
+      options,
+    );
+  }
+
+  /** Reads a semaphore: limit, live permits, waiter count; null when nobody holds or waits (404). */
+  getSemaphore(name: string, options: ReadOptions = {}): Promise<SemaphoreView | null> {
+    return this.#read<SemaphoreView>(`/v1/semaphores/${enc(name)}`, options, true);
+  }
+
+  /** Reads a session and what is bound to it; null once it ended or expired (404). */
+  getSession(sessionId: string, options: ReadOptions = {}): Promise<SessionView | null> {
+    return this.#read<SessionView>(`/v1/sessions/${enc(sessionId)}`, options, true);
+  }
+
+  /** One keepalive of a session by id, without a handle (the CLI). 404 → TenureError `not_found`. */
+  keepaliveSession(sessionId: string, options: MutationOptions = {}): Promise<SessionAnswer> {
+    return this.#mutate<SessionAnswer>(
+      'POST',
+      `/v1/sessions/${enc(sessionId)}/keepalive`,
+      undefined,
+      options,
+    );
+  }
+
+  /** Ends a session by id (every grant bound to it ends at once). 404 → TenureError `not_found`. */
+  endSession(
+    sessionId: string,
+    options: MutationOptions = {},
+  ): Promise<{ sessionId: string; ended: true }> {
+    return this.#mutate('DELETE', `/v1/sessions/${enc(sessionId)}`, undefined, options);
+  }
+
+  /**
+   * Holder history of a lease (default), semaphore or election (docs/api.md, Holder history):
+   * grants newest first, with grant/end times in cluster ms and end reasons; [] for a name never
+   * granted.
+   */
+  async history(name: string, options: HistoryOptions = {}): Promise<HistoryGrant[]> {
+    const query = options.limit === undefined ? '' : `?limit=${options.limit}`;
+    const path = `${kindPath(options.kind ?? 'lease')}/${enc(name)}/history${query}`;
+    const answer = await this.#read<{ grants: HistoryGrant[] }>(path, options, false);
+    return answer?.grants ?? [];
+  }
+
+  /**
+   * Operator revoke (docs/api.md): ends the grant with `fencingToken` (or every live grant) of a
+   * lease (default), semaphore or election as if it had expired — its token is fenced, lock-delay
+   * applies. Resolves with the revoked tokens ([] when nothing was live); 409 `not_holder` when the
+   * given token is not live.
+   */
+  async revoke(name: string, options: RevokeOptions = {}): Promise<number[]> {
+    const body: Record<string, unknown> = {};
+    if (options.fencingToken !== undefined) body['fencingToken'] = options.fencingToken;
+    if (options.reason !== undefined) body['reason'] = options.reason;
+    const path = `${kindPath(options.kind ?? 'lease')}/${enc(name)}/revoke`;
+    const answer = await this.#mutate<RevokeAnswer>('POST', path, body, options);
+    return [...answer.revoked];
   }
 
   /** Lists live leases whose names start with `prefix`, sorted by name, at most `limit`. */
@@ -368,7 +657,8 @@ export class TenureClient {
       {
         initial: async (signal) => {
           const view = await this.getLease(name, { signal });
-          return view === null
+          // The long-poll follows the exclusive grant: a shared or free name reads as no holder.
+          return view === null || 'holders' in view
             ? { name, holder: null, fencingToken: null, changed: false }
             : { ...view, changed: false };
         },
@@ -395,7 +685,8 @@ export class TenureClient {
   // ---- elections ------------------------------------------------------------------------------
 
   /**
-   * Campaigns in `group` and resolves when elected (docs/api.md, elections): long-polls campaign in
+   * Campaigns in `group` and resolves when elected (docs/api.md, elections), as a candidacy with its
+   * own `ttlMs` or bound to a `session` (it then ends when the session ends): long-polls campaign in
    * a loop while renewing the candidacy at ttl/3, and returns a self-renewing Leadership (campaign.ts).
    * Rejects with TenureError `aborted` (after resigning) when `signal` aborts, or on a 4xx answer.
    * An election answered more than ttl/3 after its request was sent is confirmed first by a candidacy
@@ -403,13 +694,16 @@ export class TenureClient {
    * otherwise the candidacy is resigned and campaign rejects with `lease_lost`, or with
    * `outcomeUnknown: true` when no renewal was answered within `requestTimeoutMs`.
    */
-  campaign(group: string, options: CampaignOptions): Promise<Leadership> {
-    return runCampaign(
-      this.#campaignDeps(),
-      group,
-      options.candidate ?? this.newOwnerId(),
-      options,
-    );
+  async campaign(group: string, options: CampaignOptions): Promise<Leadership> {
+    const life = await this.#grantLife(options);
+    const session = life.session;
+    return runCampaign(this.#campaignDeps(), group, options.candidate ?? this.newOwnerId(), {
+      ...options,
+      ttlMs: life.sessionTtlMs ?? options.ttlMs!,
+      sessionId:
+        session === null ? null : typeof session === 'string' ? session : session.sessionId,
+      sessionSignal: session === null || typeof session === 'string' ? null : session.signal,
+    });
   }
 
   /** Reads an election (docs/api.md): leader or null, candidates in order, revision (never 404). */
@@ -549,51 +843,71 @@ export class TenureClient {
    * `outcomeUnknown: true`, after starting a token-checked release in the background (harmless if gone).
    */
   #lateGrantFailed(
+    kind: 'lease' | 'semaphore',
     name: string,
     holder: string,
-    grant: LeaseGrant,
+    grant: { readonly fencingToken: number },
     sendTimeMs: number,
     result: Exclude<ConfirmResult, { kind: 'held' }>,
   ): TenureError {
     const waitedMs = Math.round(this.#clock.now() - sendTimeMs);
     const details = { fencingToken: grant.fencingToken, cause: result.error.code, waitedMs };
+    const what = `${kind} ${name} was granted (token ${grant.fencingToken}) ${waitedMs} ms after the acquire was sent`;
     if (result.kind === 'lost') {
       return new TenureError(
-        `lease ${name} was granted (token ${grant.fencingToken}) ${waitedMs} ms after the acquire was sent ` +
-          `but was no longer held when confirmed: ${result.error.message}`,
-        { code: 'lease_lost', status: result.error.status, details, cause: result.error },
+        `${what} but was no longer held when confirmed: ${result.error.message}`,
+        {
+          code: 'lease_lost',
+          status: result.error.status,
+          details,
+          cause: result.error,
+        },
       );
     }
-    this.releaseLease(name, holder, grant.fencingToken).catch((error: unknown) =>
+    const release =
+      kind === 'lease' ? this.releaseLease.bind(this) : this.releaseSemaphore.bind(this);
+    release(name, holder, grant.fencingToken).catch((error: unknown) =>
       this.#logger.warn?.({ name, err: error }, 'release of an unconfirmed grant failed'),
     );
-    return new TenureError(
-      `lease ${name} was granted (token ${grant.fencingToken}) ${waitedMs} ms after the acquire was sent ` +
-        `and could not be confirmed: ${result.error.message}`,
-      {
-        code: result.error.code,
-        status: result.error.status,
-        details,
-        outcomeUnknown: true,
-        cause: result.error,
-      },
-    );
+    return new TenureError(`${what} and could not be confirmed: ${result.error.message}`, {
+      code: result.error.code,
+      status: result.error.status,
+      details,
+      outcomeUnknown: true,
+      cause: result.error,
+    });
   }
 
-  /** Background clean-up after an acquire with unknown outcome: release it if it was granted to `holder`. */
-  #releaseIfGranted(name: string, holder: string): void {
+  /**
+   * Background clean-up after an acquire with unknown outcome: release the grant (lease, shared
+   * grant or permit) if one was granted to `holder`.
+   */
+  #releaseIfGranted(kind: 'lease' | 'semaphore', name: string, holder: string): void {
     void (async () => {
-      const view = await this.getLease(name);
-      if (view !== null && view.holder === holder) {
-        await this.releaseLease(name, holder, view.fencingToken);
-        this.#logger.info?.(
-          { name, fencingToken: view.fencingToken },
-          'released lease granted by an acquire with unknown outcome',
-        );
-      }
+      const token = await this.#liveTokenOf(kind, name, holder);
+      if (token === null) return;
+      if (kind === 'lease') await this.releaseLease(name, holder, token);
+      else await this.releaseSemaphore(name, holder, token);
+      this.#logger.info?.(
+        { kind, name, fencingToken: token },
+        'released a grant made by an acquire with unknown outcome',
+      );
     })().catch((error: unknown) =>
       this.#logger.warn?.({ name, err: error }, 'clean-up after unknown acquire failed'),
     );
+  }
+
+  /** Token of `holder`'s live grant of the lease or semaphore `name`, or null. */
+  async #liveTokenOf(
+    kind: 'lease' | 'semaphore',
+    name: string,
+    holder: string,
+  ): Promise<number | null> {
+    const view = kind === 'lease' ? await this.getLease(name) : await this.getSemaphore(name);
+    if (view === null) return null;
+    if ('holders' in view)
+      return view.holders.find((h) => h.holder === holder)?.fencingToken ?? null;
+    return view.holder === holder ? view.fencingToken : null;
   }
 
   #timing(ttlMs: number): GrantTiming {
@@ -613,6 +927,25 @@ export class TenureClient {
         this.renewLease(name, holder, fencingToken, options),
       release: async (name, holder, fencingToken) => {
         await this.releaseLease(name, holder, fencingToken);
+      },
+    };
+  }
+
+  #permitOps(): LeaseOps {
+    return {
+      renew: (name, holder, fencingToken, options) =>
+        this.renewSemaphore(name, holder, fencingToken, options),
+      release: async (name, holder, fencingToken) => {
+        await this.releaseSemaphore(name, holder, fencingToken);
+      },
+    };
+  }
+
+  #sessionOps(): SessionOps {
+    return {
+      keepalive: (sessionId, options) => this.keepaliveSession(sessionId, options),
+      end: async (sessionId) => {
+        await this.endSession(sessionId);
       },
     };
   }
@@ -689,6 +1022,15 @@ function checkEndpoints(endpoints: unknown): void {
       throw invalid(`"${endpoint}" is not an http(s) URL or host:port`);
     }
   }
+}
+
+/** The route prefix of a granted resource family. */
+function kindPath(kind: GrantKind): string {
+  return kind === 'lease'
+    ? '/v1/leases'
+    : kind === 'semaphore'
+      ? '/v1/semaphores'
+      : '/v1/elections';
 }
 
 function enc(segment: string): string {

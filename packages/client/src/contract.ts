@@ -17,10 +17,15 @@ export type {
   JsonValue,
   KvView,
   LeaseGrant,
+  LeaseMode,
   LeaseView,
   Revision,
+  SharedLeaseView,
+  HolderView,
+  SemaphoreView,
+  SessionView,
 } from '@tenure/coord-state';
-import type { ElectionLeader, FencingToken, JsonValue } from '@tenure/coord-state';
+import type { ElectionLeader, FencingToken, JsonValue, LeaseMode } from '@tenure/coord-state';
 
 /** One member of `GET /v1/cluster` (docs/api.md "Details"): addresses are `host:port`. */
 export interface ClusterMember {
@@ -79,7 +84,60 @@ export interface FenceCheckResult {
   readonly current: FencingToken | null;
 }
 
-/** Names the fencing resource of a fenced write or check: a lease or an election group (docs/api.md). */
+/** Names the fencing resource of a fenced write or check: a lease, an election group or a semaphore (docs/api.md). */
 export type FenceSpec =
   | { readonly lease: string; readonly fencingToken: FencingToken }
-  | { readonly election: string; readonly fencingToken: FencingToken };
+  | { readonly election: string; readonly fencingToken: FencingToken }
+  | { readonly semaphore: string; readonly fencingToken: FencingToken };
+
+/**
+ * A lease grant as acquire and renew answer it (docs/api.md): `ttlMs` null and `session` set for a
+ * session-bound grant, `mode: 'shared'` for a shared one.
+ */
+export interface LeaseGrantAnswer {
+  readonly name: string;
+  readonly holder: string;
+  readonly fencingToken: FencingToken;
+  readonly ttlMs: number | null;
+  readonly session?: string;
+  readonly mode?: LeaseMode;
+}
+
+/** A semaphore permit as acquire and renew answer it (docs/api.md, Semaphores). */
+export interface SemaphoreGrantAnswer {
+  readonly name: string;
+  readonly holder: string;
+  readonly fencingToken: FencingToken;
+  readonly limit: number;
+  readonly ttlMs: number | null;
+  readonly session?: string;
+}
+
+/** `POST /v1/sessions` and keepalive answer (docs/api.md, Sessions). */
+export interface SessionAnswer {
+  readonly sessionId: string;
+  readonly ttlMs: number;
+}
+
+/**
+ * One grant of a holder history as the API answers it (docs/api.md, Holder history): `holder` for
+ * leases and semaphores, `candidate` for elections; times in cluster ms, end fields null while live.
+ */
+export interface HistoryGrant {
+  readonly holder?: string;
+  readonly candidate?: string;
+  readonly fencingToken: FencingToken;
+  readonly mode?: LeaseMode;
+  readonly session?: string;
+  readonly grantedAtMs: number;
+  readonly endedAtMs: number | null;
+  readonly endReason:
+    'released' | 'expired' | 'revoked' | 'max_hold' | 'session_ended' | 'resigned' | null;
+}
+
+/** Revoke answer (docs/api.md, Operator revoke): the tokens ended, oldest first. */
+export interface RevokeAnswer {
+  readonly name?: string;
+  readonly group?: string;
+  readonly revoked: readonly FencingToken[];
+}

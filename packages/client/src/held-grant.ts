@@ -207,6 +207,33 @@ export abstract class HeldGrant extends EventEmitter<HeldGrantEvents> {
   }
 
   /**
+   * Ties this handle to `owner` (a session's signal, docs/primitives.md sessions): when it aborts
+   * — the session was closed or lost — this handle ends as lost with `lease_lost`, because the
+   * server ends every grant of a session together with it.
+   */
+  protected followOwner(owner: AbortSignal, what: string): void {
+    const onAbort = (): void => {
+      this.#end(
+        'lost',
+        new TenureError(`${what} ended with its session`, {
+          code: 'lease_lost',
+          cause: owner.reason,
+        }),
+      );
+    };
+    if (owner.aborted) {
+      onAbort();
+      return;
+    }
+    owner.addEventListener('abort', onAbort, { once: true });
+    this.#controller.signal.addEventListener(
+      'abort',
+      () => owner.removeEventListener('abort', onAbort),
+      { once: true },
+    );
+  }
+
+  /**
    * Hook: the handle ended by its deadline, or a renewal succeeded after it had ended. The server may
    * still hold the grant for us; the subclass gives it back (token-checked, so harmless if it is gone).
    */

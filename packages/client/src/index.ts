@@ -6,6 +6,14 @@ export { TenureClient, newIdempotencyKey } from './client.js';
 export type {
   TenureClientOptions,
   AcquireOptions,
+  AcquireFields,
+  GrantLife,
+  GrantKind,
+  HistoryOptions,
+  RevokeOptions,
+  SemaphoreOptions,
+  SemaphoreFields,
+  SessionOptions,
   CampaignOptions,
   KvApi,
   KvWriteOptions,
@@ -16,6 +24,10 @@ export type {
 export type { CallOptions } from './transport.js';
 export { normalizeEndpoint } from './transport.js';
 export { Lease } from './lease.js';
+export type { GrantBinding } from './lease.js';
+export { Permit } from './permit.js';
+export type { PermitGrant } from './permit.js';
+export { Session } from './session.js';
 export { Leadership } from './leadership.js';
 export type { HeldGrant, HeldGrantEvents, RenewedEvent, EndReason } from './held-grant.js';
 export { FenceGuard } from './fence-guard.js';
@@ -44,4 +56,14 @@ export type {
   LeaseGrant,
   LeaseView,
   ErrorCode,
+  HistoryGrant,
+  LeaseGrantAnswer,
+  LeaseMode,
+  RevokeAnswer,
+  SemaphoreGrantAnswer,
+  SemaphoreView,
+  SessionAnswer,
+  SessionView,
+  SharedLeaseView,
+  HolderView,
 } from './contract.js';

@@ -37,12 +37,15 @@ export class Leadership extends HeldGrant {
     sendTimeMs: number,
     ops: LeadershipOps,
     timing: GrantTiming,
+    sessionSignal: AbortSignal | null = null,
   ) {
     super(fencingToken, ttlMs, sendTimeMs, timing, true);
     this.group = group;
     this.candidate = candidate;
     this.#value = value;
     this.#ops = ops;
+    // A session-bound candidacy ends with its session (docs/primitives.md, sessions).
+    if (sessionSignal !== null) this.followOwner(sessionSignal, `leadership of ${group}`);
   }
 
   /** The value last proclaimed (or campaigned with). */

@@ -180,7 +180,7 @@ t.test(
     t.match(stale.stderr, /stale_token: token 7 of election g is stale \(current: 8\)/);
     const usage = await run(server.url, ['fence', 'check', '--token', '7']);
     t.equal(usage.code, 2);
-    t.match(usage.stderr, /exactly one of --lease NAME and --election GROUP/);
+    t.match(usage.stderr, /exactly one of --lease NAME, --election GROUP and --semaphore NAME/);
   },
 );
 

@@ -51,6 +51,7 @@ export {
   jsonSizeBytes,
   IDEMPOTENCY_KEY_CHARS_MAX,
 } from './validate.js';
+export { checkGrantBinding } from './validate-primitives.js';
 export {
   NAME_RULE,
   NAME_PREFIX_RULE,

@@ -137,7 +137,7 @@ export function isPrimitiveCommandType(type: string): boolean {
  */
 export function checkGrantBinding(
   cmd: { readonly ttlMs: number | null; readonly session?: string | null },
-  limits: CoordLimitsFull,
+  limits: Pick<CoordLimitsFull, 'ttlMsMin' | 'ttlMsMax'>,
 ): StateError | null {
   const session = cmd.session ?? null;
   if (cmd.ttlMs === null && session === null)

@@ -1,7 +1,7 @@
 /**
  * `buildApp(deps)`: the Fastify application of one node, never listening (tests use `app.inject`,
  * node.ts calls `listen`). One plugin per concern: leases, elections, fencing/KV, cluster and
- * operations, OpenAPI docs; one error handler rendering every failure through the error tables as
+ * operations, sessions, semaphores, holder history and revoke, OpenAPI docs; one error handler rendering every failure through the error tables as
  * `{"error": {"code", "message", ...details}}` (docs/api.md, Errors); every response carries
  * `Tenure-Leader` when the leader is known.
  */
@@ -25,8 +25,11 @@ import { openapiOptions } from './openapi.js';
 import { clusterRoutes } from './plugins/cluster.js';
 import { electionRoutes } from './plugins/elections.js';
 import { fenceKvRoutes } from './plugins/fence-kv.js';
+import { historyRevokeRoutes } from './plugins/history-revoke.js';
 import { leaseRoutes } from './plugins/leases.js';
 import { snapshotRoutes } from './plugins/snapshot.js';
+import { semaphoreRoutes } from './plugins/semaphores.js';
+import { sessionRoutes } from './plugins/sessions.js';
 import { buildRequestContext } from './request-context.js';
 import { appSchemas } from './schemas.js';
 import { validatorCompiler } from './validator.js';
@@ -158,5 +161,8 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(fenceKvRoutes, opts);
   await app.register(clusterRoutes, opts);
   await app.register(snapshotRoutes, opts);
+  await app.register(sessionRoutes, opts);
+  await app.register(semaphoreRoutes, opts);
+  await app.register(historyRevokeRoutes, opts);
   return app as unknown as FastifyInstance;
 }

@@ -30,6 +30,7 @@ export interface LimitsConfig {
   readonly candidatesPerGroupMax: number;
   readonly electionsMax: number;
   readonly keysMax: number;
+  readonly sessionsMax: number;
   readonly idempotencyWindowMs: number;
   readonly idempotencyRecordsMax: number;
 }
@@ -80,6 +81,7 @@ export const DEFAULT_LIMITS_CONFIG: LimitsConfig = limitsOf({
   candidatesPerGroupMax: SERVER_SETTINGS.candidatesPerGroupMax.defaultValue,
   electionsMax: SERVER_SETTINGS.electionsMax.defaultValue,
   keysMax: SERVER_SETTINGS.keysMax.defaultValue,
+  sessionsMax: SERVER_SETTINGS.sessionsMax.defaultValue,
   idempotencyWindowMs: SERVER_SETTINGS.idempotencyWindowMs.defaultValue,
   idempotencyRecordsMax: SERVER_SETTINGS.idempotencyRecordsMax.defaultValue,
 });
@@ -97,6 +99,7 @@ function limitsOf(v: LimitsConfig): LimitsConfig {
     candidatesPerGroupMax: v.candidatesPerGroupMax,
     electionsMax: v.electionsMax,
     keysMax: v.keysMax,
+    sessionsMax: v.sessionsMax,
     idempotencyWindowMs: v.idempotencyWindowMs,
     idempotencyRecordsMax: v.idempotencyRecordsMax,
   };

@@ -1,21 +1,26 @@
 /**
- * The waiting side of a lease acquire with `waitMs` (docs/api.md, Leases): after the acquire is
- * queued FIFO by the state machine, wait for the waiter's fate — granted, timed out, cancelled —
- * and answer it; when the client goes away first, withdraw the waiter (and release a grant that
- * arrived meanwhile, which nobody would ever use). Withdrawals are proposed through the gateway,
- * with its shape checks, deadline and metrics.
+ * The waiting side of a lease or semaphore acquire with `waitMs` (docs/api.md, Leases and
+ * Semaphores): after the acquire is queued FIFO by the state machine, wait for the waiter's fate —
+ * granted, timed out, cancelled — and answer it; when the client goes away first, withdraw the
+ * waiter (and release a grant that arrived meanwhile, which nobody would ever use). Withdrawals
+ * are proposed through the gateway, with its shape checks, deadline and metrics.
  */
 import assert from 'node:assert/strict';
 import type { FastifyRequest } from 'fastify';
-import type { AnyLeaseGrant, Command, WaiterOutcome } from '@tenure/coord-state';
+import type { AnyLeaseGrant, Command, SemaphoreGrant, WaiterOutcome } from '@tenure/coord-state';
 import { waitForChange } from './change-hub.js';
 import type { ServerDeps } from './deps.js';
 import type { Gateway } from './gateway.js';
 import { HttpError, timeoutError } from './http-error.js';
 import { deadlineOf } from './request-context.js';
 
-/** A queued acquire: the lease, its holder and the waiter id the state machine gave it. */
+/** The resource families whose acquires wait in a FIFO queue. */
+export type WaitKind = 'lease' | 'semaphore';
+
+/** A queued acquire: the lease or semaphore, its holder and the waiter id the state machine gave it. */
 export interface QueuedAcquire {
+  /** Absent = lease. */
+  readonly kind?: WaitKind;
   readonly name: string;
   readonly holder: string;
   readonly waiterId: number;
@@ -23,7 +28,7 @@ export interface QueuedAcquire {
   readonly waitMs: number;
 }
 
-/** Waits of queued acquires on one node. */
+/** Waits of queued acquires (leases and semaphores) on one node. */
 export class LeaseWaits {
   readonly #d: ServerDeps;
   readonly #gw: Gateway;
@@ -39,6 +44,22 @@ export class LeaseWaits {
    * unknown by the deadline (withdrawing the waiter when the client went away).
    */
   async settle(request: FastifyRequest, q: QueuedAcquire): Promise<AnyLeaseGrant> {
+    const g = await this.#settle(request, { ...q, kind: 'lease' });
+    assert(!('limit' in g), 'lease waiter granted a semaphore permit');
+    return g;
+  }
+
+  /** As `settle`, for a queued semaphore acquire: the permit once granted. */
+  async settlePermit(request: FastifyRequest, q: QueuedAcquire): Promise<SemaphoreGrant> {
+    const g = await this.#settle(request, { ...q, kind: 'semaphore' });
+    assert('limit' in g, 'semaphore waiter granted a lease');
+    return g;
+  }
+
+  async #settle(
+    request: FastifyRequest,
+    q: QueuedAcquire & { readonly kind: WaitKind },
+  ): Promise<AnyLeaseGrant | SemaphoreGrant> {
     const ctx = request.tenure;
     const coord = this.#d.coord;
     const settled = (): WaiterOutcome | null => {
@@ -47,7 +68,7 @@ export class LeaseWaits {
     };
     const outcome = await waitForChange(
       this.#d.hub,
-      `lease:${q.name}`,
+      `${q.kind}:${q.name}`,
       settled,
       deadlineOf(ctx, q.waitMs),
       ctx.signal,
@@ -57,16 +78,17 @@ export class LeaseWaits {
       throw timeoutError('the wait did not settle within the deadline; outcome unknown');
     }
     switch (outcome.kind) {
-      case 'granted':
-        assert(!('limit' in outcome), 'lease waiter granted a semaphore permit');
-        return outcome;
+      case 'granted': {
+        const { kind: _granted, ...grant } = outcome;
+        return grant;
+      }
       case 'timed_out':
       case 'cancelled':
         // The holder when the wait ended (its deadline, or its withdrawal), as the replicated
         // answer (and its replay) has it — not whoever holds the name by the time we answer.
         if (typeof outcome.holder === 'string')
           throw new HttpError('held', `lease ${q.name} is held`, { holder: outcome.holder });
-        throw this.#heldError(q.name);
+        throw this.#heldError(q);
       case 'unknown':
         throw timeoutError('the waiter is no longer known; outcome unknown');
       default:
@@ -78,9 +100,20 @@ export class LeaseWaits {
     return Math.floor(this.#d.raft.status().clusterTimeMs);
   }
 
-  /** 409 held with the current holder (or lock-delay) — the answer of a wait that ran out. */
-  #heldError(name: string): HttpError {
+  /**
+   * 409 held — the answer of a wait that ran out: a lease's current holder (or lock-delay), a
+   * semaphore's limit and live permits.
+   */
+  #heldError(q: QueuedAcquire & { readonly kind: WaitKind }): HttpError {
+    const { name } = q;
     const t = this.#nowMs();
+    if (q.kind === 'semaphore') {
+      const v = this.#d.coord.getSemaphore(name, t);
+      return new HttpError('held', `semaphore ${name} has no free permit`, {
+        holder: null,
+        ...(v === null ? {} : { limit: v.limit, holders: v.holders.length }),
+      });
+    }
     const delay = this.#d.coord.lockDelayRemainingMs(name, t);
     const holder = this.#d.coord.getLease(name, t)?.holder ?? null;
     return new HttpError(
@@ -94,28 +127,44 @@ export class LeaseWaits {
    * The client of a waiting acquire went away: withdraw its waiter; if it was granted in the
    * meantime, release the grant. Best effort, on the leader only (a follower forwarded the wait).
    */
-  #withdraw(q: QueuedAcquire): void {
+  #withdraw(q: QueuedAcquire & { readonly kind: WaitKind }): void {
     const { coord, config, raft, logger } = this.#d;
     if (raft.status().role !== 'leader') return;
     const timeoutMs = config.requestTimeoutMsDefault;
-    const { name, holder, waiterId } = q;
+    const { kind, name, holder, waiterId } = q;
+    const cancel: Command =
+      kind === 'lease'
+        ? { type: 'lease.cancelWait', name, holder, waiterId }
+        : { type: 'semaphore.cancelWait', name, holder, waiterId };
     this.#gw
-      .proposeDetached({ type: 'lease.cancelWait', name, holder, waiterId }, timeoutMs)
+      .proposeDetached(cancel, timeoutMs)
       .then(() => {
         const o = coord.waiterOutcome(name, waiterId);
-        const live = coord.getLease(name, this.#nowMs());
-        if (o.kind !== 'granted' || live === null || live.fencingToken !== o.fencingToken)
-          return undefined;
-        const release: Command = {
-          type: 'lease.release',
-          name,
-          holder,
-          fencingToken: o.fencingToken,
-        };
+        if (o.kind !== 'granted' || !this.#isLive(kind, name, o.fencingToken)) return undefined;
+        const ref = { name, holder, fencingToken: o.fencingToken };
+        const release: Command =
+          kind === 'lease'
+            ? { type: 'lease.release', ...ref }
+            : { type: 'semaphore.release', ...ref };
         return this.#gw.proposeDetached(release, timeoutMs);
       })
       .catch((err: unknown) =>
         logger.debug({ err, name, waiterId }, 'withdrawing an abandoned waiter failed'),
       );
+  }
+
+  /** Whether the grant with `fencingToken` of the lease or semaphore `name` is live now. */
+  #isLive(kind: WaitKind, name: string, fencingToken: number): boolean {
+    const t = this.#nowMs();
+    const { coord } = this.#d;
+    if (kind === 'semaphore')
+      return (
+        coord.getSemaphore(name, t)?.holders.some((h) => h.fencingToken === fencingToken) ?? false
+      );
+    const v = coord.leaseState(name, t);
+    if (v === null) return false;
+    return 'holders' in v
+      ? v.holders.some((h) => h.fencingToken === fencingToken)
+      : v.fencingToken === fencingToken;
   }
 }

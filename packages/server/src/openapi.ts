@@ -44,6 +44,11 @@ export function openapiOptions(): SwaggerOptions {
       tags: [
         { name: 'leases', description: 'Exclusive leases (locks) with fencing tokens' },
         { name: 'elections', description: 'Leader election with values and fencing tokens' },
+        { name: 'sessions', description: 'Sessions: one keepalive for many grants' },
+        {
+          name: 'semaphores',
+          description: 'Semaphores: at most N holders, a fencing token per permit',
+        },
         { name: 'fencing', description: 'Fencing-token checks at the write boundary' },
         { name: 'kv', description: 'Fenced key-value writes' },
         { name: 'cluster', description: 'Cluster status and leadership' },

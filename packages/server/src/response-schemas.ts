@@ -19,12 +19,26 @@ const int = (description: string) => Type.Integer({ description });
 const str = (description: string) => Type.String({ description });
 const jsonValue = (description: string) => Type.Unknown({ description });
 
+const sessionOf = (what: string) =>
+  Type.Optional(str(`session id keeping the ${what} alive (session-bound only)`));
+const mode = Type.Optional(
+  Type.Unsafe<'exclusive' | 'shared'>({
+    type: 'string',
+    enum: ['exclusive', 'shared'],
+    description: 'lease mode (present as shared for a shared grant)',
+  }),
+);
+
 export const grant = Type.Object(
   {
     name: str('lease name'),
     holder: str('holder id'),
     fencingToken: int('fencing token of this grant; higher for every new grant of the name'),
-    ttlMs: int('effective time to live of the grant, ms (capped by maxHoldMs)'),
+    ttlMs: nullable(
+      int('effective time to live of the grant, ms (capped by maxHoldMs); null when session-bound'),
+    ),
+    session: sessionOf('grant'),
+    mode,
   },
   { ...open, description: 'the grant' },
 );
@@ -33,11 +47,34 @@ export const leaseView = Type.Object(
     name: str('lease name'),
     holder: str('holder id'),
     fencingToken: int('fencing token'),
-    ttlMs: int('time to live, ms'),
-    remainingMs: int('cluster time left before expiry, ms'),
+    ttlMs: nullable(int('time to live, ms; null when session-bound')),
+    remainingMs: int("cluster time left before expiry, ms (session-bound: the session's)"),
+    session: sessionOf('grant'),
   },
   { ...open, description: 'the live grant' },
 );
+const holderView = Type.Object(
+  {
+    holder: str('holder id'),
+    fencingToken: int('fencing token of this grant'),
+    remainingMs: int("cluster time left, ms (session-bound: the session's)"),
+    session: sessionOf('grant'),
+  },
+  open,
+);
+/** `GET /v1/leases/{name}` of a name held in shared mode. */
+export const sharedLeaseView = Type.Object(
+  {
+    name: str('lease name'),
+    mode: Type.Literal('shared'),
+    holders: Type.Array(holderView, { description: 'live shared grants, oldest first' }),
+  },
+  { ...open, description: 'the live shared grants' },
+);
+/** `GET /v1/leases/{name}`: the exclusive grant, or the shared grants. */
+export const leaseState = Type.Union([leaseView, sharedLeaseView], {
+  description: 'the exclusive grant, or the live shared grants (mode: shared)',
+});
 export const released = Type.Object(
   { name: str('lease name'), released: Type.Literal(true) },
   { ...open, description: 'released' },
@@ -78,6 +115,7 @@ export const campaign = Type.Object(
     elected: Type.Boolean({ description: 'true when this candidate leads' }),
     fencingToken: Type.Optional(int('leader token (when elected)')),
     leader: nullableLeader,
+    session: sessionOf('candidacy'),
   },
   { ...open, description: 'the candidacy and the leader' },
 );
@@ -105,6 +143,96 @@ export const electionObserve = Type.Object(
     changed: Type.Boolean({ description: 'false when timeoutMs passed with no change' }),
   },
   { ...open, description: 'the election now' },
+);
+
+export const semaphoreGrant = Type.Object(
+  {
+    name: str('semaphore name'),
+    holder: str('holder id'),
+    fencingToken: int('fencing token of this permit; higher for every new permit of the name'),
+    limit: int('most live permits of the name'),
+    ttlMs: nullable(int('time to live of the permit, ms; null when session-bound')),
+    session: sessionOf('permit'),
+  },
+  { ...open, description: 'the permit' },
+);
+export const semaphoreReleased = Type.Object(
+  { name: str('semaphore name'), released: Type.Literal(true) },
+  { ...open, description: 'released' },
+);
+export const semaphoreView = Type.Object(
+  {
+    name: str('semaphore name'),
+    limit: int('most live permits'),
+    holders: Type.Array(holderView, { description: 'live permits, oldest first' }),
+    waiters: int('queued acquires'),
+  },
+  { ...open, description: 'the semaphore' },
+);
+
+export const session = Type.Object(
+  { sessionId: str('session id'), ttlMs: int('time to live of the session, ms') },
+  { ...open, description: 'the session' },
+);
+const heldName = Type.Object(
+  { name: str('lease or semaphore name'), fencingToken: int('fencing token') },
+  open,
+);
+export const sessionView = Type.Object(
+  {
+    sessionId: str('session id'),
+    name: nullable(str('label given at create, null when none')),
+    ttlMs: int('time to live, ms'),
+    remainingMs: int('cluster time left before the session expires, ms'),
+    leases: Type.Array(heldName, { description: 'lease grants bound to the session, by name' }),
+    semaphores: Type.Array(heldName, { description: 'permits bound to the session, by name' }),
+    candidacies: Type.Array(Type.Object({ group: str('election group') }, open), {
+      description: 'candidacies bound to the session, by group',
+    }),
+  },
+  { ...open, description: 'the live session' },
+);
+export const sessionEnded = Type.Object(
+  { sessionId: str('session id'), ended: Type.Literal(true) },
+  { ...open, description: 'ended' },
+);
+
+const reason = Type.Unsafe<string | null>({
+  type: ['string', 'null'],
+  enum: ['released', 'expired', 'revoked', 'max_hold', 'session_ended', 'resigned', null],
+  description: 'why the grant ended; null while live',
+});
+const historyEntry = Type.Object(
+  {
+    holder: Type.Optional(str('holder id (leases, semaphores)')),
+    candidate: Type.Optional(str('candidate id (elections)')),
+    fencingToken: int('fencing token of the grant'),
+    mode,
+    session: sessionOf('grant'),
+    grantedAtMs: int('cluster time of the grant, ms'),
+    endedAtMs: nullable(int('cluster time the grant ended, ms; null while live')),
+    endReason: reason,
+  },
+  open,
+);
+/** Holder history of a lease or semaphore (`name`) or election (`group`). */
+export const history = Type.Object(
+  {
+    name: Type.Optional(str('lease or semaphore name')),
+    group: Type.Optional(str('election group')),
+    grants: Type.Array(historyEntry, { description: 'grants, newest first' }),
+  },
+  { ...open, description: 'holder history' },
+);
+export const revoked = Type.Object(
+  {
+    name: Type.Optional(str('lease or semaphore name')),
+    group: Type.Optional(str('election group')),
+    revoked: Type.Array(Type.Integer(), {
+      description: 'fencing tokens of the grants ended, oldest first',
+    }),
+  },
+  { ...open, description: 'the grants revoked' },
 );
 
 export const fenceCheck = Type.Object(

@@ -7,6 +7,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import {
+  DEFAULT_LIMITS as COORD_DEFAULT_LIMITS,
   IDEMPOTENCY_KEY_CHARS_MAX,
   NAME_PREFIX_RULE,
   NAME_RULE,
@@ -43,6 +44,15 @@ const jsonValue = (description: string) => Type.Unknown({ description });
 export const nameParams = Type.Object({ name: name('lease name') }, strict);
 export const groupParams = Type.Object({ group: name('election group') }, strict);
 export const keyParams = Type.Object({ key: name('KV key') }, strict);
+export const semaphoreParams = Type.Object({ name: name('semaphore name') }, strict);
+export const sessionParams = Type.Object(
+  { sessionId: name('session id (chosen by the server at create)') },
+  strict,
+);
+
+/** Default and largest `limit` of a holder-history read (docs/api.md, holder history). */
+export const HISTORY_LIMIT_DEFAULT = 20;
+export const HISTORY_LIMIT_MAX = 100;
 
 /** Query string of a route that takes none: every parameter is an unknown field. */
 export const noQuery = Type.Object({}, strict);
@@ -55,6 +65,21 @@ const consistency = Type.Optional(
 );
 export const readQuery = Type.Object({ consistency }, strict);
 export type Consistency = Static<typeof readQuery>['consistency'];
+/** Query of a holder-history read: how many grants, newest first. */
+export const historyQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: HISTORY_LIMIT_MAX,
+        default: HISTORY_LIMIT_DEFAULT,
+        description: 'most grants returned, newest first',
+      }),
+    ),
+    consistency,
+  },
+  strict,
+);
 
 /** Query schemas of listings and long-polls; `longPollMsMax` bounds `timeoutMs`. */
 export function querySchemas(longPollMsMax: number) {
@@ -116,8 +141,13 @@ export function querySchemas(longPollMsMax: number) {
 
 const fenceRef = Type.Object(
   {
-    lease: Type.Optional(name('lease name (give exactly one of lease or election)')),
-    election: Type.Optional(name('election group (give exactly one of lease or election)')),
+    lease: Type.Optional(name('lease name (give exactly one of lease, election or semaphore)')),
+    election: Type.Optional(
+      name('election group (give exactly one of lease, election or semaphore)'),
+    ),
+    semaphore: Type.Optional(
+      name('semaphore name (give exactly one of lease, election or semaphore)'),
+    ),
     fencingToken: token('the token to check'),
   },
   strict,
@@ -130,6 +160,17 @@ export function bodySchemas(limits: LimitsConfig) {
     maximum: limits.ttlMsMax,
     description: 'time to live, ms',
   });
+  // A grant lives by its own ttlMs or by a session: exactly one of them (grant-binding.ts).
+  const grantTtlMs = Type.Optional(
+    Type.Integer({
+      minimum: limits.ttlMsMin,
+      maximum: limits.ttlMsMax,
+      description: 'time to live, ms (give ttlMs or session, exactly one)',
+    }),
+  );
+  const session = Type.Optional(
+    name('session id that keeps the grant alive instead of a ttl (give ttlMs or session)'),
+  );
   const waitMs = Type.Optional(
     Type.Integer({
       minimum: 0,
@@ -145,7 +186,14 @@ export function bodySchemas(limits: LimitsConfig) {
     acquire: Type.Object(
       {
         holder: printable('holder id (unique per process incarnation)'),
-        ttlMs,
+        ttlMs: grantTtlMs,
+        session,
+        mode: Type.Optional(
+          Type.Union([Type.Literal('exclusive'), Type.Literal('shared')], {
+            description:
+              'exclusive (default) excludes every other grant; any number of shared grants may be live at once',
+          }),
+        ),
         waitMs,
         lockDelayMs: Type.Optional(
           Type.Integer({
@@ -169,7 +217,8 @@ export function bodySchemas(limits: LimitsConfig) {
     campaign: Type.Object(
       {
         candidate: printable('candidate id'),
-        ttlMs,
+        ttlMs: grantTtlMs,
+        session,
         value: Type.Optional(jsonValue('JSON value announced while leading')),
         waitMs,
       },
@@ -181,6 +230,35 @@ export function bodySchemas(limits: LimitsConfig) {
         candidate: printable('candidate id'),
         fencingToken: token('the leader token'),
         value: jsonValue('new JSON value'),
+      },
+      strict,
+    ),
+    semaphoreAcquire: Type.Object(
+      {
+        holder: printable('holder id (unique per process incarnation)'),
+        limit: Type.Integer({
+          minimum: 1,
+          maximum: COORD_DEFAULT_LIMITS.semaphoreLimitMax,
+          description:
+            'most live permits; set by the first acquire of an idle name, must match while it has holders or waiters',
+        }),
+        ttlMs: grantTtlMs,
+        session,
+        waitMs,
+      },
+      strict,
+    ),
+    sessionCreate: Type.Object(
+      {
+        ttlMs,
+        name: Type.Optional(printable('free label for operators')),
+      },
+      strict,
+    ),
+    revoke: Type.Object(
+      {
+        fencingToken: Type.Optional(token('revoke only the grant with this token')),
+        reason: Type.Optional(printable("free text for the operator's log")),
       },
       strict,
     ),

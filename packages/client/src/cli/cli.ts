@@ -1,6 +1,6 @@
 /**
  * The `tenure` command line (docs/api.md describes the routes behind each command): leases,
- * elections, KV and cluster status over TenureClient. `main(argv, io)` runs one invocation in-process
+ * elections, KV, cluster status, sessions and semaphores over TenureClient. `main(argv, io)` runs one invocation in-process
  * and resolves with the exit code (see exit-codes.ts), so tests drive it with injected argv, output
  * streams, env and an interrupt signal. Each command group lives in ./commands.
  */
@@ -12,6 +12,8 @@ import { addFenceCommands } from './commands/fence.js';
 import { addKvCommands } from './commands/kv.js';
 import { addLeaseCommands } from './commands/lease.js';
 import { addSnapshotCommands } from './commands/snapshot.js';
+import { addSemaphoreCommands } from './commands/sem.js';
+import { addSessionCommands } from './commands/session.js';
 import { CliRun, DEFAULT_ENDPOINTS, type CliIo } from './context.js';
 import { exitCodeFor, EXIT } from './exit-codes.js';
 import { withFlagName } from './flag-names.js';
@@ -65,5 +67,7 @@ function buildProgram(run: CliRun): Command {
   addFenceCommands(program, run);
   addClusterCommands(program, run);
   addSnapshotCommands(program, run);
+  addSessionCommands(program, run);
+  addSemaphoreCommands(program, run);
   return program;
 }

@@ -1,5 +1,14 @@
 /** Human-readable lines and JSON error objects the CLI prints. Pure functions of their input. */
-import type { ClusterView, ElectionView, LeaseView, LeaseWatchView } from '../contract.js';
+import type {
+  ClusterView,
+  ElectionView,
+  HistoryGrant,
+  LeaseView,
+  LeaseWatchView,
+  SemaphoreView,
+  SessionView,
+  SharedLeaseView,
+} from '../contract.js';
 import { formatDurationMs } from '../duration.js';
 import { TenureError } from '../errors.js';
 import { UsageError } from './exit-codes.js';
@@ -25,9 +34,56 @@ export function errorJson(error: unknown): Record<string, unknown> {
   return { code: 'error', message: error instanceof Error ? error.message : String(error) };
 }
 
-/** One line for a live grant. */
-export function formatLease(view: LeaseView): string {
-  return `${view.name} holder=${view.holder} fencingToken=${view.fencingToken} ttl=${formatDurationMs(view.ttlMs)} remaining=${formatDurationMs(view.remainingMs)}`;
+/** One line for a live grant; a shared name: one line per shared holder under a header. */
+export function formatLease(view: LeaseView | SharedLeaseView): string {
+  if ('holders' in view)
+    return [
+      `${view.name} mode=shared holders=${view.holders.length}`,
+      ...view.holders.map(
+        (h) =>
+          `  holder=${h.holder} fencingToken=${h.fencingToken} remaining=${formatDurationMs(h.remainingMs)}${h.session === undefined ? '' : ` session=${h.session}`}`,
+      ),
+    ].join('\n');
+  const session = (view as { session?: string }).session;
+  const ttl = session === undefined ? formatDurationMs(view.ttlMs) : `session ${session}`;
+  return `${view.name} holder=${view.holder} fencingToken=${view.fencingToken} ttl=${ttl} remaining=${formatDurationMs(view.remainingMs)}`;
+}
+
+/** A semaphore: limit, waiters, then one line per live permit. */
+export function formatSemaphore(view: SemaphoreView): string {
+  return [
+    `${view.name} limit=${view.limit} holders=${view.holders.length} waiters=${view.waiters}`,
+    ...view.holders.map(
+      (h) =>
+        `  holder=${h.holder} fencingToken=${h.fencingToken} remaining=${formatDurationMs(h.remainingMs)}${h.session === undefined ? '' : ` session=${h.session}`}`,
+    ),
+  ].join('\n');
+}
+
+/** A session: ttl and time left, then what is bound to it. */
+export function formatSession(view: SessionView): string {
+  const bound = [
+    ...view.leases.map((l) => `  lease ${l.name} fencingToken=${l.fencingToken}`),
+    ...view.semaphores.map((s) => `  semaphore ${s.name} fencingToken=${s.fencingToken}`),
+    ...view.candidacies.map((c) => `  candidacy ${c.group}`),
+  ];
+  return [
+    `${view.sessionId}${view.name === null ? '' : ` name=${view.name}`} ttl=${formatDurationMs(view.ttlMs)} remaining=${formatDurationMs(view.remainingMs)}`,
+    ...bound,
+  ].join('\n');
+}
+
+/** One line per grant of a holder history, newest first: who, token, times (cluster ms), end. */
+export function formatHistory(name: string, grants: readonly HistoryGrant[]): string {
+  if (grants.length === 0) return `${name}: never granted (or its history was dropped)`;
+  return grants
+    .map((g) => {
+      const who = g.holder ?? g.candidate ?? '?';
+      const end = g.endReason === null ? 'live' : `ended=${g.endedAtMs} reason=${g.endReason}`;
+      const extra = `${g.mode === undefined ? '' : ` mode=${g.mode}`}${g.session === undefined ? '' : ` session=${g.session}`}`;
+      return `${name} holder=${who} fencingToken=${g.fencingToken} granted=${g.grantedAtMs} ${end}${extra}`;
+    })
+    .join('\n');
 }
 
 /** One line for a watched lease (free, or its holder and token). */

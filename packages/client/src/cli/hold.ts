@@ -1,16 +1,30 @@
-/** Keeping a lease or leadership in the foreground until Ctrl-C, as `lease acquire --hold` and `elect` do. */
+/**
+ * Keeping a lease, permit, leadership or session in the foreground until Ctrl-C, as `lease acquire
+ * --hold`, `sem acquire --hold`, `session create --hold` and `elect` do.
+ */
 import { formatDurationMs } from '../duration.js';
 import type { TenureError } from '../errors.js';
-import type { HeldGrant } from '../held-grant.js';
+import type { EndReason, HeldGrantEvents } from '../held-grant.js';
+import type { EventEmitter } from 'node:events';
 import type { CliRun } from './context.js';
 import { EXIT } from './exit-codes.js';
 import { describeError, errorJson } from './format.js';
+
+/** What can be held in the foreground: a grant handle, or a session (which has no token). */
+export interface Holdable extends Pick<EventEmitter<HeldGrantEvents>, 'on' | 'off'> {
+  readonly signal: AbortSignal;
+  readonly endReason: EndReason | null;
+  readonly remainingMs: number;
+  readonly ttlMs: number;
+  /** Absent for a session. */
+  readonly fencingToken?: number;
+}
 
 /**
  * Keeps a held grant until `interrupt` aborts (resolves EXIT.ok) or the grant is lost (EXIT.conflict),
  * printing renewals (`--json` only), jeopardy and loss.
  */
-export function holdUntilInterrupt(run: CliRun, held: HeldGrant, json: boolean): Promise<number> {
+export function holdUntilInterrupt(run: CliRun, held: Holdable, json: boolean): Promise<number> {
   const interrupt = run.io.interrupt;
   return new Promise((resolve) => {
     const onRenewed = (): void => {

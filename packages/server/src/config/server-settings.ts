@@ -167,6 +167,15 @@ export const SERVER_SETTINGS = {
     default: D.leasesMax,
     doc: 'Live leases limit (429 beyond). Limits must be equal on every node: they shape replicated results.',
   }),
+  sessionsMax: intSetting({
+    flag: 'sessions-max',
+    envPrefix,
+    unit: 'count',
+    min: 1,
+    max: 100_000_000,
+    default: D.sessionsMax,
+    doc: 'Live sessions limit (429 beyond).',
+  }),
   waitersPerLeaseMax: intSetting({
     flag: 'waiters-per-lease-max',
     envPrefix,

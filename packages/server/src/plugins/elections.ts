@@ -5,6 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { CampaignValue, ElectionView } from '@tenure/coord-state';
 import { waitForChange } from '../change-hub.js';
+import { grantBinding } from '../grant-binding.js';
 import { checkJsonValue } from '../json-limits.js';
 import { deadlineOf } from '../request-context.js';
 import * as R from '../response-schemas.js';
@@ -12,11 +13,24 @@ import { routeSchema } from '../route-schema.js';
 import { groupParams, LONG_POLL_MS_DEFAULT, readQuery } from '../schemas.js';
 import type { RoutePluginOptions } from './leases.js';
 
-function campaignBody(group: string, candidate: string, v: ElectionView): CampaignValue {
+function campaignBody(
+  group: string,
+  candidate: string,
+  v: ElectionView,
+  session: string | null,
+): CampaignValue {
   const elected = v.leader !== null && v.leader.candidate === candidate;
+  const bound = session === null ? {} : { session };
   return elected
-    ? { group, candidate, elected, fencingToken: v.leader!.fencingToken, leader: v.leader }
-    : { group, candidate, elected, leader: v.leader };
+    ? {
+        group,
+        candidate,
+        elected,
+        fencingToken: v.leader!.fencingToken,
+        leader: v.leader,
+        ...bound,
+      }
+    : { group, candidate, elected, leader: v.leader, ...bound };
 }
 
 function viewBody(v: ElectionView) {
@@ -37,7 +51,8 @@ export const electionRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
           summary: 'Campaign for leadership',
           description:
             'Joins the group as a candidate with a ttl (renewed by /renew). The first live candidate leads and gets a fencing token. ' +
-            'With waitMs > 0 the call waits until this candidate leads, leaves, or waitMs passes (then elected: false).',
+            'With waitMs > 0 the call waits until this candidate leads, leaves, or waitMs passes (then elected: false). ' +
+            'Give ttlMs or session (exactly one): a session-bound candidacy lives until it resigns or its session ends.',
           params: groupParams,
           body: B.campaign,
           response: { 200: R.campaign },
@@ -51,12 +66,13 @@ export const electionRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
       const b = request.body;
       const announced = checkJsonValue(b.value, config.limits.valueBytesMax, 'body.value') ?? null;
       const waitMs = b.waitMs ?? 0;
+      const binding = grantBinding(b, config.limits);
       return gw.onLeader(request, reply, waitMs, async () => {
         const { value } = await gw.write<CampaignValue>(request, {
           type: 'election.campaign',
           group,
           candidate: b.candidate,
-          ttlMs: b.ttlMs,
+          ...binding,
           value: announced,
         });
         if (value.elected || waitMs === 0) return value;
@@ -76,7 +92,7 @@ export const electionRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
             deadline,
             request.tenure.signal,
           )) ?? coord.getElection(group);
-        return campaignBody(group, b.candidate, v);
+        return campaignBody(group, b.candidate, v, binding.session);
       });
     },
   );

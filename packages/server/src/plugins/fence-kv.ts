@@ -15,16 +15,23 @@ import type { RoutePluginOptions } from './leases.js';
 interface FenceBody {
   readonly lease?: string;
   readonly election?: string;
+  readonly semaphore?: string;
   readonly fencingToken: number;
 }
 
-/** Exactly one of `lease` / `election` must name the resource. Throws 400 naming `field`. */
+/**
+ * Exactly one of `lease` / `election` / `semaphore` must name the resource. Throws 400 naming
+ * `field`.
+ */
 export function toFenceRef(f: FenceBody, field: string): FenceRef {
-  if (f.lease !== undefined && f.election !== undefined)
-    throw invalidArgument(field, 'must name either lease or election, not both');
-  if (f.lease !== undefined) return { lease: f.lease, fencingToken: f.fencingToken };
-  if (f.election !== undefined) return { election: f.election, fencingToken: f.fencingToken };
-  throw invalidArgument(`${field}.lease`, 'or election is required');
+  const named = [f.lease, f.election, f.semaphore].filter((n) => n !== undefined).length;
+  if (named > 1)
+    throw invalidArgument(field, 'must name exactly one of lease, election or semaphore');
+  const { fencingToken } = f;
+  if (f.lease !== undefined) return { lease: f.lease, fencingToken };
+  if (f.election !== undefined) return { election: f.election, fencingToken };
+  if (f.semaphore !== undefined) return { semaphore: f.semaphore, fencingToken };
+  throw invalidArgument(`${field}.lease`, 'or election or semaphore is required');
 }
 
 export const fenceKvRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
@@ -40,7 +47,7 @@ export const fenceKvRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
           tags: ['fencing'],
           summary: 'Check a fencing token',
           description:
-            'Whether fencingToken is the current token of the lease or election (exactly one of them); ' +
+            'Whether fencingToken is the current token of the lease, election or semaphore (exactly one of them); ' +
             'a resource never granted answers {valid: false, current: null}.',
           body: B.fenceCheck,
           querystring: readQuery,

@@ -2,10 +2,17 @@
  * Lease routes (docs/api.md, Leases): acquire (with FIFO waits), renew, release, get, list, watch.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { LeaseAcquireValue, LeaseGrant, LeaseView } from '@tenure/coord-state';
+import type {
+  AnyLeaseGrant,
+  LeaseAcquireValue,
+  LeaseView,
+  SessionLeaseView,
+  SharedLeaseView,
+} from '@tenure/coord-state';
 import { waitForChange } from '../change-hub.js';
 import type { ServerDeps } from '../deps.js';
 import type { Gateway } from '../gateway.js';
+import { grantBinding } from '../grant-binding.js';
 import { HttpError } from '../http-error.js';
 import { LeaseWaits } from '../lease-waits.js';
 import * as R from '../response-schemas.js';
@@ -25,25 +32,42 @@ export interface RoutePluginOptions {
   readonly schemas: AppSchemas;
 }
 
-/** 200 body of acquire and renew. */
-function grantBody(
-  g: Pick<LeaseGrant, 'name' | 'holder' | 'fencingToken'> & { ttlMs: number | null },
-): {
-  name: string;
-  holder: string;
-  fencingToken: number;
-  ttlMs: number | null;
-} {
-  return { name: g.name, holder: g.holder, fencingToken: g.fencingToken, ttlMs: g.ttlMs };
+/** 200 body of acquire and renew: `session` when session-bound, `mode` when shared. */
+function grantBody(g: AnyLeaseGrant) {
+  return {
+    name: g.name,
+    holder: g.holder,
+    fencingToken: g.fencingToken,
+    ttlMs: g.ttlMs,
+    ...('session' in g ? { session: g.session } : {}),
+    ...(g.mode === 'shared' ? { mode: g.mode } : {}),
+  };
 }
 
-function viewBody(v: LeaseView) {
+/** An exclusive grant with its remaining time (`session` when session-bound). */
+function viewBody(v: LeaseView | SessionLeaseView) {
   return {
     name: v.name,
     holder: v.holder,
     fencingToken: v.fencingToken,
     ttlMs: v.ttlMs,
     remainingMs: v.remainingMs,
+    ...('session' in v ? { session: v.session } : {}),
+  };
+}
+
+/** GET answer: the exclusive grant, or the shared grants. */
+function stateBody(v: LeaseView | SessionLeaseView | SharedLeaseView) {
+  if (!('holders' in v)) return viewBody(v);
+  return {
+    name: v.name,
+    mode: v.mode,
+    holders: v.holders.map((h) => ({
+      holder: h.holder,
+      fencingToken: h.fencingToken,
+      remainingMs: h.remainingMs,
+      ...(h.session === undefined ? {} : { session: h.session }),
+    })),
   };
 }
 
@@ -65,7 +89,9 @@ export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
           description:
             'Grants the lease to holder with a new fencing token, or renews it when holder already holds it. ' +
             'With waitMs > 0 a held lease queues the caller FIFO until granted or waitMs passes (then 409 held). ' +
-            'lockDelayMs keeps an expired lease unavailable for that long; maxHoldMs caps the total hold time.',
+            'lockDelayMs keeps an expired lease unavailable for that long; maxHoldMs caps the total hold time. ' +
+            'Give ttlMs or session (exactly one): a session-bound grant lives until released or its session ends. ' +
+            'mode: shared lets any number of shared holders in at once; a waiting exclusive acquire blocks later shared ones (FIFO).',
           params: nameParams,
           body: B.acquire,
           response: { 200: R.grant },
@@ -78,15 +104,17 @@ export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
       const { name } = request.params;
       const b = request.body;
       const waitMs = b.waitMs ?? 0;
+      const binding = grantBinding(b, deps.config.limits);
       return gw.onLeader(request, reply, waitMs, async () => {
         const { value } = await gw.write<LeaseAcquireValue>(request, {
           type: 'lease.acquire',
           name,
           holder: b.holder,
-          ttlMs: b.ttlMs,
+          ...binding,
           waitMs,
           lockDelayMs: b.lockDelayMs ?? 0,
           maxHoldMs: b.maxHoldMs ?? null,
+          ...(b.mode === undefined ? {} : { mode: b.mode }),
         });
         if (value.kind === 'granted') return grantBody(value);
         const queued = { name, holder: b.holder, waiterId: value.waiterId, waitMs };
@@ -116,7 +144,7 @@ export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
       const { name } = request.params;
       const b = request.body;
       return gw.onLeader(request, reply, 0, async () => {
-        const { value } = await gw.write<LeaseGrant>(request, {
+        const { value } = await gw.write<AnyLeaseGrant>(request, {
           type: 'lease.renew',
           name,
           holder: b.holder,
@@ -166,10 +194,11 @@ export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
         {
           tags: ['leases'],
           summary: 'Get a lease',
-          description: 'The live grant of the lease with its remaining time; 404 when not held.',
+          description:
+            'The live grant of the lease with its remaining time, or (mode: shared) every live shared grant; 404 when not held.',
           params: nameParams,
           querystring: readQuery,
-          response: { 200: R.leaseView },
+          response: { 200: R.leaseState },
           errors: [...R.READ_ERRORS, 404],
         },
         H,
@@ -179,9 +208,9 @@ export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
       const { name } = request.params;
       const read = { consistency: request.query.consistency, extraMs: 0 };
       return gw.read(request, reply, read, (t) => {
-        const v = coord.getLease(name, t);
+        const v = coord.leaseState(name, t);
         if (!v) throw new HttpError('not_found', `lease ${name} is not held`);
-        return viewBody(v);
+        return stateBody(v);
       });
     },
   );

@@ -12,6 +12,7 @@ import { UsageError } from '../exit-codes.js';
 interface CheckFlags {
   lease?: string;
   election?: string;
+  semaphore?: string;
   token: number;
 }
 
@@ -24,12 +25,18 @@ export function addFenceCommands(program: Command, run: CliRun): void {
     .description('is --token still the current fencing token? (exit 0 valid, 1 stale)')
     .option('--lease <name>', 'the lease the token belongs to')
     .option('--election <group>', 'the election the token belongs to')
+    .option('--semaphore <name>', 'the semaphore the permit token belongs to')
     .requiredOption('--token <n>', 'the fencing token to check', integerArg('--token'))
     .action(async (opts: CheckFlags, command: Command) => {
       const { client, json, timeoutMs } = run.context(command);
       const fence = fenceOf(opts);
       const result = await client.fenceCheck(fence, callOptions(timeoutMs));
-      const resource = 'lease' in fence ? `lease ${fence.lease}` : `election ${fence.election}`;
+      const resource =
+        'lease' in fence
+          ? `lease ${fence.lease}`
+          : 'election' in fence
+            ? `election ${fence.election}`
+            : `semaphore ${fence.semaphore}`;
       const current = result.current === null ? 'none' : String(result.current);
       if (!result.valid)
         throw new TenureError(`token ${opts.token} of ${resource} is stale (current: ${current})`, {
@@ -42,9 +49,13 @@ export function addFenceCommands(program: Command, run: CliRun): void {
 }
 
 function fenceOf(opts: CheckFlags): FenceSpec {
-  if ((opts.lease === undefined) === (opts.election === undefined))
-    throw new UsageError('fence check needs exactly one of --lease NAME and --election GROUP');
-  return opts.lease !== undefined
-    ? { lease: opts.lease, fencingToken: opts.token }
-    : { election: opts.election!, fencingToken: opts.token };
+  const named = [opts.lease, opts.election, opts.semaphore].filter((n) => n !== undefined);
+  if (named.length !== 1)
+    throw new UsageError(
+      'fence check needs exactly one of --lease NAME, --election GROUP and --semaphore NAME',
+    );
+  const fencingToken = opts.token;
+  if (opts.lease !== undefined) return { lease: opts.lease, fencingToken };
+  if (opts.election !== undefined) return { election: opts.election, fencingToken };
+  return { semaphore: opts.semaphore!, fencingToken };
 }

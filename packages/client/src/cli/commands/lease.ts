@@ -1,5 +1,6 @@
 /**
- * `tenure lease …`: acquire (once, or `--hold` until Ctrl-C), renew, release, get, ls, watch.
+ * `tenure lease …`: acquire (once, or `--hold` until Ctrl-C; `--shared`, `--session ID`), renew,
+ * release, get, ls, watch, history, revoke.
  * docs/api.md describes the routes behind each command.
  */
 import { Option, type Command } from 'commander';
@@ -12,9 +13,12 @@ import { callOptions, type CliRun, type GlobalOptions } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { formatLease, formatWatch } from '../format.js';
 import { holdUntilInterrupt } from '../hold.js';
+import { addHistoryRevoke } from './history-revoke.js';
 
 interface AcquireFlags {
   ttl: number;
+  session?: string;
+  shared?: boolean;
   wait?: number;
   lockDelay?: number;
   maxHold?: number;
@@ -35,6 +39,7 @@ export function addLeaseCommands(program: Command, run: CliRun): void {
   addAcquire(lease, run);
   addGrantCommands(lease, run);
   addReadCommands(lease, run);
+  addHistoryRevoke(lease, run, 'lease');
 }
 
 function addAcquire(lease: Command, run: CliRun): void {
@@ -48,6 +53,8 @@ function addAcquire(lease: Command, run: CliRun): void {
         .argParser(durationArg('--ttl'))
         .default(10_000, '10s'),
     )
+    .option('--session <id>', 'bind the lease to this session instead of --ttl')
+    .option('--shared', 'take a shared (read) grant: any number of shared holders at once')
     .option('--wait <duration>', 'wait up to this long for the lease', durationArg('--wait'))
     .option('--lock-delay <duration>', 'lock-delay after expiry', durationArg('--lock-delay'))
     .option('--max-hold <duration>', 'cap on total hold time', durationArg('--max-hold'))
@@ -79,7 +86,8 @@ async function acquire(
 ): Promise<Lease> {
   try {
     return await client.acquire(name, {
-      ttlMs: opts.ttl,
+      ...(opts.session === undefined ? { ttlMs: opts.ttl } : { session: opts.session }),
+      ...(opts.shared === true ? { mode: 'shared' as const } : {}),
       ...(opts.wait === undefined ? {} : { waitMs: opts.wait }),
       ...(opts.lockDelay === undefined ? {} : { lockDelayMs: opts.lockDelay }),
       ...(opts.maxHold === undefined ? {} : { maxHoldMs: opts.maxHold }),
@@ -133,7 +141,7 @@ function addGrantCommands(lease: Command, run: CliRun): void {
       run.emit(
         json,
         grant,
-        `renewed ${grant.name} fencingToken=${grant.fencingToken} ttl=${formatDurationMs(grant.ttlMs)}`,
+        `renewed ${grant.name} fencingToken=${grant.fencingToken} ttl=${grant.ttlMs === null ? `session ${grant.session}` : formatDurationMs(grant.ttlMs)}`,
       );
     });
   lease
@@ -208,7 +216,7 @@ async function describeHeld(
     let grant = '';
     try {
       const view = await client.getLease(name, { consistency: 'stale', timeoutMs: 1000 });
-      if (view !== null && view.holder === holder)
+      if (view !== null && !('holders' in view) && view.holder === holder)
         grant = ` (token ${view.fencingToken}, expires in ${formatDurationMs(view.remainingMs)})`;
     } catch {
       // Only decoration: the error itself is what matters.
