@@ -26,6 +26,7 @@ import { clusterRoutes } from './plugins/cluster.js';
 import { electionRoutes } from './plugins/elections.js';
 import { fenceKvRoutes } from './plugins/fence-kv.js';
 import { leaseRoutes } from './plugins/leases.js';
+import { watchRoutes } from './plugins/watch.js';
 import { buildRequestContext } from './request-context.js';
 import { appSchemas } from './schemas.js';
 import { validatorCompiler } from './validator.js';
@@ -156,5 +157,6 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(electionRoutes, opts);
   await app.register(fenceKvRoutes, opts);
   await app.register(clusterRoutes, opts);
+  await app.register(watchRoutes, opts);
   return app as unknown as FastifyInstance;
 }
