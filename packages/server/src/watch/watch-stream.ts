@@ -148,13 +148,16 @@ export class WatchStream implements EventLogListener {
       while (end < log.nextSeq && log.at(end).revision === revision) end++;
       let chunk = '';
       let last = -1;
-      for (let s = this.#cursor; s < end; s++) if (matches(this.#opts.filter, log.at(s))) last = s;
+      // A stream resumed ahead of this node skips what its reader has already seen elsewhere.
+      if (revision > this.#position)
+        for (let s = this.#cursor; s < end; s++)
+          if (matches(this.#opts.filter, log.at(s))) last = s;
       for (let s = this.#cursor; s <= last; s++) {
         const e = log.at(s);
         if (matches(this.#opts.filter, e)) chunk += changeFrame(e, s === last);
       }
       this.#cursor = end;
-      this.#position = revision;
+      this.#position = Math.max(this.#position, revision);
       if (chunk.length === 0) continue;
       this.#lastId = revision;
       if (!this.#sink.write(chunk)) this.#block();
