@@ -8,6 +8,9 @@
  */
 export { ERROR_HTTP_STATUS } from '@tenure/coord-state';
 export type {
+  ChangeEvent,
+  ChangeKind,
+  ChangeType,
   ErrorCode,
   ElectionLeader,
   ElectionView,

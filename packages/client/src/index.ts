@@ -18,6 +18,8 @@ export { normalizeEndpoint } from './transport.js';
 export { Lease } from './lease.js';
 export { Leadership } from './leadership.js';
 export type { HeldGrant, HeldGrantEvents, RenewedEvent, EndReason } from './held-grant.js';
+export { WatchCompactedError } from './change-watch.js';
+export type { ChangeWatchOptions, WatchEvent } from './change-watch.js';
 export { FenceGuard } from './fence-guard.js';
 export type { FenceGuardOptions } from './fence-guard.js';
 export { TenureError, StaleTokenError, isLossCode } from './errors.js';
@@ -30,6 +32,8 @@ export type { Logger } from './logger.js';
 export { parseDurationMs, formatDurationMs } from './duration.js';
 export { processIncarnationId } from './identity.js';
 export type {
+  ChangeKind,
+  ChangeType,
   ClusterMember,
   ClusterView,
   CampaignAnswer,

@@ -11,6 +11,7 @@ import { addElectionCommands } from './commands/elect.js';
 import { addFenceCommands } from './commands/fence.js';
 import { addKvCommands } from './commands/kv.js';
 import { addLeaseCommands } from './commands/lease.js';
+import { addWatchCommands } from './commands/watch.js';
 import { CliRun, DEFAULT_ENDPOINTS, type CliIo } from './context.js';
 import { exitCodeFor, EXIT } from './exit-codes.js';
 import { withFlagName } from './flag-names.js';
@@ -63,5 +64,6 @@ function buildProgram(run: CliRun): Command {
   addKvCommands(program, run);
   addFenceCommands(program, run);
   addClusterCommands(program, run);
+  addWatchCommands(program, run);
   return program;
 }
