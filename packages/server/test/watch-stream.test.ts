@@ -57,6 +57,7 @@ function stream(log: EventLog, sink: FakeSink, query = {}, bufferEventsMax = 100
     filter: watchFilter(query),
     bufferEventsMax,
     onEnd: (r) => ends.push(r),
+    schedule: (fn) => fn(),
   });
   return { s, ends };
 }
@@ -199,3 +200,27 @@ t.test(
     );
   },
 );
+
+t.test('appends made while a write is scheduled go out together, in order', async (t) => {
+  const log = new EventLog(0, { eventsMax: 100, bytesMax: 1_000_000 });
+  const writes: string[] = [];
+  const pending: (() => void)[] = [];
+  const s = new WatchStream(
+    log,
+    { write: (c) => writes.push(c) > 0, onDrain: () => {}, end: () => {} },
+    {
+      filter: watchFilter({}),
+      bufferEventsMax: 10,
+      onEnd: () => {},
+      schedule: (fn) => void pending.push(fn),
+    },
+  );
+  s.start(null);
+  log.append(1, [kv('a')]);
+  log.append(2, [kv('b'), kv('c')]);
+  t.equal(pending.length, 1, 'one write scheduled for both entries');
+  t.equal(writes.length, 1, 'only the opening progress event so far');
+  pending.shift()!();
+  t.equal(writes.length, 2);
+  t.match(writes[1], /"name":"a"[^]*id: 2\ndata: .*"name":"c"/);
+});

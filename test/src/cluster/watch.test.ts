@@ -8,7 +8,7 @@ import { LocalCluster, REPO_ROOT } from '../support/cluster.js';
 
 const SEED = Number(process.env['TENURE_TEST_SEED'] ?? 0x5eed11);
 /** Puts before and after the kill. */
-const PUTS_EACH_SIDE = 25;
+const PUTS_EACH_SIDE = 15;
 /** Generous bound on waiting for the watch to catch up on a loaded machine. */
 const CATCH_UP_MS = 120_000;
 

@@ -41,7 +41,16 @@ export interface WatchStreamOptions {
   readonly bufferEventsMax: number;
   /** Called once when the stream ends, for whatever reason. */
   readonly onEnd: (reason: WatchEndReason) => void;
+  /**
+   * Runs the write of newly appended events later (default `setImmediate`): appends arrive inside
+   * Raft's apply, which must not wait for thousands of socket writes, and the entries applied
+   * meanwhile go out in one write. Tests pass a synchronous one.
+   */
+  readonly schedule?: (fn: () => void) => void;
 }
+
+/** A write gathers whole revisions up to about this many characters. */
+const CHUNK_CHARS_MAX = 64 * 1024;
 
 /** A watch stream; `start` it once, `close` it when the client goes away. */
 export class WatchStream implements EventLogListener {
@@ -60,6 +69,8 @@ export class WatchStream implements EventLogListener {
   #backlog = 0;
   #unlisten: (() => void) | null = null;
   #ended = false;
+  /** True while a pump is scheduled and has not run yet. */
+  #pumpScheduled = false;
 
   constructor(log: EventLog, sink: SseSink, opts: WatchStreamOptions) {
     assert.ok(opts.bufferEventsMax >= 1, 'bufferEventsMax ≥ 1');
@@ -98,7 +109,7 @@ export class WatchStream implements EventLogListener {
   appended(revision: number): void {
     if (this.#ended) return;
     if (this.#cursor < this.#log.firstSeq) return this.#overflow();
-    if (!this.#blocked) return this.#pump();
+    if (!this.#blocked) return this.#schedulePump();
     for (let s = this.#log.nextSeq - 1; s >= this.#cursor; s--) {
       const e = this.#log.at(s);
       if (e.revision !== revision) break;
@@ -138,11 +149,32 @@ export class WatchStream implements EventLogListener {
     this.#end('closed');
   }
 
+  #schedulePump(): void {
+    if (this.#pumpScheduled) return;
+    this.#pumpScheduled = true;
+    (this.#opts.schedule ?? setImmediate)(() => {
+      this.#pumpScheduled = false;
+      if (!this.#ended && !this.#blocked) this.#pump();
+    });
+  }
+
   /** Writes whole revisions from the cursor until caught up or the sink pushes back. */
   #pump(): void {
     const log = this.#log;
     while (!this.#ended && !this.#blocked && this.#cursor < log.nextSeq) {
       if (this.#cursor < log.firstSeq) return this.#overflow();
+      const chunk = this.#nextChunk();
+      if (chunk.length > 0 && !this.#sink.write(chunk)) this.#block();
+    }
+    if (!this.#blocked && this.#cursor === log.nextSeq)
+      this.#position = Math.max(this.#position, log.lastRevision);
+  }
+
+  /** The frames of whole revisions from the cursor (up to CHUNK_CHARS_MAX), moving the cursor. */
+  #nextChunk(): string {
+    const log = this.#log;
+    let out = '';
+    while (out.length < CHUNK_CHARS_MAX && this.#cursor < log.nextSeq) {
       const revision = log.at(this.#cursor).revision;
       let end = this.#cursor;
       while (end < log.nextSeq && log.at(end).revision === revision) end++;
@@ -160,10 +192,9 @@ export class WatchStream implements EventLogListener {
       this.#position = Math.max(this.#position, revision);
       if (chunk.length === 0) continue;
       this.#lastId = revision;
-      if (!this.#sink.write(chunk)) this.#block();
+      out += chunk;
     }
-    if (!this.#blocked && this.#cursor === log.nextSeq)
-      this.#position = Math.max(this.#position, log.lastRevision);
+    return out;
   }
 
   /** The sink refused data: count what waits, overflow at once if too much, else wait for drain. */
