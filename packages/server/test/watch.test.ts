@@ -1,5 +1,6 @@
-// Proves GET /v1/watch over a real socket (fake Raft): resume by fromRevision and Last-Event-ID, the start at the next change, filters by prefix, kind and renewals, `compacted` for a revision the log no longer keeps, `overflow` for a reader that stops reading, the cap on open watches (429, freed on disconnect), keepalive comments with progress, and 400s naming the field.
+// Proves GET /v1/watch over a real socket (fake Raft): resume by fromRevision and Last-Event-ID, a session end as one revision, the start at the next change, filters by prefix, kind and renewals, `compacted` for a revision the log no longer keeps, `overflow` for a reader that stops reading, the cap on open watches (429, freed on disconnect), keepalive comments with progress, and 400s naming the field.
 import t from 'tap';
+import { encodeEnvelope, type Command } from '@tenure/coord-state';
 import { harness, send, type Harness } from './fixtures/harness.js';
 import { changes, openWatch, type SseReader } from './fixtures/sse-reader.js';
 
@@ -223,4 +224,42 @@ t.test('bad input is 400 naming the field', async (t) => {
     t.equal(res.json().error.code, 'invalid_argument');
     t.match(res.json().error.message, field, url);
   }
+});
+
+t.test('a session end is one revision: an event per grant and one for the session', async (t) => {
+  const { h, base } = await served();
+  t.teardown(h.close);
+  const propose = async (command: Command): Promise<{ index: number; value: unknown }> => {
+    const applied = await h.raft.propose(encodeEnvelope({ v: 1, command, idempotency: null }));
+    const result = applied.result.result;
+    if (!result.ok) throw new Error(`${command.type}: ${result.error.code}`);
+    return { index: applied.index, value: result.value };
+  };
+  const created = await propose({ type: 'session.create', ttlMs: 60_000, name: null });
+  const sessionId = `s${created.index}`;
+  for (const name of ['sess-a', 'sess-b'])
+    await propose({
+      type: 'lease.acquire',
+      name,
+      holder: 'H',
+      ttlMs: null,
+      waitMs: 0,
+      lockDelayMs: 0,
+      maxHoldMs: null,
+      session: sessionId,
+    });
+  const w = opened(t, await openWatch(base, `/v1/watch?fromRevision=${created.index}`));
+  const ended = await propose({ type: 'session.end', sessionId });
+  await w.waitFor(() => changes(w.events).some((e) => e.data['revision'] === ended.index));
+  const batch = changes(w.events).filter((e) => e.data['revision'] === ended.index);
+  t.same(batch.map((e) => `${e.data['kind']}:${e.data['name']}:${e.data['type']}`).sort(), [
+    'lease:sess-a:session_ended',
+    'lease:sess-b:session_ended',
+    `session:${sessionId}:session_ended`,
+  ]);
+  t.same(
+    batch.map((e) => e.id),
+    [undefined, undefined, String(ended.index)],
+    'one revision; its id on its last event only',
+  );
 });
