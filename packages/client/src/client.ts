@@ -45,6 +45,7 @@ export type { CampaignOptions } from './campaign.js';
 import { Leadership, type LeadershipOps } from './leadership.js';
 import { silentLogger, type Logger } from './logger.js';
 import { longPoll, type LongPollOptions } from './long-poll.js';
+import { watchChanges, type ChangeWatchOptions, type WatchEvent } from './change-watch.js';
 import { normalizeEndpoint, Transport, type CallOptions, type RequestSpec } from './transport.js';
 
 /** Options of `new TenureClient(...)`. */
@@ -214,6 +215,7 @@ export class TenureClient {
   /** Default call deadline (ms), also the budget of confirming a late grant. */
   readonly #requestTimeoutMs: number;
   #idSequence = 0;
+  readonly #fetch: typeof fetch;
 
   /**
    * Throws TenureError `invalid_argument` (details `{field}`) when `endpoints` is missing, empty or
@@ -237,6 +239,7 @@ export class TenureClient {
       options.sleep ??
       ((delayMs, signal) =>
         setTimeoutPromise(delayMs, undefined, signal === undefined ? {} : { signal }));
+    this.#fetch = options.fetch ?? fetch;
     this.#transport = new Transport(
       {
         endpoints: options.endpoints,
@@ -245,7 +248,7 @@ export class TenureClient {
         discoverMembers: options.discoverMembers ?? false,
       },
       {
-        fetch: options.fetch ?? fetch,
+        fetch: this.#fetch,
         now: () => performance.now(),
         sleep: this.#sleep,
         random: this.#random,
@@ -263,6 +266,23 @@ export class TenureClient {
           (r) => r as { key: string; deleted: true },
         ),
     };
+  }
+
+  /**
+   * Every committed change passing the filters, as an async iterator (docs/api.md "Streaming
+   * watch"): in log order, each exactly once, resuming by itself from the last revision seen on
+   * another endpoint when a node goes away. Throws WatchCompactedError (code `compacted`) when no
+   * endpoint keeps the changes after that revision any more; ends when `signal` aborts or the loop
+   * breaks. See change-watch.ts.
+   */
+  watch(options: ChangeWatchOptions = {}): AsyncIterableIterator<WatchEvent> {
+    return watchChanges(options, {
+      endpoints: this.#transport.endpoints,
+      fetch: this.#fetch,
+      sleep: this.#sleep,
+      random: this.#random,
+      logger: this.#logger,
+    });
   }
 
   /** Node id of the leader as last reported by `Tenure-Leader`, or null. */

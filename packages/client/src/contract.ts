@@ -10,6 +10,9 @@ export { ERROR_HTTP_STATUS } from '@tenure/coord-state';
 /** The backup file checker (`tenure snapshot save|inspect`); coord-state's snapshot-file.ts. */
 export { SnapshotFileReader, type SnapshotFileHeader } from '@tenure/coord-state';
 export type {
+  ChangeEvent,
+  ChangeKind,
+  ChangeType,
   ErrorCode,
   ElectionLeader,
   ElectionView,

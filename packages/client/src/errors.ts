@@ -8,9 +8,11 @@ import { ERROR_HTTP_STATUS, type ErrorCode } from './contract.js';
  * Client-side codes: `unavailable` (no node answered: connection errors, retries exhausted without an
  * HTTP answer), `aborted` (the caller's AbortSignal fired), `internal` (a 5xx or answer outside the
  * docs/api.md catalog), `lease_lost` (a handle's safe local deadline passed, docs/concepts.md), `released` (the
- * handle was released/resigned by its owner).
+ * handle was released/resigned by its owner), `compacted` (a watch cannot resume: the changes after
+ * its revision are no longer kept, see WatchCompactedError).
  */
-export type ClientErrorCode = 'unavailable' | 'aborted' | 'internal' | 'lease_lost' | 'released';
+export type ClientErrorCode =
+  'unavailable' | 'aborted' | 'internal' | 'lease_lost' | 'released' | 'compacted';
 
 /** Either a docs/api.md catalog code or a client-side code. */
 export type TenureErrorCode = ErrorCode | ClientErrorCode;

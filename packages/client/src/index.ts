@@ -30,6 +30,8 @@ export type { PermitGrant } from './permit.js';
 export { Session } from './session.js';
 export { Leadership } from './leadership.js';
 export type { HeldGrant, HeldGrantEvents, RenewedEvent, EndReason } from './held-grant.js';
+export { WatchCompactedError } from './change-watch.js';
+export type { ChangeWatchOptions, WatchEvent } from './change-watch.js';
 export { FenceGuard } from './fence-guard.js';
 export type { FenceGuardOptions } from './fence-guard.js';
 export { TenureError, StaleTokenError, isLossCode } from './errors.js';
@@ -42,6 +44,8 @@ export type { Logger } from './logger.js';
 export { parseDurationMs, formatDurationMs } from './duration.js';
 export { processIncarnationId } from './identity.js';
 export type {
+  ChangeKind,
+  ChangeType,
   ClusterMember,
   ClusterView,
   CampaignAnswer,

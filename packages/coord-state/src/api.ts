@@ -414,6 +414,8 @@ export interface CoordState {
   nextDueMs(): number | null;
   /** Cluster time of the last applied entry. */
   lastAppliedTimeMs(): number;
+  /** Log index of the last applied entry (0 before any; after `restore`, the snapshot's). */
+  lastAppliedIndex(): number;
   getLease(name: string, nowMs: number): LeaseView | null;
   /** Live leases with names starting with `prefix`, sorted by name, at most `limit`. */
   listLeases(prefix: string, limit: number, nowMs: number): LeaseView[];

@@ -30,6 +30,7 @@ import { leaseRoutes } from './plugins/leases.js';
 import { snapshotRoutes } from './plugins/snapshot.js';
 import { semaphoreRoutes } from './plugins/semaphores.js';
 import { sessionRoutes } from './plugins/sessions.js';
+import { watchRoutes } from './plugins/watch.js';
 import { buildRequestContext } from './request-context.js';
 import { appSchemas } from './schemas.js';
 import { validatorCompiler } from './validator.js';
@@ -164,5 +165,6 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(sessionRoutes, opts);
   await app.register(semaphoreRoutes, opts);
   await app.register(historyRevokeRoutes, opts);
+  await app.register(watchRoutes, opts);
   return app as unknown as FastifyInstance;
 }

@@ -1,16 +1,26 @@
 /**
  * Wake-ups for long-polls and waits: the state adapter publishes, after every applied entry, the
  * resource keys it changed (`lease:NAME`, `election:GROUP`, `kv:KEY`); waiters subscribe per key.
- * Listeners run synchronously inside apply, so they must only schedule work (resolve a promise).
+ * It also hands on each entry's change events and snapshot restores (the streaming watch's event
+ * log listens). Listeners run synchronously inside apply, so they must only schedule work (resolve
+ * a promise) or do bounded work (append to the event log).
  */
+import type { ChangeEvent } from '@tenure/coord-state';
 
 type Listener = (index: number) => void;
+
+/** Receives every applied entry's change events, and the index a snapshot restore moved to. */
+export interface EntryListener {
+  entry(index: number, events: readonly ChangeEvent[]): void;
+  restored(index: number): void;
+}
 
 /** Per-key change notifications plus an "any entry applied" stream. */
 export class ChangeHub {
   /** key → listeners; a key's set is deleted when it empties (bounded by live waiters). */
   readonly #byKey = new Map<string, Set<Listener>>();
   readonly #onApply = new Set<Listener>();
+  readonly #onEntry = new Set<EntryListener>();
 
   /** Called by the state adapter after applying entry `index`. */
   publish(changed: readonly string[], index: number): void {
@@ -19,6 +29,22 @@ export class ChangeHub {
       if (set) for (const fn of [...set]) fn(index);
     }
     for (const fn of [...this.#onApply]) fn(index);
+  }
+
+  /** Called by the state adapter after every applied entry `index` with its events (in order). */
+  publishEvents(index: number, events: readonly ChangeEvent[]): void {
+    for (const l of [...this.#onEntry]) l.entry(index, events);
+  }
+
+  /** Called by the state adapter after a snapshot restore: the state is now at `index`. */
+  publishRestore(index: number): void {
+    for (const l of [...this.#onEntry]) l.restored(index);
+  }
+
+  /** Listen to every entry's events and to restores; returns the unsubscribe function. */
+  onEntry(listener: EntryListener): () => void {
+    this.#onEntry.add(listener);
+    return () => this.#onEntry.delete(listener);
   }
 
   /** Listen to changes of one resource key; returns the unsubscribe function. */

@@ -62,6 +62,16 @@ export interface ServerConfig {
   readonly snapshotEntries: number;
   /** Log entries kept behind a snapshot for lagging followers (0 = drop all it covers). */
   readonly snapshotKeepEntries: number;
+  /** Streaming watches open at once on this node (docs/api.md, "Streaming watch"). */
+  readonly watchesMax: number;
+  /** Change events kept for watch resumes. */
+  readonly watchLogEventsMax: number;
+  /** Bound on the JSON bytes of the kept change events. */
+  readonly watchLogBytesMax: number;
+  /** Matching events that may wait for a blocked watch reader before `overflow`. */
+  readonly watchBufferEventsMax: number;
+  /** Keepalive comment interval of a watch, ms. */
+  readonly watchKeepaliveMs: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly limits: LimitsConfig;
   /** Backup file to seed the empty data directory from before starting (restore.ts), or null. */
@@ -198,6 +208,11 @@ export function loadConfig(
     bodyBytesMax: v.valueBytesMax * 2 + 16 * 1024,
     snapshotEntries: v.snapshotEntries,
     snapshotKeepEntries: v.snapshotKeepEntries,
+    watchesMax: v.watchesMax,
+    watchLogEventsMax: v.watchLogEventsMax,
+    watchLogBytesMax: v.watchLogBytesMax,
+    watchBufferEventsMax: v.watchBufferEventsMax,
+    watchKeepaliveMs: v.watchKeepaliveMs,
     logLevel: v.logLevel,
     limits: limitsOf(v),
     restoreFile: v.restoreFile === undefined ? null : resolve(cwd, v.restoreFile),

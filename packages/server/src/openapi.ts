@@ -51,6 +51,7 @@ export function openapiOptions(): SwaggerOptions {
         },
         { name: 'fencing', description: 'Fencing-token checks at the write boundary' },
         { name: 'kv', description: 'Fenced key-value writes' },
+        { name: 'watch', description: 'Streaming watch of every change (Server-Sent Events)' },
         { name: 'cluster', description: 'Cluster status and leadership' },
         { name: 'operations', description: 'Health, readiness and metrics' },
       ],

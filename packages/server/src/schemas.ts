@@ -291,6 +291,7 @@ export function bodySchemas(limits: LimitsConfig) {
 export const HEADER_NAMES: Readonly<Record<string, string>> = {
   'idempotency-key': 'Idempotency-Key',
   'request-timeout-ms': 'Request-Timeout-Ms',
+  'last-event-id': 'Last-Event-ID',
 };
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Raft ↔ coordination state adapter: a `StateMachine<ApplyOutput>` that decodes each committed
  * entry's envelope and applies it to the CoordState, then publishes the changed resource keys to
- * the ChangeHub (long-poll wake-ups). Leader no-ops apply as `envelope = null` (time only).
+ * the ChangeHub (long-poll wake-ups) and the entry's change events (streaming watch). Leader no-ops
+ * apply as `envelope = null` (time only).
  */
 import type { AppliedEntry, StateMachine } from '@tenure/raft';
 import type { ApplyOutput, CommandEnvelope, CoordState } from '@tenure/coord-state';
@@ -36,6 +37,7 @@ export class CoordStateAdapter implements StateMachine<ApplyOutput> {
     // CoordState takes integer ms; flooring is monotonic and identical on every replica.
     const out = this.#coord.apply(entry.index, Math.floor(entry.clusterTimeMs), envelope);
     if (out.changed.length > 0 || !undecodable) this.#hub.publish(out.changed, entry.index);
+    this.#hub.publishEvents(entry.index, out.events ?? []);
     if (undecodable) {
       return {
         result: {
@@ -56,5 +58,6 @@ export class CoordStateAdapter implements StateMachine<ApplyOutput> {
     this.#coord.restore(snapshot);
     // Every resource may have changed: wake no one specifically; waiters re-check on their next event.
     this.#hub.publish([], 0);
+    this.#hub.publishRestore(this.#coord.lastAppliedIndex());
   }
 }

@@ -26,8 +26,16 @@ t.test('every operation is documented with headers and error answers', async (t)
     t.ok(op.summary && op.description, `${name}: summary and description`);
     t.ok(op.tags?.length, `${name}: tagged`);
     const headers = (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
-    t.same(headers.sort(), ['idempotency-key', 'request-timeout-ms'], `${name}: headers`);
-    t.ok(op.responses['200']?.content?.['application/json'], `${name}: 200 schema`);
+    // The streaming watch also takes Last-Event-ID and answers text/event-stream.
+    const stream = name === 'get /v1/watch';
+    const common = ['idempotency-key', 'request-timeout-ms'];
+    t.same(
+      headers.sort(),
+      stream ? [...common, 'last-event-id'].sort() : common,
+      `${name}: headers`,
+    );
+    const media = stream ? 'text/event-stream' : 'application/json';
+    t.ok(op.responses['200']?.content?.[media], `${name}: 200 schema`);
     t.not(op.responses['200']?.description, 'Default Response', `${name}: 200 described`);
     for (const status of ['400', '500'])
       t.ok(op.responses[status]?.content?.['application/json'], `${name}: ${status} schema`);

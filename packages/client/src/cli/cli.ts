@@ -14,6 +14,7 @@ import { addLeaseCommands } from './commands/lease.js';
 import { addSnapshotCommands } from './commands/snapshot.js';
 import { addSemaphoreCommands } from './commands/sem.js';
 import { addSessionCommands } from './commands/session.js';
+import { addWatchCommands } from './commands/watch.js';
 import { CliRun, DEFAULT_ENDPOINTS, type CliIo } from './context.js';
 import { exitCodeFor, EXIT } from './exit-codes.js';
 import { withFlagName } from './flag-names.js';
@@ -69,5 +70,6 @@ function buildProgram(run: CliRun): Command {
   addSnapshotCommands(program, run);
   addSessionCommands(program, run);
   addSemaphoreCommands(program, run);
+  addWatchCommands(program, run);
   return program;
 }
