@@ -35,11 +35,12 @@ export type { CampaignOptions } from './campaign.js';
 import { Leadership, type LeadershipOps } from './leadership.js';
 import { silentLogger, type Logger } from './logger.js';
 import { longPoll, type LongPollOptions } from './long-poll.js';
+import { tlsFetch, type ClientTlsOptions, type TlsFetch } from './tls.js';
 import { normalizeEndpoint, Transport, type CallOptions, type RequestSpec } from './transport.js';
 
 /** Options of `new TenureClient(...)`. */
-export interface TenureClientOptions {
-  /** Node base URLs `http://host:port` (at least one). */
+export interface TenureClientOptions extends ClientTlsOptions {
+  /** Node base URLs `http://host:port` or `https://host:port` (at least one). */
   readonly endpoints: readonly string[];
   /** Default deadline of a call, retries included (ms; default 5,000 = docs/api.md server default). */
   readonly requestTimeoutMs?: number;
@@ -57,7 +58,10 @@ export interface TenureClientOptions {
   readonly discoverMembers?: boolean;
   /** Monotonic clock and timers for lease/leadership deadlines and renewals (tests inject a fake). */
   readonly clock?: Clock;
-  /** fetch implementation (default global fetch). */
+  /**
+   * fetch implementation (default global fetch, or an undici fetch with the TLS options `ca`,
+   * `cert`, `key`, which cannot be combined with this).
+   */
   readonly fetch?: typeof fetch;
   /** Retry-delay sleeper (default real timers). */
   readonly sleep?: (delayMs: number, signal?: AbortSignal) => Promise<void>;
@@ -141,6 +145,8 @@ export class TenureClient {
   readonly #safetyMarginMs: number | undefined;
   /** Default call deadline (ms), also the budget of confirming a late grant. */
   readonly #requestTimeoutMs: number;
+  /** The TLS-configured fetch when `ca`/`cert`/`key` were given (its connections close in close()). */
+  readonly #tls: TlsFetch | null;
   #idSequence = 0;
 
   /**
@@ -161,6 +167,9 @@ export class TenureClient {
     this.#maxDriftRatio = maxDriftRatio;
     this.#safetyMarginMs = options.safetyMarginMs;
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 5000;
+    this.#tls = tlsFetch(options);
+    if (this.#tls !== null && options.fetch !== undefined)
+      throw new TypeError('fetch and ca/cert/key: give one or the other');
     this.#sleep =
       options.sleep ??
       ((delayMs, signal) =>
@@ -173,7 +182,7 @@ export class TenureClient {
         discoverMembers: options.discoverMembers ?? false,
       },
       {
-        fetch: options.fetch ?? fetch,
+        fetch: this.#tls?.fetch ?? options.fetch ?? fetch,
         now: () => performance.now(),
         sleep: this.#sleep,
         random: this.#random,
@@ -191,6 +200,14 @@ export class TenureClient {
           (r) => r as { key: string; deleted: true },
         ),
     };
+  }
+
+  /**
+   * Closes the connections of the TLS options' agent (nothing to do without `ca`/`cert`/`key`).
+   * Calls made afterwards fail. Held leases are not released: release them first.
+   */
+  async close(): Promise<void> {
+    await this.#tls?.close();
   }
 
   /** Node id of the leader as last reported by `Tenure-Leader`, or null. */

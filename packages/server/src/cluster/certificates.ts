@@ -6,6 +6,8 @@
  * Used by `npm start -- --secure`, the docker-compose certificate script and the tests.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isIP } from 'node:net';
 import forge from 'node-forge';
 
@@ -102,4 +104,47 @@ function baseCertificate(
   cert.validity.notBefore = new Date(nowMs - 3_600_000);
   cert.validity.notAfter = new Date(nowMs + validityDays * DAY_MS);
   return cert;
+}
+
+/** Files written by writeClusterCertificates. */
+export interface ClusterCertificateFiles {
+  /** `<dir>/ca.pem`: the CA certificate clients and peers trust. */
+  readonly caFile: string;
+  /** `<dir>/ca-key.pem` (mode 0600): needed only to issue more certificates. */
+  readonly caKeyFile: string;
+  /** Per node id: `<dir>/<id>.pem` and `<dir>/<id>-key.pem` (mode 0600). */
+  readonly nodes: Readonly<Record<string, { readonly certFile: string; readonly keyFile: string }>>;
+}
+
+/**
+ * Creates `dir` and writes a new CA and one certificate per node (valid for its `hosts`) into it.
+ * Private keys are written with mode 0600. Overwrites files of the same names.
+ */
+export function writeClusterCertificates(
+  dir: string,
+  nodes: readonly { readonly id: string; readonly hosts: readonly string[] }[],
+  caName = 'Tenure cluster CA',
+): ClusterCertificateFiles {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const ca = createCa(caName);
+  const caFile = join(dir, 'ca.pem');
+  const caKeyFile = join(dir, 'ca-key.pem');
+  writeFileSync(caFile, ca.certPem);
+  writeSecret(caKeyFile, ca.keyPem);
+  const files: Record<string, { certFile: string; keyFile: string }> = {};
+  for (const n of nodes) {
+    const issued = issueNodeCert(ca, { commonName: n.id, hosts: n.hosts });
+    const certFile = join(dir, `${n.id}.pem`);
+    const keyFile = join(dir, `${n.id}-key.pem`);
+    writeFileSync(certFile, issued.certPem);
+    writeSecret(keyFile, issued.keyPem);
+    files[n.id] = { certFile, keyFile };
+  }
+  return { caFile, caKeyFile, nodes: files };
+}
+
+/** Writes `text` readable by its owner only (also when the file already existed). */
+export function writeSecret(path: string, text: string): void {
+  writeFileSync(path, text, { mode: 0o600 });
+  chmodSync(path, 0o600);
 }
