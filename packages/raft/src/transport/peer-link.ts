@@ -126,13 +126,16 @@ export class PeerLink {
   }
 
   /**
-   * Logs a connection error: at warn when its code differs from the previous one (a TLS trust
-   * failure is a configuration problem worth seeing once), at debug when it repeats on reconnect.
+   * Logs a connection error: a TLS failure (a configuration problem worth seeing) at warn when its
+   * code differs from the previous one; repeats, and socket errors such as ECONNREFUSED while a
+   * peer starts, at debug.
    */
   #onError(err: Error): void {
     const code = (err as NodeJS.ErrnoException).code ?? err.message;
     const fields = { peer: this.#o.peer, code, err: err.message };
-    if (code !== this.#lastErrorCode && this.#o.tls !== undefined)
+    // errno codes start with E and are not TLS's; OpenSSL's are ERR_SSL_*, ERR_TLS_* or unprefixed.
+    const tlsFailure = /^ERR_(SSL|TLS)_/.test(code) || !code.startsWith('E');
+    if (code !== this.#lastErrorCode && this.#o.tls !== undefined && tlsFailure)
       this.#o.logger.warn(fields, 'peer connection error');
     else this.#o.logger.debug(fields, 'peer connection error');
     this.#lastErrorCode = code;
