@@ -46,11 +46,12 @@ import { Leadership, type LeadershipOps } from './leadership.js';
 import { silentLogger, type Logger } from './logger.js';
 import { longPoll, type LongPollOptions } from './long-poll.js';
 import { watchChanges, type ChangeWatchOptions, type WatchEvent } from './change-watch.js';
+import { tlsFetch, type ClientTlsOptions, type TlsFetch } from './tls.js';
 import { normalizeEndpoint, Transport, type CallOptions, type RequestSpec } from './transport.js';
 
 /** Options of `new TenureClient(...)`. */
-export interface TenureClientOptions {
-  /** Node base URLs `http://host:port` (at least one). */
+export interface TenureClientOptions extends ClientTlsOptions {
+  /** Node base URLs `http://host:port` or `https://host:port` (at least one). */
   readonly endpoints: readonly string[];
   /** Default deadline of a call, retries included (ms; default 5,000 = docs/api.md server default). */
   readonly requestTimeoutMs?: number;
@@ -68,7 +69,10 @@ export interface TenureClientOptions {
   readonly discoverMembers?: boolean;
   /** Monotonic clock and timers for lease/leadership deadlines and renewals (tests inject a fake). */
   readonly clock?: Clock;
-  /** fetch implementation (default global fetch). */
+  /**
+   * fetch implementation (default global fetch, or an undici fetch with the TLS options `ca`,
+   * `cert`, `key`, which cannot be combined with this).
+   */
   readonly fetch?: typeof fetch;
   /** Retry-delay sleeper (default real timers). */
   readonly sleep?: (delayMs: number, signal?: AbortSignal) => Promise<void>;
@@ -214,6 +218,8 @@ export class TenureClient {
   readonly #safetyMarginMs: number | undefined;
   /** Default call deadline (ms), also the budget of confirming a late grant. */
   readonly #requestTimeoutMs: number;
+  /** The TLS-configured fetch when `ca`/`cert`/`key` were given (its connections close in close()). */
+  readonly #tls: TlsFetch | null;
   #idSequence = 0;
   readonly #fetch: typeof fetch;
 
@@ -235,11 +241,14 @@ export class TenureClient {
     this.#maxDriftRatio = maxDriftRatio;
     this.#safetyMarginMs = options.safetyMarginMs;
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 5000;
+    this.#tls = tlsFetch(options);
+    if (this.#tls !== null && options.fetch !== undefined)
+      throw new TypeError('fetch and ca/cert/key: give one or the other');
     this.#sleep =
       options.sleep ??
       ((delayMs, signal) =>
         setTimeoutPromise(delayMs, undefined, signal === undefined ? {} : { signal }));
-    this.#fetch = options.fetch ?? fetch;
+    this.#fetch = this.#tls?.fetch ?? options.fetch ?? fetch;
     this.#transport = new Transport(
       {
         endpoints: options.endpoints,
@@ -283,6 +292,14 @@ export class TenureClient {
       random: this.#random,
       logger: this.#logger,
     });
+  }
+
+  /**
+   * Closes the connections of the TLS options' agent (nothing to do without `ca`/`cert`/`key`).
+   * Calls made afterwards fail. Held leases are not released: release them first.
+   */
+  async close(): Promise<void> {
+    await this.#tls?.close();
   }
 
   /** Node id of the leader as last reported by `Tenure-Leader`, or null. */

@@ -22,6 +22,7 @@ export type {
   WatchOptions,
 } from './client.js';
 export type { CallOptions } from './transport.js';
+export type { ClientTlsOptions, Pem } from './tls.js';
 export { normalizeEndpoint } from './transport.js';
 export { Lease } from './lease.js';
 export type { GrantBinding } from './lease.js';

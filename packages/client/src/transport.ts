@@ -17,6 +17,7 @@ import { backoffDelayMs, parseRetryAfterMs, type RetryPolicy } from './backoff.j
 import type { ClusterView } from './contract.js';
 import { errorFromResponse, TenureError } from './errors.js';
 import type { Logger } from './logger.js';
+import { tlsTrustHint } from './tls.js';
 
 /** HTTP methods the API uses. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -194,6 +195,8 @@ export class Transport {
     let hinted: string | null = null;
     /** True when the previous retry followed a leader hint without backing off. */
     let followedHint = false;
+    /** Endpoints whose TLS certificate this call refused: when all did, retrying cannot help. */
+    const certRefused = new Set<string>();
     // Retried until the deadline; `attempts` is only a safety cap (backoff bounds the rate, BC-16).
     for (let attempt = 0; attempt < this.#opts.retry.attempts; attempt++) {
       if (spec.signal?.aborted) throw this.#abortedError(spec, maybeCommitted);
@@ -236,6 +239,11 @@ export class Transport {
             },
           );
           if (result.sent && !canResend) return this.#fail(lastError, true);
+          if (tlsTrustHint(networkErrorCode(result.error)) !== null) {
+            certRefused.add(endpoint);
+            if (certRefused.size >= this.#endpoints.length)
+              return this.#fail(lastError, maybeCommitted);
+          }
           break;
         }
         case 'answer': {
@@ -382,7 +390,10 @@ export class Transport {
     } catch (error) {
       if (spec.signal?.aborted) return { kind: 'aborted' };
       if (timedOut) return { kind: 'deadline' };
-      return { kind: 'network', sent: !NOT_SENT_CODES.has(networkErrorCode(error) ?? ''), error };
+      const code = networkErrorCode(error);
+      // A refused certificate fails the TLS handshake: no byte of the request was sent.
+      const sent = !NOT_SENT_CODES.has(code ?? '') && tlsTrustHint(code) === null;
+      return { kind: 'network', sent, error };
     } finally {
       clearTimeout(timer);
       spec.signal?.removeEventListener('abort', onAbort);
@@ -479,6 +490,8 @@ function networkErrorCode(error: unknown): string | undefined {
 
 function describeNetworkError(error: unknown): string {
   const code = networkErrorCode(error);
+  const hint = tlsTrustHint(code);
+  if (hint !== null) return `${hint} (${code})`;
   const message = error instanceof Error ? error.message : String(error);
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : null;
   return `${message}${cause !== null && cause !== message ? `: ${cause}` : ''}${code === undefined ? '' : ` (${code})`}`;

@@ -39,6 +39,7 @@ export {
   type TcpTransportOptions,
   type TcpTransportStats,
 } from './transport/tcp-transport.js';
+export { TLS_MIN_VERSION, type Pem, type PeerTlsOptions } from './transport/peer-tls.js';
 
 export { SeededRandom } from './random.js';
 // The protocol types, by name: the core's test-only UnsafeVariants stay out of the public entry

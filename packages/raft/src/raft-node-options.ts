@@ -8,6 +8,7 @@ import type { PeerInfo } from './api.js';
 import type { StateMachine } from './state-machine.js';
 import type { RaftStorage } from './storage/raft-storage.js';
 import type { Transport } from './transport/transport.js';
+import type { PeerTlsOptions } from './transport/peer-tls.js';
 import { InvalidArgumentError } from './errors.js';
 import { readRequestsPendingMax } from './core/read-only.js';
 
@@ -70,6 +71,8 @@ export interface RaftNodeOptions<R> {
   readonly storage?: RaftStorage;
   /** Injected transport (tests); default TcpTransport on `listen`. Closed by stop(). */
   readonly transport?: Transport;
+  /** Mutual TLS on the default TcpTransport's links (transport/peer-tls.ts); absent: plain TCP. */
+  readonly peerTls?: PeerTlsOptions;
   /**
    * Called once when storage (or the state machine) fails inside the Ready loop (the node has
    * already stopped; Raft cannot go on without its disk). Default: rethrow asynchronously, crashing the process so a supervisor restarts it.

@@ -166,6 +166,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
           peers: options.peers,
           listen: resolved.listen,
           logger: root.child({ component: 'raft-transport', nodeId: options.id }),
+          ...(options.peerTls === undefined ? {} : { tls: options.peerTls }),
         });
       const node = new RaftNode(options, resolved, {
         core,

@@ -19,6 +19,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ServerDeps } from './deps.js';
 import { toHttpError } from './error-tables.js';
 import { Gateway } from './gateway.js';
+import { httpsServerFactory } from './https-server.js';
 import { errorBody, internalError } from './http-error.js';
 import { parseJsonBody } from './json-body.js';
 import { openapiOptions } from './openapi.js';
@@ -37,6 +38,8 @@ import { validatorCompiler } from './validator.js';
 
 /** Names up to 200 bytes plus room for a useful 400 on longer ones (docs/api.md, Input rules). */
 const PARAM_LENGTH_MAX = 2048;
+/** Idle keep-alive connections are closed after this long (above common client pool idle times). */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
  * Answer `err` in the error shape. A failed assertion is a bug that must stop the process: it
@@ -82,9 +85,17 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { maxParamLength: PARAM_LENGTH_MAX },
     bodyLimit: config.bodyBytesMax,
-    keepAliveTimeout: 65_000,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     // Long-polls and waits may last waitMs/timeoutMs + the deadline.
     requestTimeout: 0,
+    ...(config.tls
+      ? {
+          serverFactory: httpsServerFactory(config.tls, {
+            keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
+            requestTimeoutMs: 0,
+          }),
+        }
+      : {}),
     // Malformed URLs (bad percent-encoding) never reach the router: answer in the error shape.
     frameworkErrors: (err: FastifyError, request, reply) => {
       sendError(deps, err, request as FastifyRequest, reply as FastifyReply);

@@ -5,17 +5,19 @@
  * it and exits with code 2. Reference: docs/configuration.md (generated from the same table).
  */
 import { isAbsolute, resolve } from 'node:path';
-import { InvalidArgumentError, raftTimingTicks } from '@tenure/raft';
+import { InvalidArgumentError, raftTimingTicks, type PeerTlsOptions } from '@tenure/raft';
 import type { Command } from 'commander';
 import { hostPort, peersList, type PeerConfig } from './config/addresses.js';
 import { ConfigError } from './config/config-error.js';
 import { commandFor, parseFlags, readSettings, type ReadSettings } from './config/read-settings.js';
 import { SERVER_SETTINGS } from './config/server-settings.js';
 import { SettingValueError } from './config/setting.js';
+import { loadTlsConfig, type HttpTlsConfig } from './config/tls-files.js';
 import { serverVersion } from './config/version.js';
 
 export { ConfigError } from './config/config-error.js';
 export type { PeerConfig } from './config/addresses.js';
+export type { HttpTlsConfig, TlsConfig } from './config/tls-files.js';
 export { SERVER_SETTINGS, SERVER_SETTINGS as SETTINGS } from './config/server-settings.js';
 export { settingsTable } from './config/docs-table.js';
 
@@ -78,6 +80,10 @@ export interface ServerConfig {
   readonly restoreFile: string | null;
   /** With restoreFile: tokens of the restored cluster are above this (0 = default margin only). */
   readonly tokenFloor: number;
+  /** HTTPS on the API (`--tls-*`); absent or null: plain HTTP (docs/security.md). */
+  readonly tls?: HttpTlsConfig | null;
+  /** Mutual TLS on the Raft links (`--peer-tls-*`); absent or null: plain TCP. */
+  readonly peerTls?: PeerTlsOptions | null;
 }
 
 /** Default limits: the settings table's defaults (which are the state machine's own). */
@@ -217,5 +223,6 @@ export function loadConfig(
     limits: limitsOf(v),
     restoreFile: v.restoreFile === undefined ? null : resolve(cwd, v.restoreFile),
     tokenFloor: v.tokenFloor,
+    ...loadTlsConfig(r, cwd),
   };
 }

@@ -1,9 +1,13 @@
 /**
  * One-hop forwarding of writes and linearizable reads from a follower to the leader (docs/api.md),
- * over kept-alive HTTP connections (node:http Agent). The forwarded request carries
- * `Tenure-Forwarded` so the receiver never forwards it again.
+ * over kept-alive connections: HTTP, or HTTPS verifying the leader's certificate when the node
+ * serves TLS (docs/security.md). The forwarded request carries `Tenure-Forwarded` so the receiver
+ * never forwards it again.
  */
 import { Agent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { TLS_MIN_VERSION } from '@tenure/raft';
+import type { HttpTlsConfig } from './config.js';
 import { FORWARDED_HEADER } from './request-context.js';
 
 /** What is sent to the leader. `url` is path + query, exactly as the client sent it. */
@@ -39,14 +43,39 @@ export interface Forwarder {
 /** Response headers copied back to the client. */
 const PASS_HEADERS = ['content-type', 'retry-after', 'tenure-leader', 'tenure-stale'];
 
-/** The production forwarder: node:http with keep-alive, bounded sockets per leader. */
+/** Connection pool bounds of the forwarder (per leader address). */
+const AGENT_OPTIONS = {
+  keepAlive: true,
+  maxSockets: 512,
+  maxFreeSockets: 64,
+  keepAliveMsecs: 1000,
+};
+
+/**
+ * The production forwarder: keep-alive, bounded sockets per leader. With `tls` (the node's own
+ * `--tls-*` settings; every node serves the same scheme) it speaks HTTPS, verifies the leader's
+ * certificate against `tls.ca` (default: Node's roots) and its address, and presents the node's
+ * certificate in case the leader requires client certificates.
+ */
 export class HttpForwarder implements Forwarder {
-  readonly #agent = new Agent({
-    keepAlive: true,
-    maxSockets: 512,
-    maxFreeSockets: 64,
-    keepAliveMsecs: 1000,
-  });
+  readonly #agent: Agent;
+  readonly #request: typeof httpRequest;
+
+  constructor(tls: HttpTlsConfig | null = null) {
+    if (tls === null) {
+      this.#agent = new Agent(AGENT_OPTIONS);
+      this.#request = httpRequest;
+    } else {
+      this.#agent = new HttpsAgent({
+        ...AGENT_OPTIONS,
+        cert: tls.cert,
+        key: tls.key,
+        ...(tls.ca === null ? {} : { ca: tls.ca }),
+        minVersion: TLS_MIN_VERSION,
+      });
+      this.#request = httpsRequest;
+    }
+  }
 
   forward(
     httpAddress: string,
@@ -67,7 +96,7 @@ export class HttpForwarder implements Forwarder {
     }
     if (req.idempotencyKey !== null) headers['idempotency-key'] = req.idempotencyKey;
     return new Promise((resolve, reject) => {
-      const r = httpRequest(
+      const r = this.#request(
         {
           host,
           port,

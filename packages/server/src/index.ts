@@ -32,3 +32,11 @@ export { createLogger, createLoggers, type NodeLoggers } from './logger.js';
 export { HttpError } from './http-error.js';
 export { canonicalJson, requestFingerprint } from './canonical-json.js';
 export { localNodes, type LocalNodeSpec } from './cluster/local-nodes.js';
+export {
+  createCa,
+  issueNodeCert,
+  writeClusterCertificates,
+  type ClusterCertificateFiles,
+  type KeyAndCert,
+  type NodeCertRequest,
+} from './cluster/certificates.js';

@@ -81,6 +81,7 @@ export async function startNode(
     snapshotKeepEntries: config.snapshotKeepEntries,
     logger: loggers.raftLogger,
     onFatalError: onFatal,
+    ...(config.peerTls ? { peerTls: config.peerTls } : {}),
   });
   raftRef = raft;
   const metrics = createMetrics(
@@ -91,7 +92,7 @@ export async function startNode(
     metrics.leaderChanges.inc();
     logger.info({ leaderId, term }, 'leader changed');
   });
-  const forwarder = new HttpForwarder();
+  const forwarder = new HttpForwarder(config.tls ?? null);
   const app = await buildApp({
     config,
     raft,
@@ -122,7 +123,13 @@ export async function startNode(
     throw err;
   }
   logger.info(
-    { httpAddress: config.httpAddress, raftAddress: config.raftAddress, dataDir: config.dataDir },
+    {
+      httpAddress: config.httpAddress,
+      raftAddress: config.raftAddress,
+      dataDir: config.dataDir,
+      httpTls: config.tls ? (config.tls.clientCa ? 'mutual' : 'server') : 'off',
+      peerTls: config.peerTls ? 'mutual' : 'off',
+    },
     'node started',
   );
 

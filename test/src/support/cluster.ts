@@ -34,6 +34,12 @@ export interface ClusterOptions {
   readonly logLevel?: string;
   /** Extra `tenure-server` flags for every node. */
   readonly extraArgs?: readonly string[];
+  /** Extra flags of one node, asked again at every (re)start (e.g. its certificate files). */
+  readonly nodeArgs?: (node: NodeInfo) => readonly string[];
+  /** `https` when the nodes serve TLS (default `http`); the URLs use it. */
+  readonly scheme?: 'http' | 'https';
+  /** fetch of the harness's own requests (default global fetch; TLS clusters pass one with their CA). */
+  readonly fetch?: typeof fetch;
   /** Keep data and logs after teardown (debugging). */
   readonly keepFiles?: boolean;
   /**
@@ -49,7 +55,7 @@ export interface NodeInfo {
   readonly raftPort: number;
   readonly httpAddress: string;
   readonly raftAddress: string;
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>` (`https://` with `scheme: 'https'`) */
   readonly url: string;
   readonly dataDir: string;
   readonly logFile: string;
@@ -121,11 +127,13 @@ export class LocalCluster {
   readonly #logs = new Map<string, WriteStream>();
   readonly #paused = new Set<string>();
   #tornDown = false;
+  readonly #fetch: typeof fetch;
 
   private constructor(nodes: NodeInfo[], baseDir: string, opts: ClusterOptions) {
     this.nodes = nodes;
     this.baseDir = baseDir;
     this.#opts = opts;
+    this.#fetch = opts.fetch ?? fetch;
   }
 
   /**
@@ -160,7 +168,7 @@ export class LocalCluster {
         raftPort,
         httpAddress: `127.0.0.1:${httpPort}`,
         raftAddress: `127.0.0.1:${raftPort}`,
-        url: `http://127.0.0.1:${httpPort}`,
+        url: `${opts.scheme ?? 'http'}://127.0.0.1:${httpPort}`,
         dataDir: join(baseDir, id),
         logFile: join(baseDir, `${id}.log`),
       };
@@ -220,6 +228,7 @@ export class LocalCluster {
       '--log-level',
       o.logLevel ?? 'warn',
       ...(o.extraArgs ?? []),
+      ...(o.nodeArgs?.(node) ?? []),
     ];
     let log = this.#logs.get(id);
     if (!log) {
@@ -252,7 +261,7 @@ export class LocalCluster {
     const until = Date.now() + timeoutMs;
     while (Date.now() < until && !gone.signal.aborted) {
       try {
-        const r = await fetch(`${this.node(id).url}/healthz`, {
+        const r = await this.#fetch(`${this.node(id).url}/healthz`, {
           signal: AbortSignal.any([gone.signal, AbortSignal.timeout(5000)]),
         });
         if (r.status === 200) return;
@@ -307,7 +316,7 @@ export class LocalCluster {
   /** GET /v1/cluster of one node, or null when it does not answer within `timeoutMs` (default 1 s). */
   async clusterView(id: string, timeoutMs = 1000): Promise<ClusterView | null> {
     try {
-      const r = await fetch(`${this.node(id).url}/v1/cluster`, {
+      const r = await this.#fetch(`${this.node(id).url}/v1/cluster`, {
         signal: AbortSignal.timeout(timeoutMs),
       });
       if (r.status !== 200) return null;
@@ -363,7 +372,7 @@ export class LocalCluster {
     headers: Record<string, string> = {},
     timeoutMs = 30_000,
   ): Promise<HttpAnswer<T>> {
-    const r = await fetch(`${this.node(id).url}${path}`, {
+    const r = await this.#fetch(`${this.node(id).url}${path}`, {
       method,
       headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),

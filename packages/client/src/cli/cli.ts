@@ -60,6 +60,12 @@ function buildProgram(run: CliRun): Command {
       '--endpoints <list>',
       `comma-separated node URLs (env TENURE_ENDPOINTS; default ${DEFAULT_ENDPOINTS})`,
     )
+    .option('--ca <file>', "CA certificate (PEM) of the cluster's HTTPS endpoints (env TENURE_CA)")
+    .option(
+      '--cert <file>',
+      'client certificate (PEM) when the cluster requires one (env TENURE_CERT)',
+    )
+    .option('--key <file>', 'private key (PEM) of --cert (env TENURE_KEY)')
     .option('--json', 'machine-readable JSON output (one object per line)')
     .option('--timeout <duration>', 'deadline of each call, e.g. 5s', durationArg('--timeout'));
   addLeaseCommands(program, run);

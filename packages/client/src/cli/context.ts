@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { TenureClient, type TenureClientOptions } from '../client.js';
 import { parseEndpoints } from './args.js';
 import { EXIT } from './exit-codes.js';
+import { tlsOptionsFrom, type TlsFlags } from './tls-flags.js';
 
 /** Default endpoints of the local three-node cluster (`npm start`). */
 export const DEFAULT_ENDPOINTS =
@@ -20,7 +21,7 @@ export interface TextSink {
 export interface CliIo {
   readonly stdout: TextSink;
   readonly stderr: TextSink;
-  /** Environment (for TENURE_ENDPOINTS). */
+  /** Environment (TENURE_ENDPOINTS, TENURE_CA, TENURE_CERT, TENURE_KEY). */
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Aborted on Ctrl-C / SIGTERM: ends `--hold`, `elect`, `observe`, `lease watch`. */
   readonly interrupt: AbortSignal;
@@ -29,7 +30,7 @@ export interface CliIo {
 }
 
 /** The global flags (before the command name). */
-export interface GlobalOptions {
+export interface GlobalOptions extends TlsFlags {
   endpoints?: string;
   json?: boolean;
   timeout?: number;
@@ -78,6 +79,7 @@ export class CliRun {
     );
     const options: TenureClientOptions = {
       endpoints,
+      ...tlsOptionsFrom(globals, this.io.env),
       ...(globals.timeout === undefined ? {} : { requestTimeoutMs: globals.timeout }),
     };
     const client = this.io.createClient?.(options) ?? new TenureClient(options);

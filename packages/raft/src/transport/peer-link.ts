@@ -3,11 +3,13 @@
  * event-loop turn, handshake before any message, reconnect with capped exponential backoff.
  */
 import net from 'node:net';
+import tls from 'node:tls';
 import type { Logger } from '../logger.js';
 import type { Packr } from 'msgpackr';
 import type { NodeId } from '../core/types.js';
 import { FrameDecoder, frameHeader } from './frame-decoder.js';
 import { helloMismatch, parseHello, PROTOCOL_VERSION } from './handshake.js';
+import { peerClientOptions, type PeerTlsOptions } from './peer-tls.js';
 
 /** Settings of a PeerLink (see TcpTransportOptions for meanings and defaults). */
 export interface PeerLinkOptions {
@@ -22,6 +24,8 @@ export interface PeerLinkOptions {
   readonly frameBytesMax: number;
   readonly packr: Packr;
   readonly logger: Logger;
+  /** Mutual TLS: the Hello is sent only after the TLS handshake verified the peer. */
+  readonly tls?: PeerTlsOptions;
 }
 
 /** Counters of one link, for status and tests. */
@@ -50,6 +54,8 @@ export class PeerLink {
   #sentFrames = 0;
   #droppedFrames = 0;
   #handshakeRejections = 0;
+  /** Code of the last connection error logged at warn (a repeat of it is logged at debug). */
+  #lastErrorCode: string | null = null;
 
   constructor(options: PeerLinkOptions) {
     this.#o = options;
@@ -90,10 +96,13 @@ export class PeerLink {
 
   #connect(): void {
     const { host, port } = this.#o;
-    const socket = net.connect({ host, port, noDelay: true });
+    const socket =
+      this.#o.tls === undefined
+        ? net.connect({ host, port, noDelay: true })
+        : tls.connect({ ...peerClientOptions(this.#o.tls, host), host, port }).setNoDelay(true);
     this.#socket = socket;
     const decoder = new FrameDecoder(this.#o.frameBytesMax);
-    socket.on('connect', () => {
+    socket.on(this.#o.tls === undefined ? 'connect' : 'secureConnect', () => {
       const hello = {
         hello: PROTOCOL_VERSION,
         clusterId: this.#o.clusterId,
@@ -112,10 +121,24 @@ export class PeerLink {
       }
     });
     socket.on('drain', () => this.#scheduleFlush());
-    socket.on('error', (err) =>
-      this.#o.logger.debug({ peer: this.#o.peer, err: err.message }, 'peer connection error'),
-    );
+    socket.on('error', (err) => this.#onError(err));
     socket.on('close', () => this.#onClose(socket));
+  }
+
+  /**
+   * Logs a connection error: a TLS failure (a configuration problem worth seeing) at warn when its
+   * code differs from the previous one; repeats, and socket errors such as ECONNREFUSED while a
+   * peer starts, at debug.
+   */
+  #onError(err: Error): void {
+    const code = (err as NodeJS.ErrnoException).code ?? err.message;
+    const fields = { peer: this.#o.peer, code, err: err.message };
+    // errno codes start with E and are not TLS's; OpenSSL's are ERR_SSL_*, ERR_TLS_* or unprefixed.
+    const tlsFailure = /^ERR_(SSL|TLS)_/.test(code) || !code.startsWith('E');
+    if (code !== this.#lastErrorCode && this.#o.tls !== undefined && tlsFailure)
+      this.#o.logger.warn(fields, 'peer connection error');
+    else this.#o.logger.debug(fields, 'peer connection error');
+    this.#lastErrorCode = code;
   }
 
   #onFrame(socket: net.Socket, frame: Buffer): void {
@@ -135,6 +158,7 @@ export class PeerLink {
       return;
     }
     this.#ready = true;
+    this.#lastErrorCode = null;
     this.#reconnectDelayMs = this.#o.reconnectDelayMsMin;
     this.#o.logger.info({ peer: this.#o.peer }, 'connected to peer');
     this.#scheduleFlush();

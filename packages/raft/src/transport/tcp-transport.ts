@@ -1,10 +1,13 @@
 /**
  * Transport over TCP: msgpackr payloads in length-prefixed frames (frame-decoder.ts) on persistent
  * connections — one outbound connection per peer for sending (peer-link.ts), inbound connections
- * for receiving. Every connection starts with a Hello handshake (handshake.ts).
+ * for receiving. Every connection starts with a Hello handshake (handshake.ts); with `tls` set, a
+ * mutual TLS handshake comes first (peer-tls.ts) and a peer failing it is refused before any frame
+ * is read.
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import tls from 'node:tls';
 import { NOOP_LOGGER, type Logger } from '../logger.js';
 import type { Message, NodeId } from '../core/types.js';
 import type { PeerInfo } from '../api.js';
@@ -13,6 +16,7 @@ import { parseMessage } from '../validate.js';
 import { FrameDecoder, frameHeader } from './frame-decoder.js';
 import { helloMismatch, parseHello, PROTOCOL_VERSION } from './handshake.js';
 import { PeerLink, type PeerLinkStats } from './peer-link.js';
+import { peerServerOptions, type PeerTlsOptions } from './peer-tls.js';
 import type { Transport } from './transport.js';
 
 /** Options of TcpTransport. Addresses are `host:port`. */
@@ -31,7 +35,12 @@ export interface TcpTransportOptions {
   readonly reconnectDelayMsMax?: number;
   /** Largest accepted frame; larger closes the connection. Default 64 MiB. */
   readonly frameBytesMax?: number;
+  /** Mutual TLS on every link (both directions); absent: plain TCP. */
+  readonly tls?: PeerTlsOptions;
 }
+
+/** At most one "peer refused at TLS handshake" log line per this interval (the rest are counted). */
+const TLS_REFUSAL_LOG_INTERVAL_MS = 10_000;
 
 /** Counters of the transport, for status and tests. */
 export interface TcpTransportStats {
@@ -39,6 +48,8 @@ export interface TcpTransportStats {
   readonly receivedFrames: number;
   readonly malformedFrames: number;
   readonly handshakeRejections: number;
+  /** Inbound connections refused by the TLS handshake (no, or an untrusted, certificate). */
+  readonly tlsRejections: number;
 }
 
 /** Splits `host:port` (IPv6 as `[::1]:7001`). Throws on a bad address. */
@@ -62,7 +73,7 @@ export class TcpTransport implements Transport {
   readonly #log: Logger;
   readonly #packr = createPackr();
   readonly #links = new Map<NodeId, PeerLink>();
-  readonly #server: net.Server;
+  readonly #server: net.Server | tls.Server;
   readonly #inbound = new Set<net.Socket>();
   readonly #peerIds: ReadonlySet<NodeId>;
   #handler: ((msg: Message) => void) | null = null;
@@ -70,6 +81,10 @@ export class TcpTransport implements Transport {
   #receivedFrames = 0;
   #malformedFrames = 0;
   #handshakeRejections = 0;
+  #tlsRejections = 0;
+  /** performance.now() of the last refusal logged; refusals since then are counted, not logged. */
+  #tlsRefusalLoggedAtMs = -Infinity;
+  #tlsRefusalsUnlogged = 0;
 
   constructor(options: TcpTransportOptions) {
     this.id = options.id;
@@ -93,10 +108,19 @@ export class TcpTransport implements Transport {
           frameBytesMax: options.frameBytesMax ?? 64 * 1024 * 1024,
           packr: this.#packr,
           logger: this.#log,
+          ...(options.tls === undefined ? {} : { tls: options.tls }),
         }),
       );
     }
-    this.#server = net.createServer({ noDelay: true }, (socket) => this.#accept(socket));
+    if (options.tls === undefined) {
+      this.#server = net.createServer({ noDelay: true }, (socket) => this.#accept(socket));
+    } else {
+      const server = tls.createServer({ ...peerServerOptions(options.tls), noDelay: true }, (s) =>
+        this.#accept(s),
+      );
+      server.on('tlsClientError', (err, socket) => this.#onTlsRefusal(err, socket));
+      this.#server = server;
+    }
   }
 
   /** Listens on `listen` and starts dialling peers. Rejects if the address cannot be bound. */
@@ -140,7 +164,28 @@ export class TcpTransport implements Transport {
       receivedFrames: this.#receivedFrames,
       malformedFrames: this.#malformedFrames,
       handshakeRejections: this.#handshakeRejections,
+      tlsRejections: this.#tlsRejections,
     };
+  }
+
+  /** A dialer failed the TLS handshake (it never reached #accept): count, log rate-limited. */
+  #onTlsRefusal(err: Error, socket: tls.TLSSocket): void {
+    this.#tlsRejections++;
+    this.#tlsRefusalsUnlogged++;
+    socket.destroy();
+    const nowMs = performance.now();
+    if (nowMs - this.#tlsRefusalLoggedAtMs < TLS_REFUSAL_LOG_INTERVAL_MS) return;
+    this.#log.warn(
+      {
+        remote: `${socket.remoteAddress}:${socket.remotePort}`,
+        reason: (err as NodeJS.ErrnoException).code ?? err.message,
+        refusals: this.#tlsRefusalsUnlogged,
+        tlsRejections: this.#tlsRejections,
+      },
+      'peer refused at TLS handshake',
+    );
+    this.#tlsRefusalLoggedAtMs = nowMs;
+    this.#tlsRefusalsUnlogged = 0;
   }
 
   #accept(socket: net.Socket): void {

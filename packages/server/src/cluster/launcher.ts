@@ -22,6 +22,7 @@ import { localClusterId } from './cluster-id.js';
 import type { LocalNodeSpec } from './local-nodes.js';
 import { launchPlan, nodeArgs, restartCommand, type LaunchPlan } from './launch-plan.js';
 import { layoutProblems, takenPorts } from './port-check.js';
+import { prepareSecureLaunch, type SecureLaunch } from './secure.js';
 import { waitUntilUp } from './wait-up.js';
 
 /** How long the launcher waits for its nodes and a leader before saying so (ms). */
@@ -58,16 +59,31 @@ async function checkPortsOrExit(p: LaunchPlan): Promise<void> {
   fail(`cannot start: ${problems.join('; ')}. ${hint}`);
 }
 
-function printUp(p: LaunchPlan, clusterId: string, leader: string): void {
+function printUp(
+  p: LaunchPlan,
+  clusterId: string,
+  leader: string,
+  secure: SecureLaunch | null,
+): void {
   const a = p.nodes[0]!.httpAddress;
+  const scheme = secure === null ? 'http' : 'https';
   log(`Tenure local cluster is up; leader ${leader}; cluster id ${clusterId}`);
   for (const n of p.nodes)
-    log(`  ${n.id}: http://${n.httpAddress}   raft ${n.raftAddress}   data ${n.dataDir}`);
-  log(`  OpenAPI: http://${a}/docs`);
+    log(`  ${n.id}: ${scheme}://${n.httpAddress}   raft ${n.raftAddress}   data ${n.dataDir}`);
+  log(`  OpenAPI: ${scheme}://${a}/docs`);
+  if (secure !== null) {
+    log(`  TLS on the API and between peers; CA certificate: ${secure.caFile}`);
+    for (const note of secure.notes) log(`  ${note}`);
+  }
+  const cacert = secure === null ? '' : ` --cacert ${secure.caFile}`;
   log('Try:');
   log(
-    `  curl -s -X POST http://${a}/v1/leases/demo/acquire -H 'content-type: application/json' -d '{"holder":"me","ttlMs":30000}'`,
+    `  curl -s${cacert} -X POST ${scheme}://${a}/v1/leases/demo/acquire -H 'content-type: application/json' -d '{"holder":"me","ttlMs":30000}'`,
   );
+  if (secure !== null) {
+    const endpoints = p.nodes.map((n) => `https://${n.httpAddress}`).join(',');
+    log(`  TENURE_CA=${secure.caFile} TENURE_ENDPOINTS=${endpoints} npx tenure cluster status`);
+  }
   log(`Restart one node after it stops: ${restartCommand('<id>', p)}`);
   log('Stop the cluster: Ctrl-C (or SIGTERM)');
 }
@@ -79,11 +95,19 @@ interface Running {
 }
 
 /** Start node `n` in its own process group (Ctrl-C reaches only the launcher, which stops it). */
-function startNode(p: LaunchPlan, n: LocalNodeSpec, clusterId: string, r: Running): void {
+function startNode(
+  p: LaunchPlan,
+  n: LocalNodeSpec,
+  clusterId: string,
+  r: Running,
+  secure: SecureLaunch | null,
+): void {
   const mainJs = join(dirname(fileURLToPath(import.meta.url)), '..', 'main.js');
   mkdirSync(n.dataDir, { recursive: true });
-  const args = [mainJs, ...nodeArgs(p, n, clusterId), ...p.extra];
-  const child = spawn(process.execPath, args, { stdio: 'inherit', detached: true });
+  const tlsArgs = secure?.argsOf(n.id) ?? [];
+  const args = [mainJs, ...nodeArgs(p, n, clusterId), ...tlsArgs, ...p.extra];
+  const env = { ...process.env, ...secure?.env };
+  const child = spawn(process.execPath, args, { stdio: 'inherit', detached: true, env });
   r.children.set(n.id, child);
   log(
     `started ${n.id} (pid ${child.pid}) http ${n.httpAddress} raft ${n.raftAddress} data ${n.dataDir}`,
@@ -131,7 +155,8 @@ async function main(): Promise<void> {
   const clusterId = localClusterId(p.dataDir);
   const r: Running = { children: new Map(), stopping: false };
   log(`pid ${process.pid}; cluster id ${clusterId}; data ${p.dataDir}`);
-  for (const n of p.selected) startNode(p, n, clusterId, r);
+  const secure = p.secure ? prepareSecureLaunch(p, log) : null;
+  for (const n of p.selected) startNode(p, n, clusterId, r, secure);
   stopOnSignals(p, r);
 
   const own = p.selected.map((n) => ({ ...n, clusterId }));
@@ -139,10 +164,11 @@ async function main(): Promise<void> {
     running: (id) => r.children.has(id),
     timeoutMs: UP_TIMEOUT_MS,
     needLeader: p.only === undefined,
+    ...(secure === null ? {} : { reach: { scheme: 'https' as const, fetch: secure.fetch } }),
   });
   if (r.stopping) return;
   if (up.kind === 'up' && p.only !== undefined) log(`${p.only} is up (cluster id ${clusterId})`);
-  else if (up.kind === 'up') printUp(p, clusterId, up.leader);
+  else if (up.kind === 'up') printUp(p, clusterId, up.leader, secure);
   else if (up.kind === 'foreign')
     log(`NOT up: ${up.node}'s address answers as another node or cluster: ${up.answer}`);
   else if (up.kind === 'exited') log(`NOT up: ${up.node} exited while starting`);

@@ -25,25 +25,39 @@ export function isOwnNode(body: unknown, expected: NodeIdentity): boolean {
   return b.id === expected.id && b.clusterId === expected.clusterId;
 }
 
-async function getJson(url: string): Promise<unknown> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+/** How the launcher reaches its nodes: URL scheme and fetch (a TLS launch trusts its CA). */
+export interface Reach {
+  readonly scheme: 'http' | 'https';
+  readonly fetch: typeof fetch;
+}
+
+const PLAIN: Reach = { scheme: 'http', fetch: (input, init) => fetch(input, init) };
+
+async function getJson(reach: Reach, address: string, path: string): Promise<unknown> {
+  const res = await reach.fetch(`${reach.scheme}://${address}${path}`, {
+    signal: AbortSignal.timeout(2000),
+  });
   return res.json();
 }
 
 /** `'own'`, `'none'` (no answer yet) or the foreign answer as text. */
-async function probe(n: NodeIdentity): Promise<string> {
+async function probe(n: NodeIdentity, reach: Reach): Promise<string> {
   let body: unknown;
   try {
-    body = await getJson(`http://${n.httpAddress}/healthz`);
+    body = await getJson(reach, n.httpAddress, '/healthz');
   } catch {
     return 'none';
   }
   return isOwnNode(body, n) ? 'own' : JSON.stringify(body);
 }
 
-async function leaderOf(n: NodeIdentity, ids: ReadonlySet<string>): Promise<string | null> {
+async function leaderOf(
+  n: NodeIdentity,
+  ids: ReadonlySet<string>,
+  reach: Reach,
+): Promise<string | null> {
   try {
-    const body = (await getJson(`http://${n.httpAddress}/v1/cluster`)) as { leader?: unknown };
+    const body = (await getJson(reach, n.httpAddress, '/v1/cluster')) as { leader?: unknown };
     return typeof body.leader === 'string' && ids.has(body.leader) ? body.leader : null;
   } catch {
     return null;
@@ -51,28 +65,35 @@ async function leaderOf(n: NodeIdentity, ids: ReadonlySet<string>): Promise<stri
 }
 
 /**
- * Poll until every node in `nodes` is verified and a leader among `allIds` is known (`leader`
+ * Poll (through `o.reach`) until every node in `nodes` is verified and a leader among `allIds` is known (`leader`
  * empty when `needLeader` is false), a node answers as someone else, a node's process exits
  * (`running(id)` false), or `timeoutMs` passes.
  */
 export async function waitUntilUp(
   nodes: readonly NodeIdentity[],
   allIds: ReadonlySet<string>,
-  o: { running: (id: string) => boolean; timeoutMs: number; needLeader: boolean },
+  o: {
+    running: (id: string) => boolean;
+    timeoutMs: number;
+    needLeader: boolean;
+    /** Default plain HTTP with the global fetch. */
+    reach?: Reach;
+  },
 ): Promise<UpResult> {
+  const reach = o.reach ?? PLAIN;
   const until = Date.now() + o.timeoutMs;
   const verified = new Set<string>();
   while (Date.now() < until) {
     for (const n of nodes) {
       if (verified.has(n.id)) continue;
       if (!o.running(n.id)) return { kind: 'exited', node: n.id };
-      const answer = await probe(n);
+      const answer = await probe(n, reach);
       if (answer === 'own') verified.add(n.id);
       else if (answer !== 'none') return { kind: 'foreign', node: n.id, answer };
     }
     if (verified.size === nodes.length) {
       if (!o.needLeader) return { kind: 'up', leader: '' };
-      const leader = await leaderOf(nodes[0]!, allIds);
+      const leader = await leaderOf(nodes[0]!, allIds, reach);
       if (leader !== null) return { kind: 'up', leader };
     }
     await new Promise((r) => setTimeout(r, 200));

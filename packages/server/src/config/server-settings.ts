@@ -11,11 +11,24 @@ import {
 } from '@tenure/coord-state';
 import { RAFT_NODE_DEFAULTS } from '@tenure/raft';
 import { hostPortText, NODE_ID_RE, peersList, type PeerConfig } from './addresses.js';
-import { choiceSetting, intSetting, patternSetting, textSetting } from './setting.js';
+import { choiceSetting, intSetting, patternSetting, textSetting, type Setting } from './setting.js';
 
 const envPrefix = 'TENURE_';
 const D = DEFAULT_LIMITS;
 const R = RAFT_NODE_DEFAULTS;
+
+/** An optional path to a PEM file (read and checked by loadConfig, tls-files.ts). */
+function pemFileSetting(flag: string, doc: string): Setting<string, undefined> {
+  return textSetting<string>({
+    flag,
+    envPrefix,
+    valueName: 'file',
+    default: undefined,
+    defaultText: '(none)',
+    parse: (text) => text,
+    doc,
+  });
+}
 
 /** pino levels accepted by `--log-level`. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -311,6 +324,28 @@ export const SERVER_SETTINGS = {
     default: 15_000,
     doc: 'Interval of keepalive comments on an open watch.',
   }),
+  tlsCert: pemFileSetting(
+    'tls-cert',
+    'HTTP certificate chain (PEM file): serve the API over HTTPS, TLS ≥ 1.2. Needs `--tls-key`.',
+  ),
+  tlsKey: pemFileSetting('tls-key', 'Private key (PEM file) of `--tls-cert`.'),
+  tlsClientCa: pemFileSetting(
+    'tls-client-ca',
+    "CA (PEM file) that must have signed every client's certificate. Needs `--tls-cert`.",
+  ),
+  tlsCa: pemFileSetting(
+    'tls-ca',
+    "CA (PEM file) trusted for the leader's HTTPS when forwarding; default: Node's roots.",
+  ),
+  peerTlsCert: pemFileSetting(
+    'peer-tls-cert',
+    'Certificate (PEM file) for mutual TLS on the Raft links. Needs `--peer-tls-key`, `-ca`.',
+  ),
+  peerTlsKey: pemFileSetting('peer-tls-key', 'Private key (PEM file) of `--peer-tls-cert`.'),
+  peerTlsCa: pemFileSetting(
+    'peer-tls-ca',
+    "CA (PEM file) of the peers' certificates; other peers are refused at the TLS handshake.",
+  ),
   logLevel: choiceSetting({
     flag: 'log-level',
     envPrefix,

@@ -1,0 +1,76 @@
+// Proves the node's HTTPS pieces: the API server options refuse a client without a certificate from
+// `--tls-client-ca` at the handshake, and the forwarder speaks HTTPS to the leader, presenting the
+// node's certificate and verifying the leader's against `--tls-ca` (another CA is refused).
+import { once } from 'node:events';
+import { createServer } from 'node:https';
+import { request } from 'node:https';
+import t, { type Test } from 'tap';
+import type { HttpTlsConfig } from '../src/config.js';
+import { createCa, issueNodeCert } from '../src/cluster/certificates.js';
+import { HttpForwarder } from '../src/forwarder.js';
+import { httpsServerOptions } from '../src/https-server.js';
+
+const ca = createCa('test CA');
+const other = createCa('other CA');
+const leader = issueNodeCert(ca, { commonName: 'n1', hosts: ['127.0.0.1'] });
+const follower = issueNodeCert(ca, { commonName: 'n2', hosts: ['127.0.0.1'] });
+const pem = (s: string): Buffer => Buffer.from(s);
+const leaderTls: HttpTlsConfig = {
+  cert: pem(leader.certPem),
+  key: pem(leader.keyPem),
+  clientCa: pem(ca.certPem),
+  ca: pem(ca.certPem),
+};
+
+/** An HTTPS server with the leader's settings answering 200 with the client certificate's CN. */
+async function leaderServer(t: Test): Promise<string> {
+  const server = createServer(httpsServerOptions(leaderTls), (req, res) => {
+    const peer = (req.socket as import('node:tls').TLSSocket).getPeerCertificate();
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ cn: peer.subject?.CN ?? null, path: req.url }));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => server.close());
+  return `127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+const forwardReq = {
+  method: 'GET',
+  url: '/v1/kv/a',
+  idempotencyKey: null,
+  requestTimeoutMs: 5000,
+  fromNodeId: 'n2',
+};
+
+t.test('the forwarder presents its certificate and verifies the leader', async (t) => {
+  const address = await leaderServer(t);
+  const good = new HttpForwarder({
+    ...leaderTls,
+    cert: pem(follower.certPem),
+    key: pem(follower.keyPem),
+  });
+  t.teardown(() => good.close());
+  const answer = await good.forward(address, forwardReq, 10_000, new AbortController().signal);
+  t.equal(answer.statusCode, 200);
+  t.same(JSON.parse(answer.body), { cn: 'n2', path: '/v1/kv/a' });
+
+  const distrusting = new HttpForwarder({ ...leaderTls, ca: pem(other.certPem) });
+  t.teardown(() => distrusting.close());
+  await t.rejects(
+    distrusting.forward(address, forwardReq, 10_000, new AbortController().signal),
+    {
+      code: /UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY|SELF_SIGNED_CERT_IN_CHAIN/,
+    },
+    'a leader certificate from another CA is refused',
+  );
+});
+
+t.test('with --tls-client-ca a client without a certificate is refused', async (t) => {
+  const address = await leaderServer(t);
+  const [host, port] = address.split(':');
+  const req = request({ host, port: Number(port), path: '/', ca: ca.certPem });
+  req.end();
+  const [err] = (await once(req, 'error')) as [NodeJS.ErrnoException];
+  t.match(err.code ?? err.message, /ECONNRESET|ERR_SSL|certificate required|EPIPE/i);
+});
