@@ -516,7 +516,13 @@ export function leaseCancelWait(
       { holder: null },
     );
   const rec = w.lease;
-  finishWaiter(core, ctx, w, { kind: 'cancelled' }, heldError(rec, ctx.nowMs, { cancelled: true }));
+  finishWaiter(
+    core,
+    ctx,
+    w,
+    { kind: 'cancelled', holder: rec.grant?.holder ?? null },
+    heldError(rec, ctx.nowMs, { cancelled: true }),
+  );
   settleLease(core, ctx, rec);
   return { ok: true, value: { name: cmd.name, waiterId: cmd.waiterId, cancelled: true } };
 }
@@ -552,7 +558,7 @@ export function withdrawWaiterBySession(core: Core, ctx: ApplyContext, w: Waiter
     core,
     ctx,
     w,
-    { kind: 'cancelled' },
+    { kind: 'cancelled', holder: w.lease.grant?.holder ?? null },
     heldError(w.lease, ctx.nowMs, { cancelled: true, sessionEnded: true }),
   );
 }

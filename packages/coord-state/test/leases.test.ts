@@ -288,7 +288,11 @@ t.test(
       ),
       { name: 'L', waiterId: q.waiterId, cancelled: true },
     );
-    t.same(d.sm.waiterOutcome('L', q.waiterId), { kind: 'cancelled' });
+    t.same(
+      d.sm.waiterOutcome('L', q.waiterId),
+      { kind: 'cancelled', holder: 'A' },
+      'the outcome names the holder when the waiter was withdrawn',
+    );
     t.same(
       okValue(
         d.run({ type: 'lease.cancelWait', name: 'L', holder: 'B', waiterId: q.waiterId }).result,

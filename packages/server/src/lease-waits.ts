@@ -61,11 +61,12 @@ export class LeaseWaits {
         assert(!('limit' in outcome), 'lease waiter granted a semaphore permit');
         return outcome;
       case 'timed_out':
-        // The holder at the deadline, as the replicated answer (and its replay) has it.
+      case 'cancelled':
+        // The holder at the deadline (or when the waiter was withdrawn — e.g. an earlier attempt of
+        // this request went away and this retry replays it), as the replicated outcome has it: the
+        // name was held then. Today's holder could be nobody, and 409 held would then be untrue.
         if (typeof outcome.holder === 'string')
           throw new HttpError('held', `lease ${q.name} is held`, { holder: outcome.holder });
-        throw this.#heldError(q.name);
-      case 'cancelled':
         throw this.#heldError(q.name);
       case 'unknown':
         throw timeoutError('the waiter is no longer known; outcome unknown');
