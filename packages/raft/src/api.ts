@@ -31,7 +31,7 @@ export interface RaftStatus {
   /**
    * What this node knows the cluster has committed: a leader its own commit index, a follower the
    * highest commit index its current leader told it in this term (may exceed what its log holds while
-   * it catches up). `/readyz` is ready once `appliedIndex` reaches it (docs/operations.md).
+   * it catches up). `/readyz` is ready once `appliedIndex` reaches it (docs/architecture.md, Readiness).
    */
   readonly leaderCommitIndex: LogIndex;
   readonly appliedIndex: LogIndex;

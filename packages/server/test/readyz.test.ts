@@ -1,4 +1,4 @@
-// Proves readiness (docs/operations.md): a node answers /readyz 200 only once it has applied what its
+// Proves readiness (docs/architecture.md, Readiness): a node answers /readyz 200 only once it has applied what its
 // leader last told it was committed — an emptied or lagging node is not ready at its own commit index.
 import t from 'tap';
 import { harness, send } from './fixtures/harness.js';

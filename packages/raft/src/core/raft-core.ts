@@ -178,14 +178,15 @@ export class RaftCore {
   #handedSoftState: SoftState;
   #readyOutstanding = false;
 
+  /**
+   * Highest leaderCommit heard in an AppendEntries of the leader of `term` (a follower's view of what
+   * its leader last told it was committed; docs/architecture.md, Readiness).
+   */
+  #leaderCommitSeen: { term: Term; index: LogIndex } = { term: asTerm(0), index: asIndex(0) };
+
   // Watermarks for checkInvariants (values must never decrease).
   #checkedTerm: Term;
   #checkedCommitIndex: LogIndex;
-  /**
-   * Highest leaderCommit heard in an AppendEntries of the leader of `term` (a follower's view of what
-   * its leader last told it was committed; docs/operations.md readiness).
-   */
-  #leaderCommitSeen: { term: Term; index: LogIndex } = { term: asTerm(0), index: asIndex(0) };
   /** (refTerm, refMs) of ClusterTime: never decreases lexicographically (cluster-time.ts). */
   #checkedClusterTime: ClusterTimeReference;
 
@@ -436,7 +437,7 @@ export class RaftCore {
    * What this node knows the cluster has committed: a leader its own commitIndex; a follower the
    * highest leaderCommit its current leader sent in this term (≥ its own commitIndex while its log
    * lags); without a leader its own commitIndex. A node that has applied this much is caught up
-   * (docs/operations.md readiness).
+   * (docs/architecture.md, Readiness).
    */
   leaderCommitIndex(): LogIndex {
     const own = this.#log.commitIndex();

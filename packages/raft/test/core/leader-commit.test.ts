@@ -1,4 +1,4 @@
-// Proves what a follower knows of its leader's commit index (docs/operations.md readiness): an emptied
+// Proves what a follower knows of its leader's commit index (docs/architecture.md, Readiness): an emptied
 // follower learns the leader's commit index from the first heartbeat, long before its log holds it.
 import t from 'tap';
 import type { Message } from '../../src/core/types.js';

@@ -155,7 +155,7 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
     assert(s.appliedIndex <= s.commitIndex, 'a node applies only committed entries');
     if (s.leaderId === null) throw noLeader('not ready: no leader known');
     // Caught up with the leader's commit index, not just its own: an emptied or lagging node knows
-    // little committed and would otherwise answer ready at once (docs/operations.md).
+    // little committed and would otherwise answer ready at once (docs/architecture.md, Readiness).
     const leaderCommit = Math.max(s.commitIndex, s.leaderCommitIndex);
     if (s.appliedIndex < leaderCommit) {
       throw new HttpError(
