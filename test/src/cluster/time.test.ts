@@ -121,8 +121,16 @@ t.test('cluster time survives a SIGKILL of every node after a quiet period', asy
   const before = await c.request(leader, 'GET', '/v1/leases/durable');
   t.equal(before.status, 200);
   t.ok(before.body.remainingMs <= ttlMs - QUIET_MS, `counted down (${before.body.remainingMs} ms)`);
+  const clusterBefore = (await c.clusterView(leader, 30_000))!.clusterTimeMs;
   await Promise.all(c.nodes.map((n) => c.kill(n.id)));
-  for (const n of c.nodes) await c.restart(n.id);
+  // The old leader alone (no majority, so no leader) shows the cluster time its disk recorded.
+  await c.restart(leader);
+  const recovered = await leaderlessView(c, leader);
+  t.ok(
+    recovered.clusterTimeMs >= clusterBefore - LOST_MAX_MS,
+    `cluster time on disk ${recovered.clusterTimeMs} ms, ${clusterBefore} ms before the kill`,
+  );
+  for (const n of c.nodes) if (n.id !== leader) await c.restart(n.id);
   await c.waitForLeader();
   const after = await retrying(c, 'GET', '/v1/leases/durable', undefined, { totalMs: 120_000 });
   t.equal(after.status, 200);
