@@ -303,7 +303,11 @@ export type WaiterOutcome =
   | ({ readonly kind: 'granted' } & (AnyLeaseGrant | SemaphoreGrant))
   /** `holder`: who held the name at the deadline (null: lock-delay; absent in older snapshots). */
   | { readonly kind: 'timed_out'; readonly holder?: string | null }
-  /** `holder`: who held the name when the waiter was withdrawn (as for `timed_out`). */
+  /**
+   * Withdrawn (its client went away, or its session ended). `holder` (leases): who held the name
+   * when it was withdrawn — a pending waiter means the name was held then (null: lock-delay); absent
+   * for semaphores and in older snapshots.
+   */
   | { readonly kind: 'cancelled'; readonly holder?: string | null }
   | { readonly kind: 'unknown' };
 

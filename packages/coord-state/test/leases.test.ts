@@ -288,8 +288,11 @@ t.test(
       ),
       { name: 'L', waiterId: q.waiterId, cancelled: true },
     );
-    // The outcome names the holder at the withdrawal, so a late answer never reports a later state.
-    t.same(d.sm.waiterOutcome('L', q.waiterId), { kind: 'cancelled', holder: 'A' });
+    t.same(
+      d.sm.waiterOutcome('L', q.waiterId),
+      { kind: 'cancelled', holder: 'A' },
+      'the outcome names the holder when the waiter was withdrawn',
+    );
     t.same(
       okValue(
         d.run({ type: 'lease.cancelWait', name: 'L', holder: 'B', waiterId: q.waiterId }).result,

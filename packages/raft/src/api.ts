@@ -23,12 +23,23 @@ export interface RaftStatus {
   readonly role: Role;
   readonly term: Term;
   readonly leaderId: NodeId | null;
+  /**
+   * The commit index this node has made durable: never above what a crash could lose, so it never goes
+   * down, across restarts too (docs/api.md). Raft's in-memory commitIndex may be a little ahead.
+   */
   readonly commitIndex: LogIndex;
+  /**
+   * What this node knows the cluster has committed: a leader its own commit index, a follower the
+   * highest commit index its current leader told it in this term (may exceed what its log holds while
+   * it catches up). `/readyz` is ready once `appliedIndex` reaches it (docs/architecture.md, Readiness).
+   */
+  readonly leaderCommitIndex: LogIndex;
   readonly appliedIndex: LogIndex;
   readonly lastLogIndex: LogIndex;
   /**
-   * Leader: current cluster time; follower: the latest reading of the newest leader timeline it heard
-   * plus local elapsed time since (an estimate, docs/concepts.md; may go down when a newer term is learned).
+   * Leader: current cluster time; follower of a known leader: the latest reading of the newest leader
+   * timeline it heard plus local elapsed time since (an estimate, docs/concepts.md; may go down when a
+   * newer term is learned); no leader known: frozen (cluster-time-estimate.ts).
    * Display and stale reads only: it never feeds back into the log.
    */
   readonly clusterTimeMs: number;

@@ -21,6 +21,7 @@
  * level-storage.ts). On open: restore the newest snapshot, then replay committed entries after it.
  */
 import assert from 'node:assert/strict';
+import { ClusterTimeEstimate } from './cluster-time-estimate.js';
 import { RaftCore } from './core/raft-core.js';
 import type {
   CoreConfig,
@@ -84,8 +85,13 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   #loopDone: Promise<void> = Promise.resolve();
   #stopped = false;
   #stopPromise: Promise<void> | null = null;
-  /** Follower cluster-time estimate: last value seen from the core and when (monotonic ms). */
-  #clusterSeen = { valueMs: 0, atMs: 0 };
+  /** The reported cluster time (frozen while leaderless; cluster-time-estimate.ts). */
+  readonly #clusterTime: ClusterTimeEstimate;
+  /**
+   * commitIndex of the last hard state made durable (docs/api.md: a node never reports a commit index it
+   * could lose in a crash, so what /v1/cluster shows never goes down, across restarts too).
+   */
+  #durableCommitIndex: LogIndex;
 
   private constructor(
     options: RaftNodeOptions<R>,
@@ -96,6 +102,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       transport: Transport;
       appliedIndex: LogIndex;
       snapshotIndex: LogIndex;
+      durableCommitIndex: LogIndex;
       log: Logger;
     },
   ) {
@@ -107,6 +114,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#transport = parts.transport;
     this.#appliedIndex = parts.appliedIndex;
     this.#snapshotIndex = parts.snapshotIndex;
+    this.#durableCommitIndex = parts.durableCommitIndex;
+    this.#clusterTime = new ClusterTimeEstimate(resolved.electionTimeoutTicks * resolved.tickMs);
     this.#log = parts.log;
     this.#proposals = new ProposalTracker(resolved.proposalsPendingMax);
     this.#reads = new ReadTracker(resolved.readsPendingMax);
@@ -174,6 +183,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
         transport,
         appliedIndex,
         snapshotIndex,
+        durableCommitIndex: initial.hardState.commitIndex,
         log,
       });
       await node.#start();
@@ -256,6 +266,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
         snapshot: ready.snapshot,
       });
       if (this.#stopped) return;
+      if (ready.hardState !== null)
+        this.#durableCommitIndex = asIndex(
+          Math.max(this.#durableCommitIndex, ready.hardState.commitIndex),
+        );
     }
     if (ready.mustPersistBeforeSend) this.#sendAll(ready.messages);
     const appliedBefore = this.#appliedIndex;
@@ -454,7 +468,6 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   /** See RaftNodeApi.status. Cheap; safe to call often. */
   status(): RaftStatus {
     const soft = this.#core.softState();
-    const hard = this.#core.hardState();
     const progress = this.#core.progress();
     const members: MemberStatus[] = this.#o.voters.map((id) => {
       if (id === this.id) return { id, role: soft.role };
@@ -475,20 +488,18 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       role: soft.role,
       term: soft.term,
       leaderId: soft.leaderId,
-      commitIndex: hard.commitIndex,
+      commitIndex: this.#durableCommitIndex,
+      leaderCommitIndex: this.#core.leaderCommitIndex(),
       appliedIndex: this.#appliedIndex,
       lastLogIndex: this.#core.lastIndex(),
-      clusterTimeMs: this.#clusterTimeMs(soft),
+      clusterTimeMs: this.#clusterTime.read(
+        this.#core.clusterTimeMs(),
+        soft.role,
+        soft.leaderId !== null,
+        monotonicClock.nowMs(),
+      ),
       members,
     };
-  }
-
-  #clusterTimeMs(soft: SoftState): number {
-    const valueMs = this.#core.clusterTimeMs();
-    if (soft.role === 'leader') return valueMs;
-    const nowMs = monotonicClock.nowMs();
-    if (valueMs !== this.#clusterSeen.valueMs) this.#clusterSeen = { valueMs, atMs: nowMs };
-    return valueMs + (nowMs - this.#clusterSeen.atMs);
   }
 
   /** Throws (assertion) if a runtime invariant is broken (tests call it); also checks the core's. */

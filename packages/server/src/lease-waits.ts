@@ -84,8 +84,9 @@ export class LeaseWaits {
       }
       case 'timed_out':
       case 'cancelled':
-        // The holder when the wait ended (its deadline, or its withdrawal), as the replicated
-        // answer (and its replay) has it — not whoever holds the name by the time we answer.
+        // The holder at the deadline (or when the waiter was withdrawn — e.g. an earlier attempt of
+        // this request went away and this retry replays it), as the replicated outcome has it: the
+        // name was held then. Today's holder could be nobody, and 409 held would then be untrue.
         if (typeof outcome.holder === 'string')
           throw new HttpError('held', `lease ${q.name} is held`, { holder: outcome.holder });
         throw this.#heldError(q);

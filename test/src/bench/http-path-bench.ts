@@ -67,6 +67,7 @@ class ImmediateRaft implements RaftNodeApi<ApplyOutput> {
       term: 1 as Term,
       leaderId: 'n1',
       commitIndex: i,
+      leaderCommitIndex: i,
       appliedIndex: i,
       lastLogIndex: i,
       clusterTimeMs: Math.floor(performance.now()),

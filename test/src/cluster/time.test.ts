@@ -1,11 +1,26 @@
 // Proves leases expire on time (never early) and do not count down while the cluster has no leader (docs/concepts.md).
 import t from 'tap';
-import { LocalCluster } from '../support/cluster.js';
+import { LEADER_TIMEOUT_MS, LocalCluster, type ClusterView } from '../support/cluster.js';
 import { retrying } from '../support/http-client.js';
 
 const ELECTION_TIMEOUT_MS = 1000;
 /** Allowed lateness of an expiry: 2 × election timeout + 1 s (docs/failure-scenarios.md Δmax). */
 const DELTA_MAX_MS = 2 * ELECTION_TIMEOUT_MS + 1000;
+/** Cluster time a restart of every node may lose (docs/concepts.md). */
+const LOST_MAX_MS = 1000;
+/** Quiet period before the whole-cluster kill: long enough that losing it would show. */
+const QUIET_MS = 10_000;
+
+/** Polls /v1/cluster on `id` until it names no leader (generous deadline); returns that view. */
+async function leaderlessView(c: LocalCluster, id: string): Promise<ClusterView> {
+  const until = Date.now() + LEADER_TIMEOUT_MS;
+  while (Date.now() < until) {
+    const v = await c.clusterView(id, 5000);
+    if (v !== null && v.leader === null) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${id} kept a leader`);
+}
 
 t.test('a lease expires after its ttl, not before', async (t) => {
   const c = await LocalCluster.start({ electionTimeoutMs: ELECTION_TIMEOUT_MS });
@@ -43,9 +58,11 @@ t.test('leases are frozen while no leader exists', async (t) => {
   await c.kill(leader);
   await c.kill(others[0]!);
   const leaderlessFrom = performance.now();
+  const frozen = await leaderlessView(c, survivor);
   await new Promise((r) => setTimeout(r, ttlMs + 1000));
   const view = await c.clusterView(survivor);
   t.equal(view?.leader ?? null, null, 'no leader while a majority is down');
+  t.equal(view?.clusterTimeMs, frozen.clusterTimeMs, '/v1/cluster shows cluster time frozen');
   const during = await c.request(
     survivor,
     'POST',
@@ -71,7 +88,8 @@ t.test('leases are frozen while no leader exists', async (t) => {
     v.body.remainingMs >= ttlMs - leaderedMs - 100,
     `the leaderless ${ttlMs + 1000} ms did not count (remaining ${v.body.remainingMs} ms, ≤ ${leaderedMs.toFixed(0)} ms with a leader)`,
   );
-  await c.restart(leader);
+  // The old leader restarts meanwhile (not awaited first: a slow start must not count as lateness).
+  const restarting = c.restart(leader);
   // ...and it then expires on time, not early (measured from the read that saw remainingMs).
   const w = await retrying(
     c,
@@ -87,4 +105,39 @@ t.test('leases are frozen while no leader exists', async (t) => {
     `expired no earlier than the remaining time (${waited.toFixed(0)} vs ${v.body.remainingMs})`,
   );
   t.ok(waited <= v.body.remainingMs + DELTA_MAX_MS + 2000, 'expired on time');
+  await restarting;
+});
+
+t.test('cluster time survives a SIGKILL of every node after a quiet period', async (t) => {
+  const c = await LocalCluster.start({ electionTimeoutMs: ELECTION_TIMEOUT_MS });
+  t.teardown(() => c.teardown());
+  const leader = await c.waitForLeader();
+  const ttlMs = 600_000;
+  const a = await c.request(leader, 'POST', '/v1/leases/durable/acquire', { holder: 'A', ttlMs });
+  t.equal(a.status, 200);
+  // A quiet log: no client writes for much longer than the 1 s a full restart may lose
+  // (docs/concepts.md). Without a durable record, every node would come back at the grant's time.
+  await new Promise((r) => setTimeout(r, QUIET_MS));
+  const before = await c.request(leader, 'GET', '/v1/leases/durable');
+  t.equal(before.status, 200);
+  t.ok(before.body.remainingMs <= ttlMs - QUIET_MS, `counted down (${before.body.remainingMs} ms)`);
+  const clusterBefore = (await c.clusterView(leader, 30_000))!.clusterTimeMs;
+  await Promise.all(c.nodes.map((n) => c.kill(n.id)));
+  // The old leader alone (no majority, so no leader) shows the cluster time its disk recorded.
+  await c.restart(leader);
+  const recovered = await leaderlessView(c, leader);
+  t.ok(
+    recovered.clusterTimeMs >= clusterBefore - LOST_MAX_MS,
+    `cluster time on disk ${recovered.clusterTimeMs} ms, ${clusterBefore} ms before the kill`,
+  );
+  for (const n of c.nodes) if (n.id !== leader) await c.restart(n.id);
+  await c.waitForLeader();
+  const after = await retrying(c, 'GET', '/v1/leases/durable', undefined, { totalMs: 120_000 });
+  t.equal(after.status, 200);
+  t.equal(after.body.fencingToken, a.body.fencingToken, 'the same grant');
+  // Leaderless time does not count, so the lease may only have gained what the restart lost.
+  t.ok(
+    after.body.remainingMs <= before.body.remainingMs + LOST_MAX_MS,
+    `remaining ${after.body.remainingMs} ms after the restart, ${before.body.remainingMs} ms before it`,
+  );
 });

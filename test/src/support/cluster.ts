@@ -75,6 +75,7 @@ export interface ClusterView {
   readonly term: number;
   readonly commitIndex: number;
   readonly appliedIndex: number;
+  readonly clusterTimeMs: number;
   readonly members: readonly {
     id: string;
     role: string;

@@ -178,6 +178,12 @@ export class RaftCore {
   #handedSoftState: SoftState;
   #readyOutstanding = false;
 
+  /**
+   * Highest leaderCommit heard in an AppendEntries of the leader of `term` (a follower's view of what
+   * its leader last told it was committed; docs/architecture.md, Readiness).
+   */
+  #leaderCommitSeen: { term: Term; index: LogIndex } = { term: asTerm(0), index: asIndex(0) };
+
   // Watermarks for checkInvariants (values must never decrease).
   #checkedTerm: Term;
   #checkedCommitIndex: LogIndex;
@@ -421,6 +427,25 @@ export class RaftCore {
   isVoter(): boolean {
     return this.#voters.has(this.#id);
   }
+  #noteLeaderCommit(term: Term, leaderCommit: LogIndex): void {
+    const seen = this.#leaderCommitSeen;
+    if (term !== seen.term || leaderCommit > seen.index)
+      this.#leaderCommitSeen = { term, index: leaderCommit };
+  }
+
+  /**
+   * What this node knows the cluster has committed: a leader its own commitIndex; a follower the
+   * highest leaderCommit its current leader sent in this term (≥ its own commitIndex while its log
+   * lags); without a leader its own commitIndex. A node that has applied this much is caught up
+   * (docs/architecture.md, Readiness).
+   */
+  leaderCommitIndex(): LogIndex {
+    const own = this.#log.commitIndex();
+    if (this.#role === 'leader' || this.#leaderId === null) return own;
+    const seen = this.#leaderCommitSeen;
+    return seen.term === this.#term && seen.index > own ? seen.index : own;
+  }
+
   /**
    * Leader: current cluster time (docs/concepts.md), never decreasing within its term. Others: the latest
    * reading of the newest leader timeline seen — frozen while leaderless (docs/concepts.md), and it may go
@@ -1052,6 +1077,7 @@ export class RaftCore {
     this.#leaderId = msg.from;
     this.#electionElapsed = 0;
     this.#time.observe(msg.term, msg.clusterTimeMs);
+    this.#noteLeaderCommit(msg.term, msg.leaderCommit);
     const commitIndex = this.#log.commitIndex();
     let prevLogIndex: number = msg.prevLogIndex;
     let entries = msg.entries;

@@ -143,7 +143,8 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
       tags: ['operations'],
       summary: 'Readiness',
       description:
-        'Ready when a leader is known and this node has applied everything it knows committed; else 503 no_leader.',
+        'Ready when a leader is known and this node has applied everything the leader last told it was committed; ' +
+        'else 503 no_leader.',
       response: { 200: R.readyz },
       errors: [400, 503],
     },
@@ -153,11 +154,14 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
     const s = raft.status();
     assert(s.appliedIndex <= s.commitIndex, 'a node applies only committed entries');
     if (s.leaderId === null) throw noLeader('not ready: no leader known');
-    if (s.appliedIndex < s.commitIndex) {
+    // Caught up with the leader's commit index, not just its own: an emptied or lagging node knows
+    // little committed and would otherwise answer ready at once (docs/architecture.md, Readiness).
+    const leaderCommit = Math.max(s.commitIndex, s.leaderCommitIndex);
+    if (s.appliedIndex < leaderCommit) {
       throw new HttpError(
         'no_leader',
-        `not ready: applied ${s.appliedIndex} < commit ${s.commitIndex}`,
-        { appliedIndex: s.appliedIndex, commitIndex: s.commitIndex },
+        `not ready: applied ${s.appliedIndex} < commit ${leaderCommit}`,
+        { appliedIndex: s.appliedIndex, commitIndex: leaderCommit },
         { 'retry-after': '1' },
       );
     }
