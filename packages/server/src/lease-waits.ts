@@ -39,6 +39,22 @@ export class LeaseWaits {
    * unknown by the deadline (withdrawing the waiter when the client went away).
    */
   async settle(request: FastifyRequest, q: QueuedAcquire): Promise<AnyLeaseGrant> {
+    const startMs = performance.now();
+    let outcome = 'error';
+    try {
+      const grant = await this.#settle(request, q);
+      outcome = 'granted';
+      return grant;
+    } catch (err) {
+      if (err instanceof HttpError) outcome = err.code === 'held' ? 'timed_out' : err.code;
+      throw err;
+    } finally {
+      const seconds = (performance.now() - startMs) / 1000;
+      this.#d.metrics.waitSeconds.observe({ kind: 'lease', outcome }, seconds);
+    }
+  }
+
+  async #settle(request: FastifyRequest, q: QueuedAcquire): Promise<AnyLeaseGrant> {
     const ctx = request.tenure;
     const coord = this.#d.coord;
     const settled = (): WaiterOutcome | null => {

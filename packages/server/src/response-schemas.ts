@@ -142,6 +142,12 @@ const member = Type.Object(
     raftAddress: str('host:port of the Raft transport'),
     matchIndex: Type.Optional(int('highest log index known replicated (leader view)')),
     lastContactMs: Type.Optional(int('ms since the leader last heard from it')),
+    reachable: Type.Optional(
+      Type.Boolean({
+        description: 'leader view: the leader heard from it within an election timeout',
+      }),
+    ),
+    lagEntries: Type.Optional(int("leader view: entries its log is behind the leader's")),
   },
   open,
 );

@@ -15,6 +15,8 @@ export class CoordStateAdapter implements StateMachine<ApplyOutput> {
   readonly #coord: CoordState;
   readonly #hub: ChangeHub;
   readonly #decode: EnvelopeDecoder;
+  /** Metrics hook (metrics.ts), set after the start-up replay; null until then. */
+  #observer: ((out: ApplyOutput, clusterTimeMs: number) => void) | null = null;
 
   constructor(coord: CoordState, hub: ChangeHub, decode: EnvelopeDecoder) {
     this.#coord = coord;
@@ -36,6 +38,7 @@ export class CoordStateAdapter implements StateMachine<ApplyOutput> {
     // CoordState takes integer ms; flooring is monotonic and identical on every replica.
     const out = this.#coord.apply(entry.index, Math.floor(entry.clusterTimeMs), envelope);
     if (out.changed.length > 0 || !undecodable) this.#hub.publish(out.changed, entry.index);
+    this.#observer?.(out, Math.floor(entry.clusterTimeMs));
     if (undecodable) {
       return {
         result: {
@@ -46,6 +49,11 @@ export class CoordStateAdapter implements StateMachine<ApplyOutput> {
       };
     }
     return out;
+  }
+
+  /** Calls `observer` with every entry's output from now on (metrics); replaces any earlier one. */
+  observeApplied(observer: (out: ApplyOutput, clusterTimeMs: number) => void): void {
+    this.#observer = observer;
   }
 
   snapshot(): Uint8Array {

@@ -33,6 +33,9 @@ export interface PeerLinkStats {
   readonly handshakeRejections: number;
 }
 
+/** At most one "peer unreachable" warning per peer per this interval (the failures are counted). */
+export const UNREACHABLE_LOG_INTERVAL_MS = 30_000;
+
 /** Max bytes joined into one socket write (bounds the copy done per flush). */
 const WRITE_CHUNK_BYTES_MAX = 1 << 20;
 
@@ -50,6 +53,10 @@ export class PeerLink {
   #sentFrames = 0;
   #droppedFrames = 0;
   #handshakeRejections = 0;
+  /** Connection failures since the last "peer unreachable" warning (reset when one is logged). */
+  #failuresUnlogged = 0;
+  /** performance.now() of the last "peer unreachable" warning; -Infinity before the first. */
+  #unreachableLoggedAtMs = -Infinity;
 
   constructor(options: PeerLinkOptions) {
     this.#o = options;
@@ -112,10 +119,34 @@ export class PeerLink {
       }
     });
     socket.on('drain', () => this.#scheduleFlush());
-    socket.on('error', (err) =>
-      this.#o.logger.debug({ peer: this.#o.peer, err: err.message }, 'peer connection error'),
-    );
+    socket.on('error', (err) => this.#onConnectionError(err));
     socket.on('close', () => this.#onClose(socket));
+  }
+
+  /**
+   * A refused, unresolvable or broken connection: warned at most once per
+   * UNREACHABLE_LOG_INTERVAL_MS (with the failures since the last warning), debug otherwise.
+   */
+  #onConnectionError(err: Error & { code?: string }): void {
+    const { peer, host, port } = this.#o;
+    this.#failuresUnlogged++;
+    const nowMs = performance.now();
+    if (nowMs - this.#unreachableLoggedAtMs < UNREACHABLE_LOG_INTERVAL_MS) {
+      this.#o.logger.debug({ peer, err: err.message }, 'peer connection error');
+      return;
+    }
+    this.#o.logger.warn(
+      {
+        peer,
+        address: `${host}:${port}`,
+        code: err.code,
+        err: err.message,
+        failures: this.#failuresUnlogged,
+      },
+      'peer unreachable',
+    );
+    this.#unreachableLoggedAtMs = nowMs;
+    this.#failuresUnlogged = 0;
   }
 
   #onFrame(socket: net.Socket, frame: Buffer): void {
@@ -137,6 +168,9 @@ export class PeerLink {
     this.#ready = true;
     this.#reconnectDelayMs = this.#o.reconnectDelayMsMin;
     this.#o.logger.info({ peer: this.#o.peer }, 'connected to peer');
+    // The next failure after a good connection is news again: warn at once.
+    this.#unreachableLoggedAtMs = -Infinity;
+    this.#failuresUnlogged = 0;
     this.#scheduleFlush();
   }
 

@@ -11,6 +11,7 @@ import { emptyBodyAsObject } from '../json-body.js';
 import { remainingMs } from '../request-context.js';
 import * as R from '../response-schemas.js';
 import { routeSchema } from '../route-schema.js';
+import { leaderView } from '../member-view.js';
 import type { RoutePluginOptions } from './leases.js';
 
 /** docs/api.md member roles. */
@@ -50,6 +51,7 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
         raftAddress: p.raftAddress,
         ...(m?.matchIndex !== undefined ? { matchIndex: m.matchIndex } : {}),
         ...(m?.lastContactMs !== undefined ? { lastContactMs: Math.floor(m.lastContactMs) } : {}),
+        ...leaderView(s, p.id, config.electionTimeoutMs),
       };
     });
     return {
