@@ -42,8 +42,9 @@ export const released = Type.Object(
   { name: str('lease name'), released: Type.Literal(true) },
   { ...open, description: 'released' },
 );
+const nextCursor = nullable(str('pass as `after` to get the next page; null on the last page'));
 export const leaseList = Type.Object(
-  { leases: Type.Array(leaseView, { description: 'live leases in name order' }) },
+  { leases: Type.Array(leaseView, { description: 'live leases in name order' }), nextCursor },
   { ...open, description: 'live leases' },
 );
 export const leaseWatch = Type.Object(
@@ -99,6 +100,13 @@ const electionFields = {
   revision: int('increases on every change of leader or value; 0 for a group never used'),
 };
 export const electionView = Type.Object(electionFields, { ...open, description: 'the election' });
+export const electionList = Type.Object(
+  {
+    elections: Type.Array(electionView, { description: 'groups with candidates, in group order' }),
+    nextCursor,
+  },
+  { ...open, description: 'election groups' },
+);
 export const electionObserve = Type.Object(
   {
     ...electionFields,
@@ -125,6 +133,16 @@ export const kvEntry = Type.Object(
     revision: int('log index of the last write'),
   },
   { ...open, description: 'the entry' },
+);
+export const kvList = Type.Object(
+  {
+    keys: Type.Array(
+      Type.Object({ key: str('KV key'), revision: int('log index of the last write') }, open),
+      { description: 'keys in order, without their values' },
+    ),
+    nextCursor,
+  },
+  { ...open, description: 'KV keys' },
 );
 export const kvDeleted = Type.Object(
   { key: str('KV key'), deleted: Type.Literal(true) },
