@@ -17,6 +17,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ServerDeps } from './deps.js';
+import { clientErrorHandler } from './client-error.js';
 import { toHttpError } from './error-tables.js';
 import { Gateway } from './gateway.js';
 import { errorBody, internalError } from './http-error.js';
@@ -84,6 +85,8 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
     frameworkErrors: (err: FastifyError, request, reply) => {
       sendError(deps, err, request as FastifyRequest, reply as FastifyReply);
     },
+    // Oversized headers and malformed HTTP are refused by node:http: answer in the error shape too.
+    clientErrorHandler,
     // Valid JSON with a `__proto__` / `constructor.prototype` key is parsed as plain data
     // (JSON.parse makes own properties; nothing is polluted) instead of being called "not valid
     // JSON": strict body schemas reject such keys as unknown fields, and free-form values
