@@ -132,14 +132,23 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    const status = String(reply.statusCode);
     deps.metrics.httpSeconds.observe(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? 'unknown',
-        status: String(reply.statusCode),
-      },
+      { method: request.method, route, status },
       reply.elapsedTime / 1000,
     );
+    if (config.accessLog === 'on')
+      request.log.info(
+        {
+          method: request.method,
+          route,
+          url: request.url.slice(0, 300),
+          status: reply.statusCode,
+          durationMs: Math.round(reply.elapsedTime),
+        },
+        'request',
+      );
     done();
   });
 

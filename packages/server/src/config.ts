@@ -62,6 +62,8 @@ export interface ServerConfig {
   /** Log entries kept behind a snapshot for lagging followers (0 = drop all it covers). */
   readonly snapshotKeepEntries: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `on`: one info line per HTTP request (`--access-log on`); `off` by default. */
+  readonly accessLog: 'off' | 'on';
   readonly limits: LimitsConfig;
 }
 
@@ -190,6 +192,7 @@ export function loadConfig(
     snapshotEntries: v.snapshotEntries,
     snapshotKeepEntries: v.snapshotKeepEntries,
     logLevel: v.logLevel,
+    accessLog: v.accessLog,
     limits: limitsOf(v),
   };
 }

@@ -242,4 +242,11 @@ export const SERVER_SETTINGS = {
     default: 'info',
     doc: 'pino log level.',
   }),
+  accessLog: choiceSetting({
+    flag: 'access-log',
+    envPrefix,
+    choices: ['off', 'on'],
+    default: 'off',
+    doc: 'Log one line per HTTP request (method, route, status, duration) at info level.',
+  }),
 };
