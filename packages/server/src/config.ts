@@ -62,6 +62,8 @@ export interface ServerConfig {
   /** Log entries kept behind a snapshot for lagging followers (0 = drop all it covers). */
   readonly snapshotKeepEntries: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `on`: GET /v1/cluster/state answers (`--state-hash-route on`); `off` (404) by default. */
+  readonly stateHashRoute: 'off' | 'on';
   /** `on`: one info line per HTTP request (`--access-log on`); `off` by default. */
   readonly accessLog: 'off' | 'on';
   readonly limits: LimitsConfig;
@@ -193,6 +195,7 @@ export function loadConfig(
     snapshotKeepEntries: v.snapshotKeepEntries,
     logLevel: v.logLevel,
     accessLog: v.accessLog,
+    stateHashRoute: v.stateHashRoute,
     limits: limitsOf(v),
   };
 }
