@@ -49,13 +49,13 @@ export function buildRequestContext(
   // node:http joins a repeated Idempotency-Key into one value ("a, b"): refuse it instead
   // (docs/api.md). Only a value with a comma can be joined, so only then are the raw headers read.
   // (A repeated Request-Timeout-Ms is "1, 2", which the header schema already refuses.)
-  const rawKey = request.headers['idempotency-key'];
-  if (
-    typeof rawKey === 'string' &&
-    rawKey.includes(',') &&
-    keyHeaderCount(request.raw.rawHeaders) > 1
-  )
-    throw invalidArgument('header Idempotency-Key', 'must be given once');
+  const rawKey: unknown = request.headers['idempotency-key'];
+  const repeated =
+    Array.isArray(rawKey) ||
+    (typeof rawKey === 'string' &&
+      rawKey.includes(',') &&
+      keyHeaderCount(request.raw.rawHeaders) > 1);
+  if (repeated) throw invalidArgument('header Idempotency-Key', 'must be given once');
   // Typed as text by node:http; the header schema's validator has made the timeout a number.
   const timeoutMs: unknown = request.headers['request-timeout-ms'];
   const key: unknown = request.headers['idempotency-key'];
