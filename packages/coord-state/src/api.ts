@@ -421,8 +421,15 @@ export interface CoordState {
   /** Log index of the last applied entry (0 before any; after `restore`, the snapshot's). */
   lastAppliedIndex(): number;
   getLease(name: string, nowMs: number): LeaseView | null;
-  /** Live leases with names starting with `prefix`, sorted by name, at most `limit`. */
-  listLeases(prefix: string, limit: number, nowMs: number): LeaseView[];
+  /**
+   * Live leases with names starting with `prefix` and after `after` (a cursor: the last name of
+   * the previous page; null = from the first), sorted by name, at most `limit`.
+   */
+  listLeases(prefix: string, limit: number, nowMs: number, after?: string | null): LeaseView[];
+  /** Election groups with candidates, as `getElection` shows them, paged like `listLeases`. */
+  listElections(prefix: string, limit: number, after?: string | null): ElectionView[];
+  /** KV entries, paged like `listLeases`. */
+  listKv(prefix: string, limit: number, after?: string | null): KvView[];
   /** Lock-delay left for `name` at `nowMs` (0 if none). */
   lockDelayRemainingMs(name: string, nowMs: number): number;
   waiterOutcome(name: string, waiterId: number): WaiterOutcome;

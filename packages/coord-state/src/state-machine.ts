@@ -56,6 +56,7 @@ import {
   timeoutWaiter,
 } from './leases.js';
 import { resolveLimits, type CoordLimitsFull } from './limits.js';
+import { pageOfNames } from './listing.js';
 import { leaseKey, type ApplyContext, type ElectionRecord } from './model.js';
 import type { WakeEntry } from './core.js';
 import { historyOf, leaseStateView, semaphoreView, sessionView } from './queries.js';
@@ -333,12 +334,16 @@ export class CoordStateMachine implements CoordState {
   }
 
   /** Live exclusive leases whose name starts with `prefix`, sorted by name, at most `limit`. O(leases). */
-  listLeases(prefix: string, limit: number, nowMs: number): LeaseView[] {
-    const names: string[] = [];
-    for (const [name, rec] of this.#core.leases) {
-      if (rec.grant !== null && name.startsWith(prefix)) names.push(name);
-    }
-    names.sort();
+  listLeases(
+    prefix: string,
+    limit: number,
+    nowMs: number,
+    after: string | null = null,
+  ): LeaseView[] {
+    const held = (function* (leases: Core['leases']) {
+      for (const [name, rec] of leases) if (rec.grant !== null) yield name;
+    })(this.#core.leases);
+    const names = pageOfNames(held, prefix, after, Number.POSITIVE_INFINITY);
     const out: LeaseView[] = [];
     for (const name of names) {
       if (out.length >= limit) break;
@@ -346,6 +351,18 @@ export class CoordStateMachine implements CoordState {
       if (v !== null) out.push(v);
     }
     return out;
+  }
+
+  /** Election groups with candidates, in group order, after `after`, at most `limit`. */
+  listElections(prefix: string, limit: number, after: string | null = null): ElectionView[] {
+    const groups = pageOfNames(this.#core.elections.keys(), prefix, after, limit);
+    return groups.map((g) => this.getElection(g));
+  }
+
+  /** KV entries in key order, after `after`, at most `limit`. */
+  listKv(prefix: string, limit: number, after: string | null = null): KvView[] {
+    const keys = pageOfNames(this.#core.kv.keys(), prefix, after, limit);
+    return keys.map((k) => this.getKv(k)!);
   }
 
   lockDelayRemainingMs(name: string, nowMs: number): number {

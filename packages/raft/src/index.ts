@@ -12,6 +12,7 @@ export {
   type RaftTimingMs,
   type RaftTimingTicks,
 } from './raft-node-options.js';
+export type { RaftObserver, SnapshotInfo } from './observer.js';
 export { NOOP_LOGGER, type Logger, type LogFields } from './logger.js';
 export {
   RaftError,

@@ -3,6 +3,7 @@
  * (TigerBeetle style: limits named, relations validated once).
  */
 import type { Logger } from './logger.js';
+import type { RaftObserver } from './observer.js';
 import type { NodeId } from './core/types.js';
 import type { PeerInfo } from './api.js';
 import type { StateMachine } from './state-machine.js';
@@ -78,6 +79,8 @@ export interface RaftNodeOptions<R> {
    * already stopped; Raft cannot go on without its disk). Default: rethrow asynchronously, crashing the process so a supervisor restarts it.
    */
   readonly onFatalError?: (err: unknown) => void;
+  /** Timings for metrics (observer.ts): persist (fsync) durations and snapshots. Default: none. */
+  readonly observer?: RaftObserver;
 }
 
 /** Options after defaults, with durations converted to ticks. */

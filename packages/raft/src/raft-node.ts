@@ -38,6 +38,7 @@ import type {
 import { asIndex } from './core/types.js';
 import type { Applied, MemberStatus, RaftNodeApi, RaftStatus, RequestOptions } from './api.js';
 import type { StateMachine } from './state-machine.js';
+import type { RaftObserver } from './observer.js';
 import { InvalidArgumentError, NotLeaderError, StoppedError } from './errors.js';
 import { NOOP_LOGGER, type Logger } from './logger.js';
 import { ProposalTracker } from './proposal-tracker.js';
@@ -62,6 +63,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   readonly #o: ResolvedOptions;
   readonly #log: Logger;
   readonly #onFatalError: (err: unknown) => void;
+  readonly #observer: RaftObserver;
 
   /**
    * Last entry applied to the state machine. Raised by #applyEntry and #restoreSnapshot;
@@ -126,6 +128,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
           throw err;
         }));
     this.#softState = this.#core.softState();
+    this.#observer = options.observer ?? {};
   }
 
   /**
@@ -260,6 +263,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (ready.softState !== null) this.#onSoftState(ready.softState);
     if (!ready.mustPersistBeforeSend) this.#sendAll(ready.messages);
     if (ready.hardState !== null || ready.entries.length > 0 || ready.snapshot !== null) {
+      const startMs = performance.now();
       await this.#storage.persist({
         hardState: ready.hardState,
         entries: ready.entries,
@@ -270,6 +274,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
         this.#durableCommitIndex = asIndex(
           Math.max(this.#durableCommitIndex, ready.hardState.commitIndex),
         );
+      const durationMs = performance.now() - startMs;
+      this.#callListener(() => this.#observer.persisted?.(durationMs, ready.entries.length));
     }
     if (ready.mustPersistBeforeSend) this.#sendAll(ready.messages);
     const appliedBefore = this.#appliedIndex;
@@ -315,7 +321,14 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       meta.index > this.#appliedIndex,
       'installed snapshot must be ahead of the state machine',
     );
+    const startMs = performance.now();
     this.#sm.restore(snapshot.data);
+    const info = {
+      index: meta.index,
+      sizeBytes: snapshot.data.byteLength,
+      durationMs: performance.now() - startMs,
+    };
+    this.#callListener(() => this.#observer.snapshotInstalled?.(info));
     this.#appliedIndex = meta.index;
     this.#snapshotIndex = meta.index;
     this.#proposals.compacted(meta.index);
@@ -331,6 +344,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
    * after advance(), so the core's appliedIndex equals ours.
    */
   async #takeSnapshot(): Promise<void> {
+    const startMs = performance.now();
     const meta: SnapshotMeta = this.#core.snapshotMetaAt(this.#appliedIndex);
     const data = this.#sm.snapshot();
     await this.#storage.saveSnapshot({ meta, data });
@@ -340,6 +354,12 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#stopped) return;
     this.#snapshotIndex = asIndex(Math.max(this.#snapshotIndex, meta.index));
     const used = this.#core.compact(meta, data, compactIndex);
+    const info = {
+      index: meta.index,
+      sizeBytes: data.byteLength,
+      durationMs: performance.now() - startMs,
+    };
+    this.#callListener(() => this.#observer.snapshotTaken?.(info));
     this.#log.info(
       { snapshotIndex: meta.index, compactIndex, sizeBytes: data.byteLength, used },
       'took snapshot',

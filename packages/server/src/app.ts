@@ -17,6 +17,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ServerDeps } from './deps.js';
+import { clientErrorHandler } from './client-error.js';
 import { toHttpError } from './error-tables.js';
 import { Gateway } from './gateway.js';
 import { httpsServerFactory } from './https-server.js';
@@ -100,6 +101,8 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
     frameworkErrors: (err: FastifyError, request, reply) => {
       sendError(deps, err, request as FastifyRequest, reply as FastifyReply);
     },
+    // Oversized headers and malformed HTTP are refused by node:http: answer in the error shape too.
+    clientErrorHandler,
     // Valid JSON with a `__proto__` / `constructor.prototype` key is parsed as plain data
     // (JSON.parse makes own properties; nothing is polluted) instead of being called "not valid
     // JSON": strict body schemas reject such keys as unknown fields, and free-form values
@@ -145,14 +148,23 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
     done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    const status = String(reply.statusCode);
     deps.metrics.httpSeconds.observe(
-      {
-        method: request.method,
-        route: request.routeOptions.url ?? 'unknown',
-        status: String(reply.statusCode),
-      },
+      { method: request.method, route, status },
       reply.elapsedTime / 1000,
     );
+    if (config.accessLog === 'on')
+      request.log.info(
+        {
+          method: request.method,
+          route,
+          url: request.url.slice(0, 300),
+          status: reply.statusCode,
+          durationMs: Math.round(reply.elapsedTime),
+        },
+        'request',
+      );
     done();
   });
 

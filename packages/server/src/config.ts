@@ -75,6 +75,10 @@ export interface ServerConfig {
   /** Keepalive comment interval of a watch, ms. */
   readonly watchKeepaliveMs: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `on`: GET /v1/cluster/state answers (`--state-hash-route on`); `off` (404) by default. */
+  readonly stateHashRoute: 'off' | 'on';
+  /** `on`: one info line per HTTP request (`--access-log on`); `off` by default. */
+  readonly accessLog: 'off' | 'on';
   readonly limits: LimitsConfig;
   /** Backup file to seed the empty data directory from before starting (restore.ts), or null. */
   readonly restoreFile: string | null;
@@ -220,6 +224,8 @@ export function loadConfig(
     watchBufferEventsMax: v.watchBufferEventsMax,
     watchKeepaliveMs: v.watchKeepaliveMs,
     logLevel: v.logLevel,
+    accessLog: v.accessLog,
+    stateHashRoute: v.stateHashRoute,
     limits: limitsOf(v),
     restoreFile: v.restoreFile === undefined ? null : resolve(cwd, v.restoreFile),
     tokenFloor: v.tokenFloor,

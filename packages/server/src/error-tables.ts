@@ -34,7 +34,28 @@ const FASTIFY_ERRORS: Readonly<Record<string, (err: ErrorLike) => HttpError>> = 
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () =>
     invalidArgument('header Content-Length', 'does not match the length of the body'),
   FST_ERR_BAD_URL: (err) => invalidArgument('url', messageOf(err, 'is malformed')),
+  FST_ERR_MAX_PARAM_LENGTH: (err) =>
+    invalidArgument(longParamField(messageOf(err, '')), 'must be at most 200 characters'),
 };
+
+/** Path parameter of each collection (docs/api.md): the field a too-long path segment is. */
+const PARAM_OF_COLLECTION: Readonly<Record<string, string>> = {
+  leases: 'name',
+  elections: 'group',
+  kv: 'key',
+};
+
+/**
+ * The field of Fastify's "'<path>' is exceeding the max param length" (the router refuses a
+ * segment long before validation could name it): `params.name` under /v1/leases, and so on.
+ */
+function longParamField(message: string): string {
+  const collection = /^'\/v1\/([a-z]+)\//.exec(message)?.[1] ?? '';
+  const param = Object.hasOwn(PARAM_OF_COLLECTION, collection)
+    ? PARAM_OF_COLLECTION[collection]
+    : undefined;
+  return param === undefined ? 'params' : `params.${param}`;
+}
 
 /** Raft operating errors by code (packages/raft/src/errors.ts). */
 const RAFT_ERRORS: Readonly<Record<RaftErrorCode, ((err: ErrorLike) => HttpError) | null>> = {

@@ -49,7 +49,19 @@ export function internalError(): HttpError {
   return new HttpError('internal', 'internal error');
 }
 
-/** The JSON error body `{"error": {"code", "message", ...details}}` (docs/api.md, Errors). */
+/** Longest message an error body carries: a message quoting a huge input is cut (with its length). */
+export const ERROR_MESSAGE_CHARS_MAX = 300;
+
+/** `message`, cut to ERROR_MESSAGE_CHARS_MAX characters (saying how long it was) when longer. */
+export function boundedMessage(message: string): string {
+  if (message.length <= ERROR_MESSAGE_CHARS_MAX) return message;
+  return `${message.slice(0, ERROR_MESSAGE_CHARS_MAX - 40)}… (${message.length} characters)`;
+}
+
+/**
+ * The JSON error body `{"error": {"code", "message", ...details}}` (docs/api.md, Errors); the
+ * message is bounded (boundedMessage), so an error never echoes a huge input back.
+ */
 export function errorBody(
   code: ErrorCode,
   message: string,
@@ -57,5 +69,5 @@ export function errorBody(
 ): { error: Record<string, unknown> } {
   const rest: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(details)) if (k !== 'code' && k !== 'message') rest[k] = v;
-  return { error: { code, message, ...rest } };
+  return { error: { code, message: boundedMessage(message), ...rest } };
 }

@@ -7,6 +7,7 @@
  */
 import type { FastifyRequest, preValidationHookHandler } from 'fastify';
 import { HttpError, invalidArgument } from './http-error.js';
+import { fieldPath, findUnsafeInteger } from './json-limits.js';
 import { BODY_OPTIONAL_KEY } from './route-schema.js';
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -56,12 +57,27 @@ export function parseJsonBody(request: FastifyRequest, raw: Buffer): unknown {
   } catch {
     throw invalidArgument('body', 'is not valid UTF-8');
   }
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (err) {
     throw invalidArgument('body', `is not valid JSON: ${(err as Error).message}`);
   }
+  // Only text with a run of 16+ digits can hold an integer past 2^53 − 1: the walk is skipped
+  // otherwise. Such an integer was rounded by JSON.parse; refuse it rather than store another number.
+  if (LONG_DIGITS.test(text)) {
+    const path = findUnsafeInteger(value);
+    if (path !== null)
+      throw invalidArgument(
+        fieldPath('body', path),
+        'is an integer beyond ±(2^53 − 1), which is not kept exactly: send it as a string',
+      );
+  }
+  return value;
 }
+
+/** A run of digits long enough to be an integer beyond 2^53 − 1 (9007199254740991: 16 digits). */
+const LONG_DIGITS = /[0-9]{16}/;
 
 /** preValidation of a body-optional route: no body (or `null`) is validated as `{}`. */
 export const emptyBodyAsObject: preValidationHookHandler = (request, _reply, done) => {

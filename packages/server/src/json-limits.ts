@@ -8,7 +8,7 @@ import { findJsonValueProblem, type JsonPath, type JsonValue } from '@tenure/coo
 import { HttpError, invalidArgument } from './http-error.js';
 
 /** Path of a child: `a.b` for identifier-like keys, `a["x y"]` otherwise, `a[3]` for array items. */
-function fieldPath(field: string, path: JsonPath): string {
+export function fieldPath(field: string, path: JsonPath): string {
   let out = field;
   for (const key of path) {
     if (typeof key === 'number') out += `[${key}]`;
@@ -38,4 +38,24 @@ export function checkJsonValue(
       { field, sizeBytes: bytes, sizeBytesMax: valueBytesMax },
     );
   return value as JsonValue; // findJsonValueProblem found nothing: it is a JSON value
+}
+
+/**
+ * Path of the first integer in `x` that JSON.parse could not hold exactly (|n| > 2^53 − 1, so it
+ * was rounded), or null. Iterative (no recursion on deep input); `x` is what JSON.parse returned.
+ */
+export function findUnsafeInteger(x: unknown): JsonPath | null {
+  const stack: { value: unknown; path: JsonPath }[] = [{ value: x, path: [] }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === 'number') {
+      if (Number.isInteger(value) && !Number.isSafeInteger(value)) return path;
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--)
+        stack.push({ value: value[i], path: [...path, i] });
+    } else if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) stack.push({ value: v, path: [...path, k] });
+    }
+  }
+  return null;
 }

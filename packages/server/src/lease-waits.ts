@@ -44,16 +44,36 @@ export class LeaseWaits {
    * unknown by the deadline (withdrawing the waiter when the client went away).
    */
   async settle(request: FastifyRequest, q: QueuedAcquire): Promise<AnyLeaseGrant> {
-    const g = await this.#settle(request, { ...q, kind: 'lease' });
+    const g = await this.#timed(request, { ...q, kind: 'lease' });
     assert(!('limit' in g), 'lease waiter granted a semaphore permit');
     return g;
   }
 
   /** As `settle`, for a queued semaphore acquire: the permit once granted. */
   async settlePermit(request: FastifyRequest, q: QueuedAcquire): Promise<SemaphoreGrant> {
-    const g = await this.#settle(request, { ...q, kind: 'semaphore' });
+    const g = await this.#timed(request, { ...q, kind: 'semaphore' });
     assert('limit' in g, 'semaphore waiter granted a lease');
     return g;
+  }
+
+  /** `#settle`, recording the wait in `tenure_wait_seconds{kind, outcome}`. */
+  async #timed(
+    request: FastifyRequest,
+    q: QueuedAcquire & { readonly kind: WaitKind },
+  ): Promise<AnyLeaseGrant | SemaphoreGrant> {
+    const startMs = performance.now();
+    let outcome = 'error';
+    try {
+      const grant = await this.#settle(request, q);
+      outcome = 'granted';
+      return grant;
+    } catch (err) {
+      if (err instanceof HttpError) outcome = err.code === 'held' ? 'timed_out' : err.code;
+      throw err;
+    } finally {
+      const seconds = (performance.now() - startMs) / 1000;
+      this.#d.metrics.waitSeconds.observe({ kind: q.kind, outcome }, seconds);
+    }
   }
 
   async #settle(

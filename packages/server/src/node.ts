@@ -66,6 +66,11 @@ export async function startNode(
   const hub = new ChangeHub();
   const coord = new CoordStateMachine({ ...config.limits });
   const adapter = new CoordStateAdapter(coord, hub, decodeEnvelope);
+  const metrics = createMetrics(
+    () => raftRef,
+    () => coord,
+    { electionTimeoutMs: config.electionTimeoutMs },
+  );
   const raft: RaftNodeApi<ApplyOutput> = await RaftNode.open<ApplyOutput>({
     id: config.nodeId,
     clusterId: config.clusterId,
@@ -82,16 +87,14 @@ export async function startNode(
     logger: loggers.raftLogger,
     onFatalError: onFatal,
     ...(config.peerTls ? { peerTls: config.peerTls } : {}),
+    observer: metrics.raftObserver,
   });
   raftRef = raft;
-  const metrics = createMetrics(
-    () => raftRef,
-    () => coord,
-  );
-  raft.onLeaderChange((leaderId, term) => {
-    metrics.leaderChanges.inc();
-    logger.info({ leaderId, term }, 'leader changed');
-  });
+  // After the start-up replay: counters count what happens while this process runs.
+  adapter.observeApplied((out, clusterTimeMs) => metrics.observeApplied(out, clusterTimeMs));
+  // RaftNode logs each leader change itself (once); the counter skips "no leader" notifications.
+  metrics.noteLeader(raft.status().leaderId, raft.status().term);
+  raft.onLeaderChange((leaderId, term) => metrics.noteLeader(leaderId, term));
   const forwarder = new HttpForwarder(config.tls ?? null);
   const app = await buildApp({
     config,

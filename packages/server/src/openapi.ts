@@ -27,6 +27,21 @@ function markOptionalBodies(paths: Record<string, Record<string, Operation>>): v
   }
 }
 
+/** Methods that never have an effect: an Idempotency-Key means nothing there (docs/api.md). */
+const READ_METHODS: ReadonlySet<string> = new Set(['get', 'head', 'options']);
+
+/** Drop the `Idempotency-Key` header parameter from read operations (the header schema is shared). */
+function dropKeyOnReads(paths: Record<string, Record<string, Operation>>): void {
+  for (const operations of Object.values(paths)) {
+    for (const [method, op] of Object.entries(operations)) {
+      if (!READ_METHODS.has(method) || !Array.isArray(op.parameters)) continue;
+      op.parameters = (op.parameters as { in?: string; name?: string }[]).filter(
+        (p) => !(p.in === 'header' && p.name === 'idempotency-key'),
+      );
+    }
+  }
+}
+
 /** Options of @fastify/swagger for the app. */
 export function openapiOptions(): SwaggerOptions {
   return {
@@ -59,8 +74,10 @@ export function openapiOptions(): SwaggerOptions {
     transformObject: (documentObject) => {
       if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
       const doc = documentObject.openapiObject;
-      if (doc.paths !== undefined)
+      if (doc.paths !== undefined) {
         markOptionalBodies(doc.paths as Record<string, Record<string, Operation>>);
+        dropKeyOnReads(doc.paths as Record<string, Record<string, Operation>>);
+      }
       return doc;
     },
   };

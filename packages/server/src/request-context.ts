@@ -4,6 +4,7 @@
  * AbortSignal that fires when the client goes away (long-polls and waits end cleanly).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { invalidArgument } from './http-error.js';
 
 /** Header marking a request forwarded by a follower; the receiver never forwards it again. */
 export const FORWARDED_HEADER = 'tenure-forwarded';
@@ -25,6 +26,14 @@ declare module 'fastify' {
   }
 }
 
+/** How often Idempotency-Key appears in node:http's raw [name, value, …] list. */
+function keyHeaderCount(rawHeaders: readonly string[]): number {
+  let n = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2)
+    if (rawHeaders[i]!.toLowerCase() === 'idempotency-key') n++;
+  return n;
+}
+
 /**
  * The context of a request whose headers passed the route's header schema (schemas.ts
  * `headerSchema`: `Request-Timeout-Ms` is then an integer in range, `Idempotency-Key` 1–128
@@ -37,6 +46,16 @@ export function buildRequestContext(
   startMs: number,
   timeoutMsDefault: number,
 ): RequestContext {
+  // node:http joins a repeated Idempotency-Key into one value ("a, b"): refuse it instead
+  // (docs/api.md). Only a value with a comma can be joined, so only then are the raw headers read.
+  // (A repeated Request-Timeout-Ms is "1, 2", which the header schema already refuses.)
+  const rawKey: unknown = request.headers['idempotency-key'];
+  const repeated =
+    Array.isArray(rawKey) ||
+    (typeof rawKey === 'string' &&
+      rawKey.includes(',') &&
+      keyHeaderCount(request.raw.rawHeaders) > 1);
+  if (repeated) throw invalidArgument('header Idempotency-Key', 'must be given once');
   // Typed as text by node:http; the header schema's validator has made the timeout a number.
   const timeoutMs: unknown = request.headers['request-timeout-ms'];
   const key: unknown = request.headers['idempotency-key'];

@@ -79,8 +79,9 @@ export const released = Type.Object(
   { name: str('lease name'), released: Type.Literal(true) },
   { ...open, description: 'released' },
 );
+const nextCursor = nullable(str('pass as `after` to get the next page; null on the last page'));
 export const leaseList = Type.Object(
-  { leases: Type.Array(leaseView, { description: 'live leases in name order' }) },
+  { leases: Type.Array(leaseView, { description: 'live leases in name order' }), nextCursor },
   { ...open, description: 'live leases' },
 );
 export const leaseWatch = Type.Object(
@@ -137,6 +138,13 @@ const electionFields = {
   revision: int('increases on every change of leader or value; 0 for a group never used'),
 };
 export const electionView = Type.Object(electionFields, { ...open, description: 'the election' });
+export const electionList = Type.Object(
+  {
+    elections: Type.Array(electionView, { description: 'groups with candidates, in group order' }),
+    nextCursor,
+  },
+  { ...open, description: 'election groups' },
+);
 export const electionObserve = Type.Object(
   {
     ...electionFields,
@@ -254,6 +262,16 @@ export const kvEntry = Type.Object(
   },
   { ...open, description: 'the entry' },
 );
+export const kvList = Type.Object(
+  {
+    keys: Type.Array(
+      Type.Object({ key: str('KV key'), revision: int('log index of the last write') }, open),
+      { description: 'keys in order, without their values' },
+    ),
+    nextCursor,
+  },
+  { ...open, description: 'KV keys' },
+);
 export const kvDeleted = Type.Object(
   { key: str('KV key'), deleted: Type.Literal(true) },
   { ...open, description: 'deleted' },
@@ -270,6 +288,12 @@ const member = Type.Object(
     raftAddress: str('host:port of the Raft transport'),
     matchIndex: Type.Optional(int('highest log index known replicated (leader view)')),
     lastContactMs: Type.Optional(int('ms since the leader last heard from it')),
+    reachable: Type.Optional(
+      Type.Boolean({
+        description: 'leader view: the leader heard from it within an election timeout',
+      }),
+    ),
+    lagEntries: Type.Optional(int("leader view: entries its log is behind the leader's")),
   },
   open,
 );

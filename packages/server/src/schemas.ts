@@ -101,12 +101,15 @@ export function querySchemas(longPollMsMax: number) {
             description: 'only names starting with this prefix',
           }),
         ),
+        after: Type.Optional(
+          name('cursor: only names after this one (the nextCursor of the previous page)'),
+        ),
         limit: Type.Optional(
           Type.Integer({
             minimum: 1,
             maximum: LIST_LIMIT_MAX,
             default: LIST_LIMIT_DEFAULT,
-            description: 'most leases returned',
+            description: 'most items returned',
           }),
         ),
         consistency,

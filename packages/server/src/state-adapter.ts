@@ -16,6 +16,8 @@ export class CoordStateAdapter implements StateMachine<ApplyOutput> {
   readonly #coord: CoordState;
   readonly #hub: ChangeHub;
   readonly #decode: EnvelopeDecoder;
+  /** Metrics hook (metrics.ts), set after the start-up replay; null until then. */
+  #observer: ((out: ApplyOutput, clusterTimeMs: number) => void) | null = null;
 
   constructor(coord: CoordState, hub: ChangeHub, decode: EnvelopeDecoder) {
     this.#coord = coord;
@@ -38,6 +40,7 @@ export class CoordStateAdapter implements StateMachine<ApplyOutput> {
     const out = this.#coord.apply(entry.index, Math.floor(entry.clusterTimeMs), envelope);
     if (out.changed.length > 0 || !undecodable) this.#hub.publish(out.changed, entry.index);
     this.#hub.publishEvents(entry.index, out.events ?? []);
+    this.#observer?.(out, Math.floor(entry.clusterTimeMs));
     if (undecodable) {
       return {
         result: {
@@ -48,6 +51,11 @@ export class CoordStateAdapter implements StateMachine<ApplyOutput> {
       };
     }
     return out;
+  }
+
+  /** Calls `observer` with every entry's output from now on (metrics); replaces any earlier one. */
+  observeApplied(observer: (out: ApplyOutput, clusterTimeMs: number) => void): void {
+    this.#observer = observer;
   }
 
   snapshot(): Uint8Array {

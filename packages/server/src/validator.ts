@@ -6,7 +6,7 @@
  * types). Nothing is removed or defaulted: unknown fields are errors, defaults are documentation.
  */
 import { Ajv, type Options } from 'ajv';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
 
 const COMMON: Options = {
   removeAdditional: false,
@@ -23,12 +23,51 @@ const COMMON: Options = {
 /** Parts of a request arriving as text, validated with coercion. */
 const TEXT_PARTS: ReadonlySet<string> = new Set(['querystring', 'headers']);
 
+/** The text of an integer in a query string or header: decimal digits, optionally negative (no `1e3`, no `0x10`). */
+const INTEGER_TEXT = /^-?[0-9]{1,16}$/;
+
+/** A validate function with Ajv's `errors` property, as Fastify calls it. */
+type ValidateFn = ((data: unknown) => boolean) & {
+  errors?: FastifySchemaValidationError[] | null;
+};
+
+/**
+ * Wrap a text part's validator: an integer field must be written in decimal digits before Ajv
+ * coerces it (Ajv's coercion is `Number(text)`, which reads `1e3` as 1000 and `0x10` as 16).
+ */
+function digitsOnly(
+  schema: { properties?: Record<string, { type?: unknown }> },
+  validate: ValidateFn,
+): ValidateFn {
+  const integerFields = Object.entries(schema.properties ?? {})
+    .filter(([, s]) => s.type === 'integer')
+    .map(([k]) => k);
+  if (integerFields.length === 0) return validate;
+  const wrapped: ValidateFn = (data) => {
+    const record = (data ?? {}) as Record<string, unknown>;
+    for (const k of integerFields) {
+      const v = record[k];
+      if (typeof v === 'string' && !INTEGER_TEXT.test(v)) {
+        const error = { instancePath: `/${k}`, keyword: 'type', params: { type: 'integer' } };
+        const described = { ...error, schemaPath: '', message: 'must be integer', data: v };
+        wrapped.errors = [described as FastifySchemaValidationError];
+        return false;
+      }
+    }
+    const ok = validate(data);
+    wrapped.errors = validate.errors ?? null;
+    return ok;
+  };
+  return wrapped;
+}
+
 /** Build the validator compiler (fresh Ajv instances per app: no module singleton). */
 export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   const strictAjv = new Ajv({ ...COMMON, coerceTypes: false });
   const textAjv = new Ajv({ ...COMMON, coerceTypes: true });
   return ({ schema, httpPart }) => {
-    const ajv = httpPart !== undefined && TEXT_PARTS.has(httpPart) ? textAjv : strictAjv;
-    return ajv.compile(schema as object);
+    if (httpPart === undefined || !TEXT_PARTS.has(httpPart))
+      return strictAjv.compile(schema as object);
+    return digitsOnly(schema as object, textAjv.compile(schema as object) as ValidateFn);
   };
 }

@@ -44,7 +44,12 @@ t.test('bad snapshot settings name the setting', async (t) => {
 t.test(
   'GET /v1/cluster/state: applied index and deterministic state hash, served locally',
   async (t) => {
-    const h = await harness();
+    const off = await harness();
+    const refused = await off.app.inject({ method: 'GET', url: '/v1/cluster/state' });
+    await off.close();
+    t.equal(refused.statusCode, 404, 'off by default');
+    t.match(refused.json(), { error: { code: 'not_found', message: /--state-hash-route on/ } });
+    const h = await harness(['--state-hash-route', 'on']);
     t.teardown(h.close);
     const hashOf = (): string => createHash('sha256').update(h.coord.snapshot()).digest('hex');
     const first = await h.app.inject({ method: 'GET', url: '/v1/cluster/state' });

@@ -158,3 +158,10 @@ t.test('peers parser', async (t) => {
   t.same(parsePeers('a=h:1@h:2'), [{ id: 'a', raftAddress: 'h:1', httpAddress: 'h:2' }]);
   t.throws(() => parsePeers('a=h:1@h:2,a=h:3@h:4'), { setting: 'peers' });
 });
+
+t.test('the access log is opt-in', async (t) => {
+  t.equal(loadConfig(BASE, {}).accessLog, 'off', 'off by default');
+  t.equal(loadConfig([...BASE, '--access-log', 'on'], {}).accessLog, 'on');
+  t.equal(loadConfig(BASE, { TENURE_ACCESS_LOG: 'on' }).accessLog, 'on', 'or from the environment');
+  t.throws(() => loadConfig([...BASE, '--access-log', 'yes'], {}), /access-log/);
+});

@@ -26,13 +26,16 @@ t.test('every operation is documented with headers and error answers', async (t)
     t.ok(op.summary && op.description, `${name}: summary and description`);
     t.ok(op.tags?.length, `${name}: tagged`);
     const headers = (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
-    // The streaming watch also takes Last-Event-ID and answers text/event-stream.
+    // Reads take no Idempotency-Key; the streaming watch also takes Last-Event-ID and answers
+    // text/event-stream.
     const stream = name === 'get /v1/watch';
-    const common = ['idempotency-key', 'request-timeout-ms'];
+    const common = name.startsWith('get ')
+      ? ['request-timeout-ms']
+      : ['idempotency-key', 'request-timeout-ms'];
     t.same(
       headers.sort(),
       stream ? [...common, 'last-event-id'].sort() : common,
-      `${name}: headers`,
+      `${name}: headers (no Idempotency-Key on reads)`,
     );
     const media = stream ? 'text/event-stream' : 'application/json';
     t.ok(op.responses['200']?.content?.[media], `${name}: 200 schema`);

@@ -37,6 +37,9 @@ export interface PeerLinkStats {
   readonly handshakeRejections: number;
 }
 
+/** At most one "peer unreachable" warning per peer per this interval (the failures are counted). */
+export const UNREACHABLE_LOG_INTERVAL_MS = 30_000;
+
 /** Max bytes joined into one socket write (bounds the copy done per flush). */
 const WRITE_CHUNK_BYTES_MAX = 1 << 20;
 
@@ -56,6 +59,10 @@ export class PeerLink {
   #handshakeRejections = 0;
   /** Code of the last connection error logged at warn (a repeat of it is logged at debug). */
   #lastErrorCode: string | null = null;
+  /** Connection failures since the last "peer unreachable" warning (reset when one is logged). */
+  #failuresUnlogged = 0;
+  /** performance.now() of the last "peer unreachable" warning; -Infinity before the first. */
+  #unreachableLoggedAtMs = -Infinity;
 
   constructor(options: PeerLinkOptions) {
     this.#o = options;
@@ -121,24 +128,46 @@ export class PeerLink {
       }
     });
     socket.on('drain', () => this.#scheduleFlush());
-    socket.on('error', (err) => this.#onError(err));
+    socket.on('error', (err) => this.#onConnectionError(err));
     socket.on('close', () => this.#onClose(socket));
   }
 
   /**
-   * Logs a connection error: a TLS failure (a configuration problem worth seeing) at warn when its
-   * code differs from the previous one; repeats, and socket errors such as ECONNREFUSED while a
-   * peer starts, at debug.
+   * A refused, unresolvable or broken connection. A TLS failure (a configuration problem worth
+   * seeing) is warned when its code differs from the previous one; any other failure is warned as
+   * "peer unreachable" at most once per UNREACHABLE_LOG_INTERVAL_MS (with the failures since the
+   * last warning); the rest go to debug.
    */
-  #onError(err: Error): void {
-    const code = (err as NodeJS.ErrnoException).code ?? err.message;
-    const fields = { peer: this.#o.peer, code, err: err.message };
+  #onConnectionError(err: Error & { code?: string }): void {
+    const { peer, host, port } = this.#o;
+    const code = err.code ?? err.message;
     // errno codes start with E and are not TLS's; OpenSSL's are ERR_SSL_*, ERR_TLS_* or unprefixed.
-    const tlsFailure = /^ERR_(SSL|TLS)_/.test(code) || !code.startsWith('E');
-    if (code !== this.#lastErrorCode && this.#o.tls !== undefined && tlsFailure)
-      this.#o.logger.warn(fields, 'peer connection error');
-    else this.#o.logger.debug(fields, 'peer connection error');
+    const tlsFailure =
+      this.#o.tls !== undefined && (/^ERR_(SSL|TLS)_/.test(code) || !code.startsWith('E'));
+    const newTlsFailure = tlsFailure && code !== this.#lastErrorCode;
     this.#lastErrorCode = code;
+    if (newTlsFailure) {
+      this.#o.logger.warn({ peer, code, err: err.message }, 'peer connection error');
+      return;
+    }
+    this.#failuresUnlogged++;
+    const nowMs = performance.now();
+    if (nowMs - this.#unreachableLoggedAtMs < UNREACHABLE_LOG_INTERVAL_MS) {
+      this.#o.logger.debug({ peer, code, err: err.message }, 'peer connection error');
+      return;
+    }
+    this.#o.logger.warn(
+      {
+        peer,
+        address: `${host}:${port}`,
+        code: err.code,
+        err: err.message,
+        failures: this.#failuresUnlogged,
+      },
+      'peer unreachable',
+    );
+    this.#unreachableLoggedAtMs = nowMs;
+    this.#failuresUnlogged = 0;
   }
 
   #onFrame(socket: net.Socket, frame: Buffer): void {
@@ -161,6 +190,9 @@ export class PeerLink {
     this.#lastErrorCode = null;
     this.#reconnectDelayMs = this.#o.reconnectDelayMsMin;
     this.#o.logger.info({ peer: this.#o.peer }, 'connected to peer');
+    // The next failure after a good connection is news again: warn at once.
+    this.#unreachableLoggedAtMs = -Infinity;
+    this.#failuresUnlogged = 0;
     this.#scheduleFlush();
   }
 

@@ -195,3 +195,51 @@ t.test('the in-memory network delivers asynchronously and honours isolation', as
   await until(() => got.length === 2, 'second delivery');
   t.equal(got[1]!.term, 3);
 });
+
+t.test('an unreachable or unresolvable peer is warned about once per interval', async (t) => {
+  const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
+  const logger = {
+    debug: (fields: object, message: string) =>
+      lines.push({ level: 'debug', message, fields: { ...fields } }),
+    info: (fields: object, message: string) =>
+      lines.push({ level: 'info', message, fields: { ...fields } }),
+    warn: (fields: object, message: string) =>
+      lines.push({ level: 'warn', message, fields: { ...fields } }),
+    error: (fields: object, message: string) =>
+      lines.push({ level: 'error', message, fields: { ...fields } }),
+    child: () => logger,
+  };
+  // A closed port (bound then released) and a name that never resolves (.invalid, RFC 2606).
+  const probe = net.createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const closedPort = (probe.address() as net.AddressInfo).port;
+  await new Promise((r) => probe.close(r));
+  const n1 = new TcpTransport({
+    id: 'n1',
+    clusterId: 'c',
+    peers: [
+      { id: 'n2', raftAddress: `127.0.0.1:${closedPort}` },
+      { id: 'n3', raftAddress: 'tenure-peer.invalid:7000' },
+    ],
+    listen: '127.0.0.1:0',
+    logger,
+    reconnectDelayMsMin: 5,
+    reconnectDelayMsMax: 20,
+  });
+  await n1.start();
+  t.teardown(() => n1.close());
+  n1.send(append('n1', 'n2', 1));
+  n1.send(append('n1', 'n3', 1));
+  const errorsOf = (peer: string) =>
+    lines.filter((l) => l.message === 'peer connection error' && l.fields.peer === peer).length;
+  await until(() => errorsOf('n2') >= 3 && errorsOf('n3') >= 3, 'repeated connection failures');
+  const warned = lines.filter((l) => l.level === 'warn' && l.message === 'peer unreachable');
+  t.same(
+    warned.map((l) => l.fields.peer).sort(),
+    ['n2', 'n3'],
+    'one warning per peer, later failures at debug',
+  );
+  const n3 = warned.find((l) => l.fields.peer === 'n3')!;
+  t.equal(n3.fields.address, 'tenure-peer.invalid:7000', 'the warning names the address');
+  t.type(n3.fields.code, 'string', 'and the error code (ENOTFOUND or EAI_AGAIN)');
+});

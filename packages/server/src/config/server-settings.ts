@@ -353,4 +353,18 @@ export const SERVER_SETTINGS = {
     default: 'info',
     doc: 'pino log level.',
   }),
+  stateHashRoute: choiceSetting({
+    flag: 'state-hash-route',
+    envPrefix,
+    choices: ['off', 'on'],
+    default: 'off',
+    doc: 'Serve GET /v1/cluster/state (a hash of the whole replica, for comparing replicas in tests); it reads the whole state, so it is off unless asked for.',
+  }),
+  accessLog: choiceSetting({
+    flag: 'access-log',
+    envPrefix,
+    choices: ['off', 'on'],
+    default: 'off',
+    doc: 'Log one line per HTTP request (method, route, status, duration) at info level.',
+  }),
 };

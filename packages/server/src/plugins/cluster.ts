@@ -11,6 +11,7 @@ import { emptyBodyAsObject } from '../json-body.js';
 import { remainingMs } from '../request-context.js';
 import * as R from '../response-schemas.js';
 import { routeSchema } from '../route-schema.js';
+import { leaderView } from '../member-view.js';
 import type { RoutePluginOptions } from './leases.js';
 
 /** docs/api.md member roles. */
@@ -50,6 +51,7 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
         raftAddress: p.raftAddress,
         ...(m?.matchIndex !== undefined ? { matchIndex: m.matchIndex } : {}),
         ...(m?.lastContactMs !== undefined ? { lastContactMs: Math.floor(m.lastContactMs) } : {}),
+        ...leaderView(s, p.id, config.electionTimeoutMs),
       };
     });
     return {
@@ -75,16 +77,26 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
       summary: 'Replica state hash',
       description:
         "This node's applied index and the sha256 of its state at that index (never forwarded): two replicas at " +
-        'the same applied index must report the same hash.',
+        'the same applied index must report the same hash. Off (404) unless the node runs with --state-hash-route on.',
       response: { 200: R.clusterState },
-      errors: [400],
+      errors: [400, 404],
     },
     H,
   );
+  // The hash of the state at one applied index, computed once per index (repeated asks are free).
+  let hashed: { appliedIndex: number; stateHash: string } | null = null;
   app.get('/v1/cluster/state', { schema: stateSchema }, async () => {
+    if (config.stateHashRoute !== 'on')
+      throw new HttpError(
+        'not_found',
+        'GET /v1/cluster/state is off on this node (start it with --state-hash-route on)',
+      );
     const appliedIndex = raft.status().appliedIndex;
-    const stateHash = createHash('sha256').update(deps.coord.snapshot()).digest('hex');
-    return { id: config.nodeId, appliedIndex, stateHash };
+    if (hashed === null || hashed.appliedIndex !== appliedIndex) {
+      const stateHash = createHash('sha256').update(deps.coord.snapshot()).digest('hex');
+      hashed = { appliedIndex, stateHash };
+    }
+    return { id: config.nodeId, ...hashed };
   });
 
   app.post(

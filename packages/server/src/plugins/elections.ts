@@ -10,7 +10,8 @@ import { checkJsonValue } from '../json-limits.js';
 import { deadlineOf } from '../request-context.js';
 import * as R from '../response-schemas.js';
 import { routeSchema } from '../route-schema.js';
-import { groupParams, LONG_POLL_MS_DEFAULT, readQuery } from '../schemas.js';
+import { pageOf } from '../page.js';
+import { groupParams, LIST_LIMIT_DEFAULT, LONG_POLL_MS_DEFAULT, readQuery } from '../schemas.js';
 import type { RoutePluginOptions } from './leases.js';
 
 function campaignBody(
@@ -189,6 +190,34 @@ export const electionRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
             ? value.leader
             : { candidate: b.candidate, value: proclaimed, fencingToken: b.fencingToken };
         return { group, leader };
+      });
+    },
+  );
+
+  app.get(
+    '/v1/elections',
+    {
+      schema: routeSchema(
+        {
+          tags: ['elections'],
+          summary: 'List elections',
+          description:
+            'Election groups with candidates in group order, optionally only those starting with prefix; ' +
+            'pages of at most limit, the next one after nextCursor.',
+          querystring: Q.list,
+          response: { 200: R.electionList },
+          errors: R.READ_ERRORS,
+        },
+        H,
+      ),
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const limit = q.limit ?? LIST_LIMIT_DEFAULT;
+      return gw.read(request, reply, { consistency: q.consistency, extraMs: 0 }, () => {
+        const fetched = coord.listElections(q.prefix ?? '', limit + 1, q.after ?? null);
+        const page = pageOf(fetched, limit, (e) => e.group);
+        return { elections: page.items.map(viewBody), nextCursor: page.nextCursor };
       });
     },
   );

@@ -9,7 +9,8 @@ import { emptyBodyAsObject } from '../json-body.js';
 import { checkJsonValue } from '../json-limits.js';
 import * as R from '../response-schemas.js';
 import { routeSchema } from '../route-schema.js';
-import { keyParams, readQuery } from '../schemas.js';
+import { pageOf } from '../page.js';
+import { keyParams, LIST_LIMIT_DEFAULT, readQuery } from '../schemas.js';
 import type { RoutePluginOptions } from './leases.js';
 
 interface FenceBody {
@@ -37,7 +38,7 @@ export function toFenceRef(f: FenceBody, field: string): FenceRef {
 export const fenceKvRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
   const { deps, gateway: gw } = opts;
   const { coord, config } = deps;
-  const { headers: H, body: B } = opts.schemas;
+  const { headers: H, body: B, query: Q } = opts.schemas;
 
   app.post(
     '/v1/fence/check',
@@ -96,6 +97,35 @@ export const fenceKvRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
           ifRevision: b.ifRevision ?? null,
         });
         return { key, revision: typeof value?.revision === 'number' ? value.revision : index };
+      });
+    },
+  );
+
+  app.get(
+    '/v1/kv',
+    {
+      schema: routeSchema(
+        {
+          tags: ['kv'],
+          summary: 'List keys',
+          description:
+            'Keys and their revisions in key order (values: GET /v1/kv/{key}), optionally only those ' +
+            'starting with prefix; pages of at most limit, the next one after nextCursor.',
+          querystring: Q.list,
+          response: { 200: R.kvList },
+          errors: R.READ_ERRORS,
+        },
+        H,
+      ),
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const limit = q.limit ?? LIST_LIMIT_DEFAULT;
+      return gw.read(request, reply, { consistency: q.consistency, extraMs: 0 }, () => {
+        const fetched = coord.listKv(q.prefix ?? '', limit + 1, q.after ?? null);
+        const page = pageOf(fetched, limit, (e) => e.key);
+        const keys = page.items.map((e) => ({ key: e.key, revision: e.revision }));
+        return { keys, nextCursor: page.nextCursor };
       });
     },
   );

@@ -16,6 +16,7 @@ import { grantBinding } from '../grant-binding.js';
 import { HttpError } from '../http-error.js';
 import { LeaseWaits } from '../lease-waits.js';
 import * as R from '../response-schemas.js';
+import { pageOf } from '../page.js';
 import { routeSchema } from '../route-schema.js';
 import {
   LIST_LIMIT_DEFAULT,
@@ -223,7 +224,8 @@ export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
           tags: ['leases'],
           summary: 'List leases',
           description:
-            'Live leases in name order, optionally only those whose name starts with prefix.',
+            'Live leases in name order, optionally only those whose name starts with prefix; ' +
+            'pages of at most limit, the next one after nextCursor.',
           querystring: Q.list,
           response: { 200: R.leaseList },
           errors: R.READ_ERRORS,
@@ -234,9 +236,11 @@ export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
     async (request, reply) => {
       const q = request.query;
       const limit = q.limit ?? LIST_LIMIT_DEFAULT;
-      return gw.read(request, reply, { consistency: q.consistency, extraMs: 0 }, (t) => ({
-        leases: coord.listLeases(q.prefix ?? '', limit, t).map(viewBody),
-      }));
+      return gw.read(request, reply, { consistency: q.consistency, extraMs: 0 }, (t) => {
+        const fetched = coord.listLeases(q.prefix ?? '', limit + 1, t, q.after ?? null);
+        const page = pageOf(fetched, limit, (l) => l.name);
+        return { leases: page.items.map(viewBody), nextCursor: page.nextCursor };
+      });
     },
   );
 

@@ -73,6 +73,9 @@ export function tenureServerCommand(
       spec.raftAddress,
       '--data-dir',
       spec.dataDir,
+      // The replica-hash route the checkers compare replicas with (off by default on a node).
+      '--state-hash-route',
+      'on',
     ];
     if (timing.heartbeatMs !== undefined) args.push('--heartbeat-ms', String(timing.heartbeatMs));
     if (timing.electionTimeoutMs !== undefined)
