@@ -82,7 +82,12 @@ t.test(
       () => followers.every((m) => m.storage.lastIndex() >= index),
       'followers to hold the entry durably while the leader write is held',
     );
-    await until(() => leader.status().commitIndex >= index, 'the followers’ answers to commit it');
+    // The leader's status shows only what its own disk holds; the followers learn the commit from it.
+    const followerNodes = nodes.filter((n) => n !== leader);
+    await until(
+      () => followerNodes.every((n) => n.status().commitIndex >= index),
+      'the followers’ answers to commit it',
+    );
     t.ok(
       lm.storage.lastIndex() < index,
       'the leader has not written the entry yet: followers alone committed it',
