@@ -32,6 +32,7 @@ export { processIncarnationId } from './identity.js';
 export type {
   ClusterMember,
   ClusterView,
+  MembersView,
   CampaignAnswer,
   ElectionObserveView,
   FenceCheckResult,

@@ -21,6 +21,8 @@ export {
   StorageIdentityError,
   ResourceExhaustedError,
   InvalidArgumentError,
+  MembershipChangeError,
+  RemovedMemberError,
   type RaftErrorCode,
 } from './errors.js';
 
@@ -81,6 +83,8 @@ export {
   encodeMembership,
   type ConfigurationState,
   type Membership,
+  type MemberAddress,
+  type MemberAddresses,
   type MembershipChange,
   type MembershipChangeResult,
   type MembershipRefusal,
@@ -91,6 +95,7 @@ export type {
   RaftStatus,
   MemberStatus,
   PeerInfo,
+  MembershipRequest,
   RequestOptions,
   Applied,
 } from './api.js';

@@ -23,6 +23,7 @@ import { errorBody, internalError } from './http-error.js';
 import { parseJsonBody } from './json-body.js';
 import { openapiOptions } from './openapi.js';
 import { clusterRoutes } from './plugins/cluster.js';
+import { memberRoutes } from './plugins/members.js';
 import { electionRoutes } from './plugins/elections.js';
 import { fenceKvRoutes } from './plugins/fence-kv.js';
 import { leaseRoutes } from './plugins/leases.js';
@@ -156,5 +157,6 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(electionRoutes, opts);
   await app.register(fenceKvRoutes, opts);
   await app.register(clusterRoutes, opts);
+  await app.register(memberRoutes, opts);
   return app as unknown as FastifyInstance;
 }

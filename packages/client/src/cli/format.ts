@@ -1,5 +1,11 @@
 /** Human-readable lines and JSON error objects the CLI prints. Pure functions of their input. */
-import type { ClusterView, ElectionView, LeaseView, LeaseWatchView } from '../contract.js';
+import type {
+  ClusterView,
+  ElectionView,
+  LeaseView,
+  LeaseWatchView,
+  MembersView,
+} from '../contract.js';
 import { formatDurationMs } from '../duration.js';
 import { TenureError } from '../errors.js';
 import { UsageError } from './exit-codes.js';
@@ -61,4 +67,14 @@ export function formatCluster(view: ClusterView): string {
     );
   }
   return lines.join('\n');
+}
+
+/** `tenure cluster members|add|promote|remove` text: one member per line, then the config index. */
+export function formatMembers(view: MembersView): string {
+  const lines = view.members.map(
+    (m) =>
+      `  ${m.id.padEnd(6)} ${m.role.padEnd(9)} http=${m.httpAddress} raft=${m.raftAddress}` +
+      (m.matchIndex === undefined ? '' : ` matchIndex=${m.matchIndex}`),
+  );
+  return [`members (configIndex ${view.configIndex}):`, ...lines].join('\n');
 }
