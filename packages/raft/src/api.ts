@@ -23,6 +23,8 @@ export interface MemberStatus {
   readonly role: Role | 'learner' | 'unknown';
   readonly raftAddress?: string;
   readonly httpAddress?: string;
+  /** True when this node, as leader, once saw the member acknowledge entries (it had data). */
+  readonly hadData?: boolean;
   /** Leader only: highest index known replicated on that member. */
   readonly matchIndex?: LogIndex;
   /** Leader only: ms since the leader last heard from that member. */

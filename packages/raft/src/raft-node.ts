@@ -110,6 +110,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   #wasMember: boolean;
   /** Set once, when a committed membership without this node took effect (§4.2.2). */
   #removed = false;
+  /** Peers seen (as leader) acknowledging entries; recorded durably (RaftStorage). */
+  readonly #peersWithData: Set<NodeId>;
   /** Last soft state reported to listeners. */
   #softState: SoftState;
   /** Ticks since start (for lastContactMs). */
@@ -134,6 +136,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       snapshotIndex: LogIndex;
       log: Logger;
       book: MemberBook;
+      peersWithData: readonly NodeId[];
     },
   ) {
     this.id = options.id;
@@ -146,6 +149,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#snapshotIndex = parts.snapshotIndex;
     this.#log = parts.log;
     this.#book = parts.book;
+    this.#peersWithData = new Set(parts.peersWithData);
     this.#wasMember = isMember(this.#core.configuration().membership, options.id);
     this.#proposals = new ProposalTracker(resolved.proposalsPendingMax);
     this.#reads = new ReadTracker(resolved.readsPendingMax);
@@ -217,6 +221,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
         snapshotIndex,
         log,
         book,
+        peersWithData: await storage.readPeersWithData(),
       });
       await node.#start();
       log.info(
@@ -310,6 +315,16 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#reads.serve(this.#appliedIndex);
     this.#core.advance(ready);
     if (this.#appliedIndex !== appliedBefore) this.#notifyApplied();
+    if (this.#softState.role === 'leader') this.#notePeersWithData();
+  }
+
+  /** Leader: record peers that acknowledged entries (they have data a wipe would lose). */
+  #notePeersWithData(): void {
+    for (const [id, p] of this.#core.progress()) {
+      if (p.matchIndex === 0 || this.#peersWithData.has(id)) continue;
+      this.#peersWithData.add(id);
+      this.#storage.notePeerWithData(id).catch((err: unknown) => this.#fatal(err));
+    }
   }
 
   /**
@@ -567,7 +582,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   /** One member as this node sees it; progress (matchIndex, lastContactMs) on the leader only. */
   #memberStatus(id: NodeId, soft: SoftState, learner: boolean): MemberStatus {
     const a = this.#book.get(id);
-    const where = a === undefined ? {} : { ...a };
+    const where = {
+      ...(a === undefined ? {} : a),
+      ...(this.#peersWithData.has(id) ? { hadData: true } : {}),
+    };
     if (id === this.id) return { id, role: learner ? 'learner' : soft.role, ...where };
     const p = this.#core.progress().get(id);
     const role = learner ? 'learner' : id === soft.leaderId ? 'leader' : 'follower';

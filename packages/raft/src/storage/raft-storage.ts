@@ -3,7 +3,14 @@
  * persisting a Ready's hard state and entries together (etcd-io/raft's "save" step).
  */
 import assert from 'node:assert/strict';
-import type { CoreInitialState, Entry, HardState, LogIndex, Snapshot } from '../core/types.js';
+import type {
+  CoreInitialState,
+  Entry,
+  HardState,
+  LogIndex,
+  NodeId,
+  Snapshot,
+} from '../core/types.js';
 import { asIndex } from '../core/types.js';
 import type { Membership } from '../core/membership.js';
 import type { LogStorage } from './log-storage.js';
@@ -43,6 +50,9 @@ export interface PersistBatch {
  *   bootstrap membership in effect before any `config` entry, dissertation §4.1), written once
  *   (fsynced) when the data is new. Recorded so that later starts never take the voters from the
  *   command line again (docs/operations.md: the replicated configuration wins over `--peers`).
+ * - `notePeerWithData(id)` / `readPeersWithData()`: peers this node, as leader, saw acknowledge log
+ *   entries (so they had data); kept durably so that an empty restart of such a peer is recognised
+ *   even after this node restarted (docs/operations.md, "When a node fails").
  * - `close()` waits for pending writes, then releases the directory. Idempotent.
  * - Errors: write failures reject and are fatal for the runtime; identity problems on open throw
  *   StorageIdentityError; recovery throws a plain Error on corruption (gaps, commitIndex beyond the
@@ -55,6 +65,8 @@ export interface RaftStorage extends LogStorage, StableStorage {
   recover(): Promise<CoreInitialState>;
   readBootstrap(): Promise<Membership | null>;
   saveBootstrap(membership: Membership): Promise<void>;
+  readPeersWithData(): Promise<readonly NodeId[]>;
+  notePeerWithData(id: NodeId): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -102,6 +114,15 @@ export class MemoryRaftStorage implements RaftStorage {
   #offset = 0;
   #closed = false;
   #bootstrap: Membership | null = null;
+  readonly #peersWithData = new Set<NodeId>();
+
+  readPeersWithData(): Promise<readonly NodeId[]> {
+    return Promise.resolve([...this.#peersWithData]);
+  }
+  notePeerWithData(id: NodeId): Promise<void> {
+    this.#peersWithData.add(id);
+    return Promise.resolve();
+  }
 
   readBootstrap(): Promise<Membership | null> {
     return Promise.resolve(this.#bootstrap);

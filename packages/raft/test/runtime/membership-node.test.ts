@@ -95,6 +95,11 @@ t.test('a joining node becomes a learner, catches up, is promoted; restarts keep
   const learner = leader.node.status().members.find((m) => m.id === 'n4');
   t.match(learner, { role: 'learner', raftAddress: 'n4.raft:1', httpAddress: 'n4.http:2' });
   await until(() => n4.sm.values.length === 20, 'the learner caught up');
+  await until(
+    () => leader.node.status().members.find((m) => m.id === 'n4')?.hadData,
+    'the leader records that n4 has data',
+  );
+  t.ok((await leader.storage.readPeersWithData()).includes('n4'), 'durably');
 
   await t.rejects(
     leader.node.changeMembership({ type: 'addLearner', id: 'n4', address: addr('n4') }),

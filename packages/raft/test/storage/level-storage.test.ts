@@ -169,6 +169,8 @@ t.test('the bootstrap membership and snapshot memberships survive a reopen', asy
   t.equal(await first.readBootstrap(), null, 'new data has no record');
   const m = { voters: ['n1', 'n2'], learners: [], addresses: { n1: { raftAddress: 'h:1' } } };
   await first.saveBootstrap(m);
+  await first.notePeerWithData('n2');
+  await first.notePeerWithData('n3');
   const membership = { voters: ['n1', 'n2'], learners: ['n3'] };
   const snapshot = {
     meta: {
@@ -184,6 +186,7 @@ t.test('the bootstrap membership and snapshot memberships survive a reopen', asy
   await first.close();
   const again = await LevelRaftStorage.open({ dataDir, ...id });
   t.same(await again.readBootstrap(), m);
+  t.same(await again.readPeersWithData(), ['n2', 'n3'], 'peers seen with data');
   const initial = await again.recover();
   t.same(initial.snapshot?.membership, membership, 'a snapshot keeps its membership');
   t.equal(initial.snapshot?.configIndex, 1);

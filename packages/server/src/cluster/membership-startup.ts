@@ -130,6 +130,7 @@ interface MemberProbe {
   readonly from: string;
   readonly member: boolean;
   readonly matchIndex?: number;
+  readonly hadData?: boolean;
   readonly configIndex: number;
   readonly commitIndex: number;
   readonly leader: string | null;
@@ -150,7 +151,7 @@ async function probe(
 
 /**
  * An empty data directory without `--join`: refuse (StartRefusedError) when a reachable peer knows
- * this node with data (the leader recorded a matchIndex > 0: its vote and log are lost) or has data
+ * this node with data (a leader saw it acknowledge entries: its vote and log are lost) or has data
  * and does not list it as a member (it belongs to an existing cluster only through `--join`). Peers
  * that do not answer say nothing: a new cluster's nodes start together.
  */
@@ -158,7 +159,7 @@ export async function checkEmptyStart(config: ServerConfig, log: Logger): Promis
   const others = config.peers.filter((p) => p.id !== config.nodeId);
   if (others.length === 0 || !(await isEmptyDir(config.dataDir))) return;
   const views = await probe(others, config.nodeId);
-  const knew = views.find((v) => v.member && (v.matchIndex ?? 0) > 0);
+  const knew = views.find((v) => v.member && ((v.matchIndex ?? 0) > 0 || v.hadData === true));
   const stranger = views.find((v) => !v.member && v.commitIndex > 0);
   log.info({ answers: views.length }, 'empty data directory: asked the peers about this node');
   const back =
@@ -167,7 +168,7 @@ export async function checkEmptyStart(config: ServerConfig, log: Logger): Promis
   if (knew !== undefined)
     throw new StartRefusedError(
       `data directory ${config.dataDir} is empty but ${knew.from} knows ${config.nodeId} as a member that ` +
-        `had replicated up to index ${knew.matchIndex}: this node lost its vote and log and must not ` +
+        'had data: this node lost its vote and log and must not ' +
         `start as a voter; ${back}`,
     );
   if (stranger !== undefined)
