@@ -15,6 +15,7 @@ import { systemClock, type Clock } from './clock.js';
 import type {
   CampaignAnswer,
   ClusterView,
+  MembersView,
   ElectionObserveView,
   ElectionView,
   FenceCheckResult,
@@ -802,6 +803,34 @@ export class TenureClient {
     if (first.leader === null || first.leader === first.id) return first;
     if (this.#transport.leaderEndpoint() === null) return first;
     return this.#clusterOnce(options).catch(() => first);
+  }
+
+  /** `GET /v1/cluster/members`: the members in the leader's view (docs/api.md, Membership). */
+  async members(options: CallOptions = {}): Promise<MembersView> {
+    return (await this.#read<MembersView>('/v1/cluster/members', options, false))!;
+  }
+
+  /**
+   * `POST /v1/cluster/members`: add `id` as a learner at its Raft and HTTP addresses (`host:port`);
+   * resolves with the members once committed (docs/operations.md). 409 `reconfiguration_in_progress`
+   * while another change commits.
+   */
+  addMember(
+    id: string,
+    addresses: { readonly raftAddress: string; readonly httpAddress: string },
+    options: MutationOptions = {},
+  ): Promise<MembersView> {
+    return this.#mutate('POST', '/v1/cluster/members', { id, ...addresses }, options);
+  }
+
+  /** `POST /v1/cluster/members/{id}/promote`: the learner becomes a voter; 409 `not_caught_up` while it lags. */
+  promoteMember(id: string, options: MutationOptions = {}): Promise<MembersView> {
+    return this.#mutate('POST', `/v1/cluster/members/${enc(id)}/promote`, undefined, options);
+  }
+
+  /** `DELETE /v1/cluster/members/{id}`: remove a voter or learner (the leader hands over first). */
+  removeMember(id: string, options: MutationOptions = {}): Promise<MembersView> {
+    return this.#mutate('DELETE', `/v1/cluster/members/${enc(id)}`, undefined, options);
   }
 
   // ---- internals ------------------------------------------------------------------------------

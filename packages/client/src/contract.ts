@@ -51,6 +51,15 @@ export interface ClusterView {
 }
 
 /**
+ * `GET /v1/cluster/members` answer, also the answer of add / promote / remove (docs/api.md): the
+ * members in the leader's view (voters, then learners) and the log index of that membership.
+ */
+export interface MembersView {
+  readonly members: readonly ClusterMember[];
+  readonly configIndex: number;
+}
+
+/**
  * `GET /v1/leases/{name}/watch` answer (docs/api.md): the current grant (`holder`/`fencingToken` null when
  * the lease is gone) and whether it changed since `afterToken` before `timeoutMs` ran out.
  */

@@ -49,6 +49,7 @@ export type {
   ChangeType,
   ClusterMember,
   ClusterView,
+  MembersView,
   CampaignAnswer,
   ElectionObserveView,
   FenceCheckResult,

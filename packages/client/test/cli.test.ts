@@ -271,6 +271,39 @@ t.test('cluster status prints leader and members', async (t) => {
   t.match(result.stdout, /n1\s+follower\s+http=127.0.0.1:7001/);
 });
 
+t.test('cluster members|add|promote|remove send the membership requests', async (t) => {
+  const members = {
+    members: [
+      { id: 'n1', role: 'leader', httpAddress: 'h1:1', raftAddress: 'r1:1', matchIndex: 9 },
+      { id: 'n4', role: 'learner', httpAddress: 'h4:1', raftAddress: 'r4:1' },
+    ],
+    configIndex: 12,
+  };
+  const server = await serve(t, (req) =>
+    req.path.endsWith('/promote') && req.path.includes('n9')
+      ? { status: 409, body: errorBody('not_caught_up', 'n9 lags') }
+      : { body: members },
+  );
+  const list = await run(server, ['cluster', 'members']);
+  t.equal(list.code, 0);
+  t.match(list.stdout, /configIndex 12[\s\S]*n4\s+learner\s+http=h4:1 raft=r4:1/);
+  t.equal(
+    (await run(server, ['cluster', 'add', 'n4', '--raft', 'r4:1', '--http', 'h4:1'])).code,
+    0,
+  );
+  t.equal((await run(server, ['cluster', 'promote', 'n4'])).code, 0);
+  t.equal((await run(server, ['cluster', 'remove', 'n4'])).code, 0);
+  t.equal((await run(server, ['cluster', 'promote', 'n9'])).code, 1, 'a conflict exits 1');
+  const sent = server.requests.map((r) => `${r.method} ${r.path}`);
+  t.same(sent.slice(0, 4), [
+    'GET /v1/cluster/members',
+    'POST /v1/cluster/members',
+    'POST /v1/cluster/members/n4/promote',
+    'DELETE /v1/cluster/members/n4',
+  ]);
+  t.same(server.requests[1]?.body, { id: 'n4', raftAddress: 'r4:1', httpAddress: 'h4:1' });
+});
+
 t.test('lease acquire --hold keeps the lease until Ctrl-C, then releases it', async (t) => {
   const server = await serve(t, (req) =>
     req.path.endsWith('/release') ? { body: { name: 'L', released: true } } : leaseGrant(req),

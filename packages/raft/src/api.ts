@@ -3,15 +3,28 @@
  */
 import type { LogIndex, NodeId, Role, Term } from './core/types.js';
 
-/** Peer address book entry: Raft traffic goes to `raftAddress` (`host:port`). */
+/**
+ * Peer address book entry: Raft traffic goes to `raftAddress` (`host:port`); `httpAddress` is where
+ * the node serves clients (carried in the membership so every node can list it; optional).
+ */
 export interface PeerInfo {
   readonly id: NodeId;
   readonly raftAddress: string;
+  readonly httpAddress?: string;
 }
 
+/**
+ * One member of the membership in effect on this node (voters, then learners). `role` is this
+ * node's view: `learner` for a non-voting member, `unknown` for a voter this node knows nothing
+ * about right now. Addresses come from the membership's address book (or the command line).
+ */
 export interface MemberStatus {
   readonly id: NodeId;
-  readonly role: Role | 'unknown';
+  readonly role: Role | 'learner' | 'unknown';
+  readonly raftAddress?: string;
+  readonly httpAddress?: string;
+  /** True when this node, as leader, once saw the member acknowledge entries (it had data). */
+  readonly hadData?: boolean;
   /** Leader only: highest index known replicated on that member. */
   readonly matchIndex?: LogIndex;
   /** Leader only: ms since the leader last heard from that member. */
@@ -44,7 +57,19 @@ export interface RaftStatus {
    */
   readonly clusterTimeMs: number;
   readonly members: readonly MemberStatus[];
+  /** Index of the `config` entry that set the membership in effect (0: the bootstrap one). */
+  readonly configIndex: LogIndex;
+  /** True once that entry is committed (always true for the bootstrap membership). */
+  readonly configCommitted: boolean;
 }
+
+/**
+ * A membership change as callers ask for it (docs/operations.md): add `id` as a learner at
+ * `address`, promote the learner `id`, or remove the member `id`.
+ */
+export type MembershipRequest =
+  | { readonly type: 'addLearner'; readonly id: NodeId; readonly address: PeerInfo }
+  | { readonly type: 'promote' | 'remove'; readonly id: NodeId };
 
 /** Options for one proposal or read. */
 export interface RequestOptions {
@@ -73,6 +98,15 @@ export interface RaftNodeApi<R> {
   /** Leader only: hand leadership to `to` (or the most up-to-date follower); resolves when done. */
   transferLeadership(to?: NodeId, opts?: RequestOptions): Promise<void>;
   status(): RaftStatus;
+  /**
+   * Leader only: one single-server membership change (dissertation §4.1); resolves with the status
+   * once the change is committed and applied here. A leader asked to remove itself hands
+   * leadership over first and rejects with NotLeaderError(new leader) so the caller forwards.
+   * Rejects: NotLeaderError, MembershipChangeError (refusal code), TimeoutError, StoppedError.
+   */
+  changeMembership(change: MembershipRequest, opts?: RequestOptions): Promise<RaftStatus>;
+  /** Called once when this node learns it was removed from the cluster (§4.2.2). */
+  onRemoved(listener: () => void): () => void;
   /** Called after each batch of applied entries (for long-poll wake-ups); returns an unsubscribe. */
   onApplied(listener: (lastApplied: LogIndex) => void): () => void;
   /** Called when the known leader or this node's role changes. */

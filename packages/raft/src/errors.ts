@@ -4,6 +4,7 @@
  * Bugs are assertions (node:assert), never these.
  */
 import type { NodeId } from './core/types.js';
+import type { MembershipRefusal } from './core/membership.js';
 
 /** Stable codes of every error this package throws on purpose. */
 export type RaftErrorCode =
@@ -12,7 +13,9 @@ export type RaftErrorCode =
   | 'stopped'
   | 'storage_identity'
   | 'resource_exhausted'
-  | 'invalid_argument';
+  | 'invalid_argument'
+  | 'membership_refused'
+  | 'removed';
 
 /** Base class: `code` is stable, `message` is for humans. */
 export abstract class RaftError extends Error {
@@ -74,7 +77,8 @@ export class StorageIdentityError extends RaftError {
     super(
       `data directory ${dataDir} belongs to cluster "${found.clusterId}" node "${found.nodeId}", ` +
         `but this process is configured as cluster "${expected.clusterId}" node "${expected.nodeId}"; ` +
-        "point dataDir at this node's own directory (or an empty one for a new node)",
+        "point dataDir at this node's own directory (a node whose data is lost rejoins empty with " +
+        '--join and is then promoted: docs/operations.md)',
     );
     this.name = 'StorageIdentityError';
   }
@@ -98,5 +102,34 @@ export class InvalidArgumentError extends RaftError {
   ) {
     super(`${field}: ${message}`);
     this.name = 'InvalidArgumentError';
+  }
+}
+
+/**
+ * The leader refused a membership change; `reason` is the core's refusal code (core/membership.ts:
+ * reconfiguration_in_progress, not_caught_up, already_member, not_a_learner, not_a_member,
+ * last_voter, leader_not_ready). docs/api.md maps them to HTTP errors.
+ */
+export class MembershipChangeError extends RaftError {
+  readonly code = 'membership_refused' as const;
+  constructor(
+    readonly reason: Exclude<MembershipRefusal, 'not_leader' | 'transferring'>,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'MembershipChangeError';
+  }
+}
+
+/**
+ * This node's data belongs to a member that was removed from the cluster (docs/operations.md): it
+ * must not take part again under this id with this data. The way back: wipe the data directory,
+ * start with `--join`, then promote.
+ */
+export class RemovedMemberError extends RaftError {
+  readonly code = 'removed' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'RemovedMemberError';
   }
 }

@@ -22,6 +22,8 @@ export {
   StorageIdentityError,
   ResourceExhaustedError,
   InvalidArgumentError,
+  MembershipChangeError,
+  RemovedMemberError,
   type RaftErrorCode,
 } from './errors.js';
 
@@ -83,6 +85,8 @@ export {
   encodeMembership,
   type ConfigurationState,
   type Membership,
+  type MemberAddress,
+  type MemberAddresses,
   type MembershipChange,
   type MembershipChangeResult,
   type MembershipRefusal,
@@ -93,6 +97,7 @@ export type {
   RaftStatus,
   MemberStatus,
   PeerInfo,
+  MembershipRequest,
   RequestOptions,
   Applied,
 } from './api.js';

@@ -22,8 +22,18 @@ export interface RaftNodeOptions<R> {
   readonly id: NodeId;
   /** Cluster identity: checked against the data directory and in every peer handshake. */
   readonly clusterId: string;
-  /** Every voter of the cluster INCLUDING this node, with its Raft (`host:port`) address. */
+  /**
+   * Every voter of the cluster INCLUDING this node, with its Raft (`host:port`) address. Bootstraps
+   * a NEW cluster only: once the data directory holds data, the membership recorded there and in
+   * the log wins (a disagreeing list is logged as a warning, docs/operations.md). With `join`: this
+   * node plus the members to reach while joining.
+   */
   readonly peers: readonly PeerInfo[];
+  /**
+   * This node joins an existing cluster (docs/operations.md): it starts outside the membership and
+   * learns it from the leader once a member added it as a learner. Default false.
+   */
+  readonly join?: boolean;
   /** Raft listen address (`host:port`); default: this node's `raftAddress` in `peers`. */
   readonly listen?: string;
   /** Directory of this node's level database. Required unless `storage` is given. */

@@ -19,12 +19,20 @@
  * (entries ≤ applied − snapshotKeepEntries, older snapshots) → core.compact. The snapshot is durable
  * before any entry it covers is deleted, so a kill at any point leaves a recoverable disk (see
  * level-storage.ts). On open: restore the newest snapshot, then replay committed entries after it.
+ *
+ * Membership (dissertation ch. 4, docs/operations.md): the bootstrap membership is recorded in the
+ * data on first open and wins over `peers` afterwards (member-book.ts); `config` entries carry the
+ * address book, so on every Ready.configuration the transport is pointed at exactly the members in
+ * effect. A node that sees a committed membership without itself (after having been a member) was
+ * removed: it tells its onRemoved listeners (the server exits). Data of a removed member refuses
+ * to open (RemovedMemberError).
  */
 import assert from 'node:assert/strict';
 import { ClusterTimeEstimate } from './cluster-time-estimate.js';
 import { RaftCore } from './core/raft-core.js';
 import type {
   CoreConfig,
+  CoreWarning,
   Entry,
   LogIndex,
   Message,
@@ -35,11 +43,31 @@ import type {
   SoftState,
   Term,
 } from './core/types.js';
-import { asIndex } from './core/types.js';
-import type { Applied, MemberStatus, RaftNodeApi, RaftStatus, RequestOptions } from './api.js';
+import { asIndex, asTerm } from './core/types.js';
+import type {
+  Applied,
+  MembershipRequest,
+  MemberStatus,
+  RaftNodeApi,
+  RaftStatus,
+  RequestOptions,
+} from './api.js';
 import type { StateMachine } from './state-machine.js';
 import type { RaftObserver } from './observer.js';
-import { InvalidArgumentError, NotLeaderError, StoppedError } from './errors.js';
+import {
+  InvalidArgumentError,
+  MembershipChangeError,
+  NotLeaderError,
+  RemovedMemberError,
+  StoppedError,
+} from './errors.js';
+import {
+  isMember,
+  type ConfigurationState,
+  type MemberAddresses,
+  type Membership,
+} from './core/membership.js';
+import { bootstrapFromPeers, MemberBook, peersDisagreement } from './member-book.js';
 import { NOOP_LOGGER, type Logger } from './logger.js';
 import { ProposalTracker } from './proposal-tracker.js';
 import { ReadTracker } from './read-tracker.js';
@@ -48,6 +76,7 @@ import { cryptoSeed, SeededRandom } from './random.js';
 import { resolveOptions, type RaftNodeOptions, type ResolvedOptions } from './raft-node-options.js';
 import { LevelRaftStorage } from './storage/level-storage.js';
 import type { RaftStorage } from './storage/raft-storage.js';
+import type { PeerInfo } from './api.js';
 import { TcpTransport } from './transport/tcp-transport.js';
 import type { Transport } from './transport/transport.js';
 
@@ -77,6 +106,15 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   readonly #transfers = new TransferTracker();
   readonly #appliedListeners = new Set<(lastApplied: LogIndex) => void>();
   readonly #leaderListeners = new Set<(leaderId: NodeId | null, term: Term) => void>();
+  readonly #removedListeners = new Set<() => void>();
+  /** Where members listen (member-book.ts); grows with every membership that takes effect. */
+  readonly #book: MemberBook;
+  /** True once this node was a member of a membership in effect here (false while joining). */
+  #wasMember: boolean;
+  /** Set once, when a committed membership without this node took effect (§4.2.2). */
+  #removed = false;
+  /** Peers seen (as leader) acknowledging entries; recorded durably (RaftStorage). */
+  readonly #peersWithData: Set<NodeId>;
   /** Last soft state reported to listeners. */
   #softState: SoftState;
   /** Ticks since start (for lastContactMs). */
@@ -106,6 +144,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       snapshotIndex: LogIndex;
       durableCommitIndex: LogIndex;
       log: Logger;
+      book: MemberBook;
+      peersWithData: readonly NodeId[];
     },
   ) {
     this.id = options.id;
@@ -119,6 +159,9 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#durableCommitIndex = parts.durableCommitIndex;
     this.#clusterTime = new ClusterTimeEstimate(resolved.electionTimeoutTicks * resolved.tickMs);
     this.#log = parts.log;
+    this.#book = parts.book;
+    this.#peersWithData = new Set(parts.peersWithData);
+    this.#wasMember = isMember(this.#core.configuration().membership, options.id);
     this.#proposals = new ProposalTracker(resolved.proposalsPendingMax);
     this.#reads = new ReadTracker(resolved.readsPendingMax);
     this.#onFatalError =
@@ -151,6 +194,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       }));
     try {
       const initial = await storage.recover();
+      const bootstrap = await bootstrapMembership(storage, options, log);
       const snapshotIndex = asIndex(initial.snapshot?.index ?? 0);
       if (initial.snapshot !== null) {
         assert.ok(initial.snapshotData !== undefined, 'recovered snapshot without its bytes');
@@ -165,17 +209,19 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       const seed = options.randomSeed ?? cryptoSeed();
       // The core hands out only entries after what the replay applied.
       const core = new RaftCore(
-        coreConfig(options.id, resolved),
+        coreConfig(options.id, resolved, bootstrap.voters),
         { ...initial, appliedIndex },
         monotonicClock,
         new SeededRandom(seed),
       );
+      const book = new MemberBook();
+      const peers = startPeers(core.configuration(), options, bootstrap, book, log);
       const transport =
         options.transport ??
         new TcpTransport({
           id: options.id,
           clusterId: options.clusterId,
-          peers: options.peers,
+          peers,
           listen: resolved.listen,
           logger: root.child({ component: 'raft-transport', nodeId: options.id }),
           ...(options.peerTls === undefined ? {} : { tls: options.peerTls }),
@@ -188,6 +234,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
         snapshotIndex,
         durableCommitIndex: initial.hardState.commitIndex,
         log,
+        book,
+        peersWithData: await storage.readPeersWithData(),
       });
       await node.#start();
       log.info(
@@ -261,6 +309,9 @@ export class RaftNode<R> implements RaftNodeApi<R> {
    */
   async #handleReady(ready: Ready): Promise<void> {
     if (ready.softState !== null) this.#onSoftState(ready.softState);
+    // Before sending: this Ready's messages may go to a member the new membership just added.
+    if (ready.configuration !== null) this.#onConfiguration(ready.configuration);
+    for (const w of ready.warnings) this.#onWarning(w);
     if (!ready.mustPersistBeforeSend) this.#sendAll(ready.messages);
     if (ready.hardState !== null || ready.entries.length > 0 || ready.snapshot !== null) {
       const startMs = performance.now();
@@ -285,6 +336,56 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#reads.serve(this.#appliedIndex);
     this.#core.advance(ready);
     if (this.#appliedIndex !== appliedBefore) this.#notifyApplied();
+    if (this.#softState.role === 'leader') this.#notePeersWithData();
+  }
+
+  /** Leader: record peers that acknowledged entries (they have data a wipe would lose). */
+  #notePeersWithData(): void {
+    for (const [id, p] of this.#core.progress()) {
+      if (p.matchIndex === 0 || this.#peersWithData.has(id)) continue;
+      this.#peersWithData.add(id);
+      this.#storage.notePeerWithData(id).catch((err: unknown) => this.#fatal(err));
+    }
+  }
+
+  /**
+   * The membership in effect changed (dissertation §4.1: on append) or became committed: learn its
+   * addresses, point the transport at exactly its members, and notice our own removal.
+   */
+  #onConfiguration(cs: ConfigurationState): void {
+    const m = cs.membership;
+    this.#book.learn(m.addresses);
+    const { peers, missing } = this.#book.peersOf(m, this.id);
+    this.#transport.setPeers?.(peers);
+    this.#log.info(
+      {
+        configIndex: cs.configIndex,
+        committed: cs.committed,
+        voters: m.voters,
+        learners: m.learners,
+      },
+      'membership changed',
+    );
+    if (missing.length > 0) this.#log.warn({ missing }, 'members without a known address');
+    if (isMember(m, this.id)) {
+      this.#wasMember = true;
+      return;
+    }
+    if (!this.#wasMember || !cs.committed || this.#removed) return;
+    this.#removed = true;
+    this.#log.warn({ configIndex: cs.configIndex }, 'removed from the cluster');
+    for (const listener of this.#removedListeners) this.#callListener(listener);
+  }
+
+  #onWarning(w: CoreWarning): void {
+    this.#log.warn(
+      {
+        peer: w.peer,
+        recordedMatchIndex: w.recordedMatchIndex,
+        followerLastIndex: w.followerLastIndex,
+      },
+      'follower log shorter than its matchIndex (data lost?); probing it from its log end',
+    );
   }
 
   #sendAll(messages: readonly Message[]): void {
@@ -456,8 +557,9 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#stopped) return Promise.reject(new StoppedError());
     const soft = this.#core.softState();
     if (soft.role !== 'leader') return Promise.reject(new NotLeaderError(soft.leaderId));
-    if (to !== undefined && !this.#o.voters.includes(to))
-      return Promise.reject(new InvalidArgumentError('to', `unknown node "${to}"`));
+    const voters = this.#core.configuration().membership.voters;
+    if (to !== undefined && !voters.includes(to))
+      return Promise.reject(new InvalidArgumentError('to', `"${to}" is not a voter`));
     if (to === this.id) return Promise.resolve();
     const target = to ?? this.#bestFollower();
     if (target === null)
@@ -473,11 +575,13 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     return transferred;
   }
 
+  /** The voter (never a learner, §3.10) other than this node with the highest matchIndex. */
   #bestFollower(): NodeId | null {
     let best: NodeId | null = null;
     let bestMatch = -1;
+    const voters = this.#core.configuration().membership.voters;
     for (const [id, p] of this.#core.progress()) {
-      if (id !== this.id && p.matchIndex > bestMatch) {
+      if (id !== this.id && voters.includes(id) && p.matchIndex > bestMatch) {
         best = id;
         bestMatch = p.matchIndex;
       }
@@ -488,22 +592,15 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   /** See RaftNodeApi.status. Cheap; safe to call often. */
   status(): RaftStatus {
     const soft = this.#core.softState();
-    const progress = this.#core.progress();
-    const members: MemberStatus[] = this.#o.voters.map((id) => {
-      if (id === this.id) return { id, role: soft.role };
-      const p = progress.get(id);
-      if (soft.role === 'leader' && p !== undefined) {
-        if (p.lastAckTick < 0) return { id, role: 'follower', matchIndex: p.matchIndex }; // no answer this term
-        return {
-          id,
-          role: 'follower',
-          matchIndex: p.matchIndex,
-          lastContactMs: Math.max(0, this.#ticks - p.lastAckTick) * this.#o.tickMs,
-        };
-      }
-      return { id, role: id === soft.leaderId ? 'leader' : 'unknown' };
-    });
+    const cs = this.#core.configuration();
+    const { voters, learners } = cs.membership;
+    const members = [
+      ...voters.map((id) => this.#memberStatus(id, soft, false)),
+      ...learners.map((id) => this.#memberStatus(id, soft, true)),
+    ];
     return {
+      configIndex: cs.configIndex,
+      configCommitted: cs.committed,
       id: this.id,
       role: soft.role,
       term: soft.term,
@@ -520,6 +617,85 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       ),
       members,
     };
+  }
+
+  /** One member as this node sees it; progress (matchIndex, lastContactMs) on the leader only. */
+  #memberStatus(id: NodeId, soft: SoftState, learner: boolean): MemberStatus {
+    const a = this.#book.get(id);
+    const where = {
+      ...(a === undefined ? {} : a),
+      ...(this.#peersWithData.has(id) ? { hadData: true } : {}),
+    };
+    if (id === this.id) return { id, role: learner ? 'learner' : soft.role, ...where };
+    const p = this.#core.progress().get(id);
+    const role = learner ? 'learner' : id === soft.leaderId ? 'leader' : 'follower';
+    if (soft.role === 'leader' && p !== undefined) {
+      if (p.lastAckTick < 0) return { id, role, ...where, matchIndex: p.matchIndex }; // no answer this term
+      const lastContactMs = Math.max(0, this.#ticks - p.lastAckTick) * this.#o.tickMs;
+      return { id, role, ...where, matchIndex: p.matchIndex, lastContactMs };
+    }
+    return { id, role: learner || id === soft.leaderId ? role : 'unknown', ...where };
+  }
+
+  /**
+   * See RaftNodeApi.changeMembership (dissertation §4.1, §4.2.1). The new `config` entry carries
+   * the whole address book, so every node (a joining one included) learns where members listen.
+   */
+  async changeMembership(
+    change: MembershipRequest,
+    opts: RequestOptions = {},
+  ): Promise<RaftStatus> {
+    if (this.#stopped) throw new StoppedError();
+    const soft = this.#core.softState();
+    if (soft.role !== 'leader') throw new NotLeaderError(soft.leaderId);
+    if (change.type === 'remove' && change.id === this.id) {
+      // §4.2.2 / docs/operations.md: hand leadership over first; the new leader removes us.
+      await this.transferLeadership(undefined, opts);
+      throw new NotLeaderError(this.#core.softState().leaderId);
+    }
+    const full = this.#proposals.full();
+    if (full !== null) throw full;
+    const result = this.#core.proposeMembershipChange({
+      type: change.type,
+      id: change.id,
+      addresses: this.#addressesFor(change),
+    });
+    if (!result.ok) {
+      if (result.reason === 'not_leader' || result.reason === 'transferring')
+        throw new NotLeaderError(result.reason === 'not_leader' ? result.leaderHint : null);
+      throw new MembershipChangeError(result.reason, `membership change refused: ${result.reason}`);
+    }
+    this.#log.info(
+      { change: change.type, id: change.id, index: result.index },
+      'membership change proposed',
+    );
+    const applied = this.#proposals.track(
+      result.index,
+      asTerm(result.term),
+      this.id,
+      opts.timeoutMs ?? this.#o.requestTimeoutMsDefault,
+      opts.signal,
+    );
+    this.#schedule();
+    await applied;
+    return this.status();
+  }
+
+  /** The address book to record with `change`: every member's known address (plus the new one). */
+  #addressesFor(change: MembershipRequest): MemberAddresses {
+    if (change.type === 'addLearner') {
+      const { id, raftAddress, httpAddress } = change.address;
+      this.#book.learn({
+        [id]: httpAddress === undefined ? { raftAddress } : { raftAddress, httpAddress },
+      });
+    }
+    const m = this.#core.configuration().membership;
+    return this.#book.bookFor([...m.voters, ...m.learners, change.id]);
+  }
+
+  onRemoved(listener: () => void): () => void {
+    this.#removedListeners.add(listener);
+    return () => this.#removedListeners.delete(listener);
   }
 
   /** Throws (assertion) if a runtime invariant is broken (tests call it); also checks the core's. */
@@ -595,10 +771,61 @@ function replay<R>(
   return applied;
 }
 
-function coreConfig(id: NodeId, o: ResolvedOptions): CoreConfig {
+/**
+ * The membership this node boots with (member-book.ts rule): the recorded one, else the one
+ * `peers` describe — recorded now, so later starts never read it from the command line again.
+ */
+async function bootstrapMembership<R>(
+  storage: RaftStorage,
+  options: RaftNodeOptions<R>,
+  log: Logger,
+): Promise<Membership> {
+  const recorded = await storage.readBootstrap();
+  if (recorded !== null) return recorded;
+  const fresh = bootstrapFromPeers(options.peers, options.join ?? false);
+  await storage.saveBootstrap(fresh);
+  log.info({ voters: fresh.voters }, 'recorded bootstrap membership');
+  return fresh;
+}
+
+/**
+ * The transport's first peers: the members in effect with their known addresses — or, while this
+ * node is outside every membership (joining), the `peers` it was given. Warns when `peers`
+ * disagrees with the membership in effect (which wins), and refuses the data of a removed member.
+ */
+function startPeers<R>(
+  cs: ConfigurationState,
+  options: RaftNodeOptions<R>,
+  bootstrap: Membership,
+  book: MemberBook,
+  log: Logger,
+): PeerInfo[] {
+  const m = cs.membership;
+  book.learn(bootstrap.addresses);
+  book.learn(bootstrapFromPeers(options.peers, false).addresses);
+  book.learn(m.addresses);
+  if (!isMember(m, options.id)) {
+    if (cs.configIndex > 0)
+      throw new RemovedMemberError(
+        `node ${options.id} was removed from the cluster (membership at index ${cs.configIndex}: ` +
+          `voters ${m.voters.join(',')}); to rejoin, wipe its data directory, start it with ` +
+          '--join and promote it (docs/operations.md)',
+      );
+    return [...options.peers];
+  }
+  const differs = options.join === true ? null : peersDisagreement(options.peers, m);
+  if (differs !== null)
+    log.warn(
+      { ...differs, voters: m.voters, learners: m.learners, configIndex: cs.configIndex },
+      'peers differ from the stored membership; the stored membership wins',
+    );
+  return book.peersOf(m, options.id).peers;
+}
+
+function coreConfig(id: NodeId, o: ResolvedOptions, voters: readonly NodeId[]): CoreConfig {
   return {
     id,
-    voters: o.voters,
+    voters,
     electionTimeoutTicks: o.electionTimeoutTicks,
     heartbeatTicks: o.heartbeatTicks,
     preVote: o.preVote,

@@ -14,6 +14,7 @@ import type {
   Term,
 } from './core/types.js';
 import { asIndex, asTerm } from './core/types.js';
+import { decodeMembership, parseMembership } from './core/membership.js';
 
 /** Bound on entries in one decoded AppendEntries (a peer cannot make us loop forever). */
 export const DECODED_ENTRIES_MAX = 100_000;
@@ -26,15 +27,19 @@ const isId = (v: unknown): v is NodeId => typeof v === 'string' && v.length > 0 
 const term = (v: unknown): Term | null => (isCount(v) ? asTerm(v) : null);
 const index = (v: unknown): LogIndex | null => (isCount(v) ? asIndex(v) : null);
 
-/** Validates one log entry; copies `data` into a plain Uint8Array. Null when malformed. */
+/**
+ * Validates one log entry; copies `data` into a plain Uint8Array. A `config` entry must hold a valid
+ * membership (core/membership.ts decodeMembership). Null when malformed.
+ */
 export function parseEntry(v: unknown): Entry | null {
   if (!isObj(v)) return null;
   const t = term(v.term);
   const i = index(v.index);
   if (t === null || i === null || i < 1) return null;
-  if (v.type !== 'command' && v.type !== 'noop') return null;
+  if (v.type !== 'command' && v.type !== 'noop' && v.type !== 'config') return null;
   if (typeof v.clusterTimeMs !== 'number' || !Number.isFinite(v.clusterTimeMs)) return null;
   if (!(v.data instanceof Uint8Array)) return null;
+  if (v.type === 'config' && decodeMembership(v.data) === null) return null;
   return {
     term: t,
     index: i,
@@ -54,14 +59,23 @@ export function parseHardState(v: unknown): HardState | null {
   return { term: t, votedFor: v.votedFor, commitIndex: c };
 }
 
-/** Validates a snapshot meta record (Raft §7): index ≥ 1, term, finite clusterTimeMs. Null when malformed. */
+/**
+ * Validates a snapshot meta record (Raft §7): index ≥ 1, term, finite clusterTimeMs, and — when
+ * present — the membership it carries with its configIndex ≤ index (dissertation §5.4.1). Null when
+ * malformed.
+ */
 export function parseSnapshotMeta(v: unknown): SnapshotMeta | null {
   if (!isObj(v)) return null;
   const t = term(v.term);
   const i = index(v.index);
   if (t === null || i === null || i < 1) return null;
   if (typeof v.clusterTimeMs !== 'number' || !Number.isFinite(v.clusterTimeMs)) return null;
-  return { index: i, term: t, clusterTimeMs: v.clusterTimeMs };
+  const meta = { index: i, term: t, clusterTimeMs: v.clusterTimeMs };
+  if (v.membership === undefined || v.membership === null) return meta;
+  const membership = parseMembership(v.membership);
+  const configIndex = index(v.configIndex ?? 0);
+  if (membership === null || configIndex === null || configIndex > i) return null;
+  return { ...meta, membership, configIndex };
 }
 
 function parseInstallSnapshot(

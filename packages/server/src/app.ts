@@ -25,6 +25,7 @@ import { errorBody, internalError } from './http-error.js';
 import { parseJsonBody } from './json-body.js';
 import { openapiOptions } from './openapi.js';
 import { clusterRoutes } from './plugins/cluster.js';
+import { memberRoutes } from './plugins/members.js';
 import { electionRoutes } from './plugins/elections.js';
 import { fenceKvRoutes } from './plugins/fence-kv.js';
 import { historyRevokeRoutes } from './plugins/history-revoke.js';
@@ -189,5 +190,6 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(semaphoreRoutes, opts);
   await app.register(historyRevokeRoutes, opts);
   await app.register(watchRoutes, opts);
+  await app.register(memberRoutes, opts);
   return app as unknown as FastifyInstance;
 }

@@ -45,8 +45,13 @@ export interface ServerConfig {
   readonly httpAddress: string;
   /** Raft listen address `host:port`. */
   readonly raftAddress: string;
-  /** Every voter including this node. */
+  /**
+   * Every voter including this node, as `--peers` gives them (bootstraps a new cluster only; with
+   * `--join` and no `--peers`: just this node).
+   */
   readonly peers: readonly PeerConfig[];
+  /** `--join`: origin of a member's HTTP endpoint to ask for membership; null = not joining. */
+  readonly join: string | null;
   readonly dataDir: string;
   readonly heartbeatMs: number;
   /** Base election timeout; each timeout is drawn from [base, 2 × base). */
@@ -182,6 +187,14 @@ function checkRelations(r: Read): void {
     throw r.error('tokenFloor', `applies only with ${r.sourceOf('restoreFile')}`);
 }
 
+/** A joining node without `--peers` knows only itself: `--http` and `--raft` are then required. */
+function joinPeers(r: Read, nodeId: string): PeerConfig[] {
+  const v = r.values;
+  if (v.httpAddress === undefined) throw r.error('httpAddress', 'required with --join');
+  if (v.raftAddress === undefined) throw r.error('raftAddress', 'required with --join');
+  return [{ id: nodeId, raftAddress: v.raftAddress, httpAddress: v.httpAddress }];
+}
+
 /**
  * Build and validate the configuration from flags (`argv` without node and script) and `env`.
  * Throws ConfigError on the first bad setting, named as given (flag or env var); CommanderError
@@ -195,9 +208,11 @@ export function loadConfig(
   const r = readSettings(SERVER_SETTINGS, parseFlags(serverCommand(), argv), env);
   const v = r.values;
   if (v.nodeId === undefined) throw r.error('nodeId', 'required (e.g. --id n1 or TENURE_ID=n1)');
-  if (v.peers === undefined)
-    throw r.error('peers', 'required (id=raftHost:port@httpHost:port,...)');
-  const self = v.peers.find((p) => p.id === v.nodeId);
+  const join = v.join ?? null;
+  const peers = join === null ? v.peers : (v.peers ?? joinPeers(r, v.nodeId));
+  if (peers === undefined)
+    throw r.error('peers', 'required (id=raftHost:port@httpHost:port,...) unless --join is given');
+  const self = peers.find((p) => p.id === v.nodeId);
   if (!self) throw r.error('peers', `does not contain this node's id "${v.nodeId}"`);
   checkRelations(r);
   const dataDirRaw = v.dataDir ?? `data/${v.nodeId}`;
@@ -206,7 +221,8 @@ export function loadConfig(
     clusterId: v.clusterId,
     httpAddress: v.httpAddress ?? self.httpAddress,
     raftAddress: v.raftAddress ?? self.raftAddress,
-    peers: v.peers,
+    peers,
+    join,
     dataDir: isAbsolute(dataDirRaw) ? dataDirRaw : resolve(cwd, dataDirRaw),
     heartbeatMs: v.heartbeatMs,
     electionTimeoutMs: v.electionTimeoutMs,

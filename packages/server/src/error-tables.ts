@@ -17,6 +17,7 @@ interface ErrorLike {
   readonly statusCode?: unknown;
   readonly validation?: unknown;
   readonly validationContext?: unknown;
+  readonly reason?: unknown;
 }
 
 function messageOf(err: ErrorLike, fallback: string): string {
@@ -73,9 +74,34 @@ const RAFT_ERRORS: Readonly<Record<RaftErrorCode, ((err: ErrorLike) => HttpError
       },
     ),
   invalid_argument: (err) => new HttpError('invalid_argument', messageOf(err, 'invalid argument')),
+  membership_refused: (err) => membershipRefusal(err),
   // Raised at start-up only; during a request it is a bug.
   storage_identity: null,
+  removed: null,
 };
+
+/**
+ * A refused membership change (packages/raft MembershipChangeError.reason) → docs/api.md error:
+ * one change at a time and a lagging learner are 409s of their own; a change that no longer applies
+ * is `already_exists` / `not_found`; a leader that has not committed in its term yet is `no_leader`
+ * (retry shortly).
+ */
+const MEMBERSHIP_REFUSALS: Readonly<Record<string, (message: string) => HttpError>> = {
+  reconfiguration_in_progress: (m) => new HttpError('reconfiguration_in_progress', m),
+  not_caught_up: (m) => new HttpError('not_caught_up', m),
+  already_member: (m) => new HttpError('already_exists', m),
+  not_a_learner: (m) => new HttpError('already_exists', m),
+  not_a_member: (m) => new HttpError('not_found', m),
+  last_voter: (m) => new HttpError('invalid_argument', m, { field: 'id' }),
+  leader_not_ready: (m) => noLeader(m),
+};
+
+function membershipRefusal(err: ErrorLike): HttpError {
+  const message = messageOf(err, 'membership change refused');
+  const reason = typeof err.reason === 'string' ? err.reason : '';
+  const make = MEMBERSHIP_REFUSALS[reason];
+  return make !== undefined ? make(message) : new HttpError('invalid_argument', message);
+}
 
 /** Errors known only by their 4xx HTTP status. Other 4xx statuses are invalid input. */
 const STATUS_ERRORS: Readonly<Record<number, (err: ErrorLike) => HttpError>> = {

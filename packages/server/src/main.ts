@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 /**
  * `tenure-server`: start one node from flags / TENURE_* env (docs/configuration.md). Exit codes:
- * 2 bad configuration (the message names the flag or env var), 1 start-up failure, 0 after a
- * graceful shutdown or `--help` / `--version`.
+ * 2 bad configuration (the message names the flag or env var) or a refused start (data of a removed
+ * member, an empty data directory of a member that had data: docs/operations.md), 1 start-up
+ * failure, 0 after a graceful shutdown, `--help` / `--version`, or once removed from the cluster.
  * Signals: SIGTERM / SIGINT stop gracefully (a leader transfers leadership first); SIGUSR2
  * (`CLUSTER_STOP_SIGNAL`, sent by the launcher when the whole cluster stops) stops gracefully
  * without the transfer. A second signal exits at once.
  */
 import { CommanderError } from 'commander';
 import { ConfigError, loadConfig, type ServerConfig } from './config.js';
+import { RemovedMemberError } from '@tenure/raft';
 import { startNode } from './node.js';
 import { RestoreError, restoreDataDir } from './restore.js';
+import { StartRefusedError } from './cluster/membership-startup.js';
 import { CLUSTER_STOP_SIGNAL } from './stop-signals.js';
 
 async function main(): Promise<void> {
@@ -33,7 +36,9 @@ async function main(): Promise<void> {
     process.stderr.write(
       `tenure-server: node ${config.nodeId} failed to start: ${err instanceof Error ? err.message : String(err)}\n`,
     );
-    process.exit(1);
+    // A refusal about membership or data (removed member, lost data, join refused) is exit 2.
+    const refused = err instanceof StartRefusedError || err instanceof RemovedMemberError;
+    process.exit(refused ? 2 : 1);
   }
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {

@@ -1,8 +1,12 @@
 /**
- * The leader's view of one member (docs/api.md, Cluster and operations; docs/operations.md,
- * Monitoring): the one place the reachability rule lives, for `/v1/cluster` and the metrics.
+ * How a member is shown in `/v1/cluster` and `/v1/cluster/members` (docs/api.md, Cluster and
+ * operations): id, role (`leader | follower | candidate | learner`), addresses and — from the leader
+ * — replication progress and reachability (docs/operations.md, Monitoring). The one place the
+ * reachability rule lives, for those routes and the metrics. The list is the membership in effect
+ * on this node (voters, then learners).
  */
-import type { RaftStatus } from '@tenure/raft';
+import type { MemberStatus, RaftStatus } from '@tenure/raft';
+import type { PeerConfig } from './config.js';
 
 /** The leader's view of a member; empty on any other node, which cannot know. */
 export interface LeaderView {
@@ -24,4 +28,49 @@ export function leaderView(s: RaftStatus, id: string, electionTimeoutMs: number)
   const reachable = m?.lastContactMs !== undefined && m.lastContactMs <= electionTimeoutMs;
   if (m?.matchIndex === undefined) return { reachable };
   return { reachable, lagEntries: Math.max(0, s.lastLogIndex - m.matchIndex) };
+}
+
+/** docs/api.md member roles. */
+export type MemberRole = 'leader' | 'follower' | 'candidate' | 'learner';
+
+/** One member as the HTTP API shows it. */
+export interface MemberView {
+  readonly id: string;
+  readonly role: MemberRole;
+  readonly httpAddress: string;
+  readonly raftAddress: string;
+  readonly matchIndex?: number;
+  readonly lastContactMs?: number;
+  readonly reachable?: boolean;
+  readonly lagEntries?: number;
+}
+
+/**
+ * The members of `s`; addresses from the membership, else from `--peers`, else empty; the leader's
+ * view (`reachable`, `lagEntries`) judged against `electionTimeoutMs`.
+ */
+export function memberViews(
+  s: RaftStatus,
+  peers: readonly PeerConfig[],
+  electionTimeoutMs: number,
+): MemberView[] {
+  return s.members.map((m) => {
+    const p = peers.find((x) => x.id === m.id);
+    return {
+      id: m.id,
+      role: roleOf(m, s),
+      httpAddress: m.httpAddress ?? p?.httpAddress ?? '',
+      raftAddress: m.raftAddress ?? p?.raftAddress ?? '',
+      ...(m.matchIndex !== undefined ? { matchIndex: m.matchIndex } : {}),
+      ...(m.lastContactMs !== undefined ? { lastContactMs: Math.floor(m.lastContactMs) } : {}),
+      ...leaderView(s, m.id, electionTimeoutMs),
+    };
+  });
+}
+
+function roleOf(m: MemberStatus, s: RaftStatus): MemberRole {
+  if (m.role === 'learner') return 'learner';
+  if (m.id === s.leaderId) return 'leader';
+  if (m.role === 'candidate' || m.role === 'precandidate') return 'candidate';
+  return 'follower';
 }

@@ -21,6 +21,13 @@ import { createLoggers } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { CoordStateAdapter } from './state-adapter.js';
 import { TimeAdvancer } from './time-advancer.js';
+import {
+  checkEmptyStart,
+  joinPeers,
+  removedByPeers,
+  requestJoin,
+  StartRefusedError,
+} from './cluster/membership-startup.js';
 
 export interface RunningNode {
   readonly app: FastifyInstance;
@@ -45,6 +52,8 @@ export interface StartNodeOptions {
   readonly onFatal?: (err: unknown) => void;
   /** How long in-flight requests may run after shutdown starts before connections are cut. */
   readonly drainMs?: number;
+  /** This node learned it was removed from the cluster: default stops it and exits (code 0). */
+  readonly onRemoved?: (node: RunningNode) => void;
 }
 
 /** Open storage and Raft, serve HTTP on `config.httpAddress`. Rejects if either fails to start. */
@@ -71,10 +80,14 @@ export async function startNode(
     () => coord,
     { electionTimeoutMs: config.electionTimeoutMs },
   );
+  const peers =
+    config.join !== null ? await joinPeers(config, logger) : config.peers.map((p) => ({ ...p }));
+  if (config.join === null) await checkEmptyStart(config, logger);
   const raft: RaftNodeApi<ApplyOutput> = await RaftNode.open<ApplyOutput>({
     id: config.nodeId,
     clusterId: config.clusterId,
-    peers: config.peers.map((p) => ({ id: p.id, raftAddress: p.raftAddress })),
+    peers,
+    join: config.join !== null,
     listen: config.raftAddress,
     dataDir: config.dataDir,
     stateMachine: adapter,
@@ -137,6 +150,19 @@ export async function startNode(
   );
 
   let stopping: Promise<void> | null = null;
+  const stopWatches = watchMembership(
+    config,
+    raft,
+    logger,
+    () => stopping !== null,
+    () => {
+      const onRemoved =
+        opts.onRemoved ??
+        ((n: RunningNode) =>
+          void n.stop({ transferLeadership: false }).finally(() => process.exit(0)));
+      onRemoved(running);
+    },
+  );
   const stop = (stopOpts: StopOptions = {}): Promise<void> => {
     stopping ??= (async () => {
       const transfer = stopOpts.transferLeadership ?? true;
@@ -150,6 +176,7 @@ export async function startNode(
         }
       }
       advancer.stop();
+      stopWatches();
       const cut = setTimeout(() => app.server.closeAllConnections(), opts.drainMs ?? 2000);
       await app.close();
       clearTimeout(cut);
@@ -159,5 +186,57 @@ export async function startNode(
     })();
     return stopping;
   };
-  return { app, raft, logger, stop };
+  const running: RunningNode = { app, raft, logger, stop };
+  return running;
+}
+
+/** Ticks of the removal check (each one electionTimeoutMs × this) without a leader before asking. */
+const LEADERLESS_CHECKS_BEFORE_ASKING = 3;
+
+/**
+ * Membership duties of a running node (docs/operations.md): with `--join`, ask to be added as a
+ * learner; report removal learned from Raft (a committed membership without us, e.g. a removed
+ * leader) or — while no leader is heard for a while — from the other members (the entry removing a
+ * follower never reaches it). Returns the function that stops these watches.
+ */
+function watchMembership(
+  config: ServerConfig,
+  raft: RaftNodeApi<ApplyOutput>,
+  logger: Logger,
+  stopped: () => boolean,
+  removed: () => void,
+): () => void {
+  let done = false;
+  const once = (): void => {
+    if (done || stopped()) return;
+    done = true;
+    logger.warn({ nodeId: config.nodeId }, 'this node was removed from the cluster; exiting');
+    removed();
+  };
+  const offRemoved = raft.onRemoved(once);
+  if (config.join !== null)
+    requestJoin(config, logger, stopped).catch((err: unknown) => {
+      logger.error({ err }, 'cannot join the cluster');
+      if (err instanceof StartRefusedError) process.exitCode = 2;
+    });
+  let leaderless = 0;
+  let asking = false;
+  const timer = setInterval(() => {
+    const s = raft.status();
+    leaderless = s.leaderId === null ? leaderless + 1 : 0;
+    const isMember = s.members.some((m) => m.id === s.id);
+    if (leaderless < LEADERLESS_CHECKS_BEFORE_ASKING || !isMember || asking) return;
+    asking = true;
+    removedByPeers(s.members, s.id, s.configIndex)
+      .then((yes) => {
+        if (yes) once();
+      })
+      .catch((err: unknown) => logger.debug({ err }, 'removal check failed'))
+      .finally(() => (asking = false));
+  }, config.electionTimeoutMs);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    offRemoved();
+  };
 }

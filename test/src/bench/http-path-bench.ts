@@ -72,7 +72,15 @@ class ImmediateRaft implements RaftNodeApi<ApplyOutput> {
       lastLogIndex: i,
       clusterTimeMs: Math.floor(performance.now()),
       members: [{ id: 'n1', role: 'leader' }],
+      configIndex: 0 as LogIndex,
+      configCommitted: true,
     };
+  }
+  changeMembership(): Promise<RaftStatus> {
+    return Promise.reject(new Error('single-node bench: no membership changes'));
+  }
+  onRemoved(): () => void {
+    return () => undefined;
   }
   onApplied(fn: (i: LogIndex) => void): () => void {
     this.#applied.add(fn);

@@ -120,18 +120,31 @@ class PortTakenError extends Error {
   }
 }
 
+/** How a node process is started (see LocalCluster.restart / start). */
+export interface SpawnOptions {
+  /** `--join <url>` with `--http`/`--raft` instead of `--peers` (a node joining the cluster). */
+  readonly join?: string;
+  /** `--peers` value (default: the cluster's bootstrap list). */
+  readonly peers?: string;
+}
+
 export class LocalCluster {
-  readonly nodes: readonly NodeInfo[];
+  /** Every node the cluster ever had (the bootstrap ones, then those added by addNode). */
+  readonly nodes: NodeInfo[];
   readonly baseDir: string;
   readonly #opts: ClusterOptions;
   readonly #procs = new Map<string, ChildProcess>();
   readonly #logs = new Map<string, WriteStream>();
   readonly #paused = new Set<string>();
+  readonly #exitCodes = new Map<string, number | null>();
+  /** The nodes the cluster was created with (their list is `--peers`). */
+  readonly #bootstrap: readonly NodeInfo[];
   #tornDown = false;
   readonly #fetch: typeof fetch;
 
   private constructor(nodes: NodeInfo[], baseDir: string, opts: ClusterOptions) {
     this.nodes = nodes;
+    this.#bootstrap = [...nodes];
     this.baseDir = baseDir;
     this.#opts = opts;
     this.#fetch = opts.fetch ?? fetch;
@@ -189,9 +202,48 @@ export class LocalCluster {
     return c;
   }
 
-  /** `--peers` value of this cluster. */
+  /** `--peers` value of this cluster: its bootstrap nodes (not those added by addNode). */
   get peers(): string {
-    return this.nodes.map((n) => `${n.id}=${n.raftAddress}@${n.httpAddress}`).join(',');
+    return this.#bootstrap.map((n) => `${n.id}=${n.raftAddress}@${n.httpAddress}`).join(',');
+  }
+
+  /** `--peers` value naming `ids` (any known nodes, e.g. to try a changed list). */
+  peersOf(ids: readonly string[]): string {
+    return ids
+      .map((id) => this.node(id))
+      .map((n) => `${n.id}=${n.raftAddress}@${n.httpAddress}`)
+      .join(',');
+  }
+
+  /** Allocates ports and a data directory for a new node `id` (not started; see restart). */
+  async addNode(id: string): Promise<NodeInfo> {
+    if (this.nodes.some((n) => n.id === id)) throw new Error(`${id} exists`);
+    const [httpPort, raftPort] = (await freePorts(2)) as [number, number];
+    const node: NodeInfo = {
+      id,
+      httpPort,
+      raftPort,
+      httpAddress: `127.0.0.1:${httpPort}`,
+      raftAddress: `127.0.0.1:${raftPort}`,
+      url: `http://127.0.0.1:${httpPort}`,
+      dataDir: join(this.baseDir, id),
+      logFile: join(this.baseDir, `${id}.log`),
+    };
+    this.nodes.push(node);
+    return node;
+  }
+
+  /** Deletes the data directory of a stopped node (a lost disk). */
+  wipe(id: string): void {
+    if (this.#procs.has(id)) throw new Error(`${id} is still running`);
+    rmSync(this.node(id).dataDir, { recursive: true, force: true });
+  }
+
+  /** Resolves with the exit code once the process of `id` has exited (null: killed by a signal). */
+  waitExit(id: string): Promise<number | null> {
+    const child = this.#procs.get(id);
+    if (!child) return Promise.resolve(this.#exitCodes.get(id) ?? null);
+    return new Promise((r) => child.once('exit', (code) => r(code)));
   }
 
   node(id: string): NodeInfo {
@@ -209,15 +261,18 @@ export class LocalCluster {
     return this.#procs.get(id)?.pid ?? null;
   }
 
-  #spawn(id: string): void {
+  #spawn(id: string, spawnOpts: SpawnOptions = {}): void {
     const node = this.node(id);
     const o = this.#opts;
+    const membership =
+      spawnOpts.join !== undefined
+        ? ['--join', spawnOpts.join, '--http', node.httpAddress, '--raft', node.raftAddress]
+        : ['--peers', spawnOpts.peers ?? this.peers];
     const args = [
       SERVER_MAIN,
       '--id',
       id,
-      '--peers',
-      this.peers,
+      ...membership,
       '--data-dir',
       node.dataDir,
       '--cluster-id',
@@ -241,7 +296,8 @@ export class LocalCluster {
     child.stderr!.pipe(log, { end: false });
     live.add(child);
     this.#procs.set(id, child);
-    child.once('exit', () => {
+    child.once('exit', (code) => {
+      this.#exitCodes.set(id, code);
       live.delete(child);
       if (this.#procs.get(id) === child) this.#procs.delete(id);
       this.#paused.delete(id);
@@ -253,9 +309,13 @@ export class LocalCluster {
    * if the process exits first. `timeoutMs` (default {@link NODE_START_TIMEOUT_MS}) only bounds a
    * broken start: a node process starts slowly on a loaded 2-core machine.
    */
-  async restart(id: string, timeoutMs = NODE_START_TIMEOUT_MS): Promise<void> {
+  async restart(
+    id: string,
+    timeoutMs = NODE_START_TIMEOUT_MS,
+    spawnOpts: SpawnOptions = {},
+  ): Promise<void> {
     if (this.#procs.has(id)) throw new Error(`${id} is still running`);
-    this.#spawn(id);
+    this.#spawn(id, spawnOpts);
     const child = this.#procs.get(id)!;
     const gone = new AbortController();
     child.once('exit', () => gone.abort());

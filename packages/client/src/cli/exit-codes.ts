@@ -34,6 +34,9 @@ export function exitCodeFor(error: unknown): number {
     case 'lease_expired':
     case 'stale_token':
     case 'revision_mismatch':
+    case 'reconfiguration_in_progress':
+    case 'not_caught_up':
+    case 'already_exists':
     case 'lease_lost':
       return EXIT.conflict;
     case 'invalid_argument':

@@ -5,6 +5,7 @@ import type {
   HistoryGrant,
   LeaseView,
   LeaseWatchView,
+  MembersView,
   SemaphoreView,
   SessionView,
   SharedLeaseView,
@@ -117,4 +118,14 @@ export function formatCluster(view: ClusterView): string {
     );
   }
   return lines.join('\n');
+}
+
+/** `tenure cluster members|add|promote|remove` text: one member per line, then the config index. */
+export function formatMembers(view: MembersView): string {
+  const lines = view.members.map(
+    (m) =>
+      `  ${m.id.padEnd(6)} ${m.role.padEnd(9)} http=${m.httpAddress} raft=${m.raftAddress}` +
+      (m.matchIndex === undefined ? '' : ` matchIndex=${m.matchIndex}`),
+  );
+  return [`members (configIndex ${view.configIndex}):`, ...lines].join('\n');
 }

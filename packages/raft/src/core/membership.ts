@@ -14,10 +14,27 @@
 import assert from 'node:assert/strict';
 import type { LogIndex, NodeId } from './types.js';
 
-/** Voters and learners of the cluster; disjoint, each list in the order members were added. */
+/**
+ * Where a member is reached: Raft traffic at `raftAddress`, clients at `httpAddress` (both
+ * `host:port`; the HTTP one is absent when the runtime does not know it). Opaque to the core.
+ */
+export interface MemberAddress {
+  readonly raftAddress: string;
+  readonly httpAddress?: string;
+}
+
+/** The address book a membership carries: member id → address. Opaque to the core. */
+export type MemberAddresses = Readonly<Record<NodeId, MemberAddress>>;
+
+/**
+ * Voters and learners of the cluster; disjoint, each list in the order members were added.
+ * `addresses` (optional, opaque to the core) is the address book the runtime recorded with the
+ * change, so every node — a new one included — learns where each member listens from the log.
+ */
 export interface Membership {
   readonly voters: readonly NodeId[];
   readonly learners: readonly NodeId[];
+  readonly addresses?: MemberAddresses;
 }
 
 /**
@@ -30,11 +47,15 @@ export interface ConfigurationState {
   readonly committed: boolean;
 }
 
-/** One single-server change (dissertation §4.1, §4.2.1). */
-export type MembershipChange =
-  | { readonly type: 'addLearner'; readonly id: NodeId }
-  | { readonly type: 'promote'; readonly id: NodeId }
-  | { readonly type: 'remove'; readonly id: NodeId };
+/**
+ * One single-server change (dissertation §4.1, §4.2.1). `addresses`, when given, becomes the new
+ * membership's address book (restricted to its members); otherwise the old one is kept.
+ */
+export type MembershipChange = {
+  readonly type: 'addLearner' | 'promote' | 'remove';
+  readonly id: NodeId;
+  readonly addresses?: MemberAddresses;
+};
 
 /**
  * Why a membership change was refused (stable codes; the server maps them to HTTP errors):
@@ -96,6 +117,13 @@ export function applyChange(
   m: Membership,
   change: MembershipChange,
 ): Membership | MembershipRefusal {
+  const next = changedLists(m, change);
+  if (typeof next === 'string') return next;
+  const book = change.addresses ?? m.addresses;
+  return book === undefined ? next : { ...next, addresses: restrictAddresses(book, next) };
+}
+
+function changedLists(m: Membership, change: MembershipChange): Membership | MembershipRefusal {
   const { id } = change;
   switch (change.type) {
     case 'addLearner':
@@ -114,6 +142,16 @@ export function applyChange(
   }
 }
 
+/** The entries of `book` for members of `m`, in member order (deterministic bytes). */
+function restrictAddresses(book: MemberAddresses, m: Membership): MemberAddresses {
+  const out: Record<NodeId, MemberAddress> = {};
+  for (const id of [...m.voters, ...m.learners]) {
+    const a = book[id];
+    if (a !== undefined) out[id] = a;
+  }
+  return out;
+}
+
 /** Throws (assertion) unless `m` lists each id once across voters and learners. */
 export function assertValidMembership(m: Membership): void {
   const all = [...m.voters, ...m.learners];
@@ -122,9 +160,14 @@ export function assertValidMembership(m: Membership): void {
     assert.ok(typeof id === 'string' && id.length > 0, 'node ids are non-empty');
 }
 
-/** The bytes of a `config` entry's data: UTF-8 JSON `{voters, learners}` (deterministic order). */
+/**
+ * The bytes of a `config` entry's data: UTF-8 JSON `{voters, learners, addresses?}` (deterministic
+ * order: members as listed, each address as `{raftAddress, httpAddress?}`).
+ */
 export function encodeMembership(m: Membership): Uint8Array {
-  return new TextEncoder().encode(JSON.stringify({ voters: m.voters, learners: m.learners }));
+  const plain: Record<string, unknown> = { voters: m.voters, learners: m.learners };
+  if (m.addresses !== undefined) plain.addresses = restrictAddresses(m.addresses, m);
+  return new TextEncoder().encode(JSON.stringify(plain));
 }
 
 /**
@@ -138,12 +181,35 @@ export function decodeMembership(data: Uint8Array): Membership | null {
   } catch {
     return null;
   }
+  return parseMembership(parsed);
+}
+
+/**
+ * Validate a decoded membership (from a `config` entry, a snapshot record or an InstallSnapshot):
+ * id lists without duplicates, an optional address book of `host:port` strings. Null if malformed.
+ */
+export function parseMembership(parsed: unknown): Membership | null {
   if (typeof parsed !== 'object' || parsed === null) return null;
-  const { voters, learners } = parsed as { voters?: unknown; learners?: unknown };
+  const { voters, learners, addresses } = parsed as Record<string, unknown>;
   if (!isIdList(voters) || !isIdList(learners)) return null;
   const all = [...voters, ...learners];
   if (new Set(all).size !== all.length) return null;
-  return { voters, learners };
+  if (addresses === undefined) return { voters, learners };
+  const book = parseAddresses(addresses);
+  return book === null ? null : { voters, learners, addresses: book };
+}
+
+function parseAddresses(v: unknown): MemberAddresses | null {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
+  const out: Record<NodeId, MemberAddress> = {};
+  for (const [id, a] of Object.entries(v as Record<string, unknown>)) {
+    if (typeof a !== 'object' || a === null) return null;
+    const { raftAddress, httpAddress } = a as Record<string, unknown>;
+    if (typeof raftAddress !== 'string' || raftAddress.length === 0) return null;
+    if (httpAddress !== undefined && typeof httpAddress !== 'string') return null;
+    out[id] = httpAddress === undefined ? { raftAddress } : { raftAddress, httpAddress };
+  }
+  return out;
 }
 
 function isIdList(v: unknown): v is NodeId[] {

@@ -5,7 +5,8 @@
  * A hard state that changes only commitIndex is not written on its own: it is kept in memory and
  * written with the next batch or on close (see persist).
  *
- * Layout: 'm' → {clusterId, nodeId} (identity, written once); 'h' → HardState;
+ * Layout: 'm' → {clusterId, nodeId} (identity, written once); 'b' → the bootstrap membership
+ * (written once, RaftStorage.readBootstrap); 'p' + id → peers seen with data; 'h' → HardState;
  * 'e' + 16 hex digits of the index → Entry; 's' + 16 hex digits of its index → snapshot
  * {index, term, clusterTimeMs, data}. Values are msgpackr (codec.ts). Hex of fixed width sorts
  * lexicographically in index order, so recovery is one range scan.
@@ -37,10 +38,16 @@ import { asIndex } from '../core/types.js';
 import { createPackr } from '../codec.js';
 import { StorageIdentityError } from '../errors.js';
 import { parseEntry, parseHardState, parseSnapshotMeta } from '../validate.js';
+import { parseMembership, type Membership } from '../core/membership.js';
 import { checkRecovered, type PersistBatch, type RaftStorage } from './raft-storage.js';
 import { EMPTY_HARD_STATE } from './stable-storage.js';
 
 const META_KEY = 'm';
+const BOOTSTRAP_KEY = 'b';
+/** 'p' + node id → empty: a peer seen with data (RaftStorage.notePeerWithData). */
+const PEER_DATA_PREFIX = 'p';
+/** Upper bound of that key range. */
+const PEER_DATA_RANGE_END = 'q';
 const HARD_STATE_KEY = 'h';
 const ENTRY_PREFIX = 'e';
 /** Upper bound of the entry key range ('f' > 'e' + any hex digits). */
@@ -231,6 +238,38 @@ export class LevelRaftStorage implements RaftStorage {
 
   lastIndex(): LogIndex {
     return this.#lastIndex;
+  }
+
+  /** The recorded bootstrap membership, or null (new data, or data older than the record). */
+  async readBootstrap(): Promise<Membership | null> {
+    const raw = await this.#db.get(BOOTSTRAP_KEY);
+    if (raw === undefined) return null;
+    const membership = parseMembership(this.#packr.unpack(raw));
+    if (membership === null) throw new Error('corrupt bootstrap membership record');
+    return membership;
+  }
+
+  /** Peers recorded by notePeerWithData. */
+  async readPeersWithData(): Promise<readonly NodeId[]> {
+    const keys = await this.#db.keys({ gte: PEER_DATA_PREFIX, lt: PEER_DATA_RANGE_END }).all();
+    return keys.map((k) => k.slice(PEER_DATA_PREFIX.length));
+  }
+
+  /** Records that peer `id` had data (one put, after earlier writes; not fsynced: a hint). */
+  notePeerWithData(id: NodeId): Promise<void> {
+    assert.ok(!this.#closed, 'notePeerWithData after close');
+    const write = this.#tail.then(() => this.#db.put(PEER_DATA_PREFIX + id, new Uint8Array()));
+    this.#tail = write;
+    return write;
+  }
+
+  /** Records the bootstrap membership (one fsynced put, after earlier writes). */
+  saveBootstrap(membership: Membership): Promise<void> {
+    assert.ok(!this.#closed, 'saveBootstrap after close');
+    const value = this.#packr.pack(membership);
+    const write = this.#tail.then(() => this.#db.put(BOOTSTRAP_KEY, value, { sync: true }));
+    this.#tail = write;
+    return write;
   }
 
   appendEntries(entries: readonly Entry[]): Promise<void> {

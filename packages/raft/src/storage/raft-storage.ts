@@ -3,8 +3,16 @@
  * persisting a Ready's hard state and entries together (etcd-io/raft's "save" step).
  */
 import assert from 'node:assert/strict';
-import type { CoreInitialState, Entry, HardState, LogIndex, Snapshot } from '../core/types.js';
+import type {
+  CoreInitialState,
+  Entry,
+  HardState,
+  LogIndex,
+  NodeId,
+  Snapshot,
+} from '../core/types.js';
 import { asIndex } from '../core/types.js';
+import type { Membership } from '../core/membership.js';
 import type { LogStorage } from './log-storage.js';
 import { EMPTY_HARD_STATE, type StableStorage } from './stable-storage.js';
 
@@ -38,6 +46,13 @@ export interface PersistBatch {
  *   bytes (`snapshotData`); entries ≤ the snapshot's index are left out, and hardState.commitIndex
  *   is raised to at least the snapshot's index (a snapshot holds committed state). Call once,
  *   before any write.
+ * - `readBootstrap()` / `saveBootstrap(m)`: the membership this node's data was created with (the
+ *   bootstrap membership in effect before any `config` entry, dissertation §4.1), written once
+ *   (fsynced) when the data is new. Recorded so that later starts never take the voters from the
+ *   command line again (docs/operations.md: the replicated configuration wins over `--peers`).
+ * - `notePeerWithData(id)` / `readPeersWithData()`: peers this node, as leader, saw acknowledge log
+ *   entries (so they had data); kept durably so that an empty restart of such a peer is recognised
+ *   even after this node restarted (docs/operations.md, "When a node fails").
  * - `close()` waits for pending writes, then releases the directory. Idempotent.
  * - Errors: write failures reject and are fatal for the runtime; identity problems on open throw
  *   StorageIdentityError; recovery throws a plain Error on corruption (gaps, commitIndex beyond the
@@ -48,6 +63,10 @@ export interface RaftStorage extends LogStorage, StableStorage {
   saveSnapshot(snapshot: Snapshot): Promise<void>;
   compactLog(compactIndex: LogIndex, snapshotIndex: LogIndex): Promise<void>;
   recover(): Promise<CoreInitialState>;
+  readBootstrap(): Promise<Membership | null>;
+  saveBootstrap(membership: Membership): Promise<void>;
+  readPeersWithData(): Promise<readonly NodeId[]>;
+  notePeerWithData(id: NodeId): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -94,6 +113,24 @@ export class MemoryRaftStorage implements RaftStorage {
   #entries: Entry[] = [];
   #offset = 0;
   #closed = false;
+  #bootstrap: Membership | null = null;
+  readonly #peersWithData = new Set<NodeId>();
+
+  readPeersWithData(): Promise<readonly NodeId[]> {
+    return Promise.resolve([...this.#peersWithData]);
+  }
+  notePeerWithData(id: NodeId): Promise<void> {
+    this.#peersWithData.add(id);
+    return Promise.resolve();
+  }
+
+  readBootstrap(): Promise<Membership | null> {
+    return Promise.resolve(this.#bootstrap);
+  }
+  saveBootstrap(membership: Membership): Promise<void> {
+    this.#bootstrap = membership;
+    return Promise.resolve();
+  }
 
   readEntries(): Promise<readonly Entry[]> {
     return Promise.resolve([...this.#entries]);

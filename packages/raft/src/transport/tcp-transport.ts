@@ -75,8 +75,12 @@ export class TcpTransport implements Transport {
   readonly #links = new Map<NodeId, PeerLink>();
   readonly #server: net.Server | tls.Server;
   readonly #inbound = new Set<net.Socket>();
-  readonly #peerIds: ReadonlySet<NodeId>;
+  /** Ids whose inbound handshake is accepted: the peers of the membership in effect. */
+  #peerIds: ReadonlySet<NodeId>;
   #handler: ((msg: Message) => void) | null = null;
+  /** Raft address of each linked peer (to notice an address change in setPeers). */
+  readonly #addresses = new Map<NodeId, string>();
+  #started = false;
   #closed = false;
   #receivedFrames = 0;
   #malformedFrames = 0;
@@ -93,24 +97,8 @@ export class TcpTransport implements Transport {
     const others = options.peers.filter((p) => p.id !== options.id);
     this.#peerIds = new Set(others.map((p) => p.id));
     for (const peer of others) {
-      const { host, port } = parseAddress(peer.raftAddress);
-      this.#links.set(
-        peer.id,
-        new PeerLink({
-          self: options.id,
-          clusterId: options.clusterId,
-          peer: peer.id,
-          host,
-          port,
-          sendQueueFramesMax: options.sendQueueFramesMax ?? 8192,
-          reconnectDelayMsMin: options.reconnectDelayMsMin ?? 20,
-          reconnectDelayMsMax: options.reconnectDelayMsMax ?? 1000,
-          frameBytesMax: options.frameBytesMax ?? 64 * 1024 * 1024,
-          packr: this.#packr,
-          logger: this.#log,
-          ...(options.tls === undefined ? {} : { tls: options.tls }),
-        }),
-      );
+      this.#links.set(peer.id, this.#newLink(peer));
+      this.#addresses.set(peer.id, peer.raftAddress);
     }
     if (options.tls === undefined) {
       this.#server = net.createServer({ noDelay: true }, (socket) => this.#accept(socket));
@@ -120,6 +108,48 @@ export class TcpTransport implements Transport {
       );
       server.on('tlsClientError', (err, socket) => this.#onTlsRefusal(err, socket));
       this.#server = server;
+    }
+  }
+
+  #newLink(peer: PeerInfo): PeerLink {
+    const { host, port } = parseAddress(peer.raftAddress);
+    const o = this.#o;
+    return new PeerLink({
+      self: o.id,
+      clusterId: o.clusterId,
+      peer: peer.id,
+      host,
+      port,
+      sendQueueFramesMax: o.sendQueueFramesMax ?? 8192,
+      reconnectDelayMsMin: o.reconnectDelayMsMin ?? 20,
+      reconnectDelayMsMax: o.reconnectDelayMsMax ?? 1000,
+      frameBytesMax: o.frameBytesMax ?? 64 * 1024 * 1024,
+      packr: this.#packr,
+      logger: this.#log,
+      ...(o.tls === undefined ? {} : { tls: o.tls }),
+    });
+  }
+
+  /**
+   * Replaces the peer set (the membership changed, docs/operations.md): dials new peers, closes the
+   * links of peers no longer listed, redials a peer whose address changed. Inbound handshakes are
+   * accepted only from listed peers from now on. This node's own entry is ignored.
+   */
+  setPeers(peers: readonly PeerInfo[]): void {
+    const next = new Map(peers.filter((p) => p.id !== this.id).map((p) => [p.id, p]));
+    this.#peerIds = new Set(next.keys());
+    for (const [id, link] of this.#links) {
+      const peer = next.get(id);
+      if (peer !== undefined && this.#addresses.get(id) === peer.raftAddress) continue;
+      link.close();
+      this.#links.delete(id);
+    }
+    for (const peer of next.values()) {
+      if (this.#links.has(peer.id)) continue;
+      const link = this.#newLink(peer);
+      this.#links.set(peer.id, link);
+      this.#addresses.set(peer.id, peer.raftAddress);
+      if (this.#started && !this.#closed) link.connect();
     }
   }
 
@@ -134,6 +164,7 @@ export class TcpTransport implements Transport {
       });
     });
     this.#log.info({ address: this.address() }, 'raft transport listening');
+    this.#started = true;
     for (const link of this.#links.values()) link.connect();
   }
 

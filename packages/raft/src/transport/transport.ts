@@ -3,6 +3,7 @@
  * Ready-driven core needs).
  */
 import type { Message, NodeId } from '../core/types.js';
+import type { PeerInfo } from '../api.js';
 
 /**
  * Moves Raft messages between nodes. Contract:
@@ -11,6 +12,7 @@ import type { Message, NodeId } from '../core/types.js';
  * - `onMessage(handler)` registers the single receiver; it is called asynchronously (never inside
  *   `send`), only with validated messages addressed to this node.
  * - `start()` begins accepting; `close()` stops everything and is idempotent.
+ * - `setPeers(peers)` (optional): the membership changed; reach exactly these peers from now on.
  */
 export interface Transport {
   readonly id: NodeId;
@@ -18,4 +20,5 @@ export interface Transport {
   send(msg: Message): void;
   onMessage(handler: (msg: Message) => void): void;
   close(): Promise<void>;
+  setPeers?(peers: readonly PeerInfo[]): void;
 }

@@ -162,3 +162,33 @@ t.test('the in-memory storage follows the same truncation rule', async (t) => {
   t.same(initial.entries, [entry(1, 1), entry(2, 2, 7)]);
   t.same(initial.hardState, hard(1, null, 0));
 });
+
+t.test('the bootstrap membership and snapshot memberships survive a reopen', async (t) => {
+  const dataDir = t.testdir();
+  const first = await LevelRaftStorage.open({ dataDir, ...id });
+  t.equal(await first.readBootstrap(), null, 'new data has no record');
+  const m = { voters: ['n1', 'n2'], learners: [], addresses: { n1: { raftAddress: 'h:1' } } };
+  await first.saveBootstrap(m);
+  await first.notePeerWithData('n2');
+  await first.notePeerWithData('n3');
+  const membership = { voters: ['n1', 'n2'], learners: ['n3'] };
+  const snapshot = {
+    meta: {
+      index: asIndex(1),
+      term: asTerm(1),
+      clusterTimeMs: 10,
+      membership,
+      configIndex: asIndex(1),
+    },
+    data: new Uint8Array([7]),
+  };
+  await first.persist({ hardState: hard(1, null, 1), entries: [], snapshot });
+  await first.close();
+  const again = await LevelRaftStorage.open({ dataDir, ...id });
+  t.same(await again.readBootstrap(), m);
+  t.same(await again.readPeersWithData(), ['n2', 'n3'], 'peers seen with data');
+  const initial = await again.recover();
+  t.same(initial.snapshot?.membership, membership, 'a snapshot keeps its membership');
+  t.equal(initial.snapshot?.configIndex, 1);
+  await again.close();
+});

@@ -243,3 +243,38 @@ t.test('an unreachable or unresolvable peer is warned about once per interval', 
   t.equal(n3.fields.address, 'tenure-peer.invalid:7000', 'the warning names the address');
   t.type(n3.fields.code, 'string', 'and the error code (ENOTFOUND or EAI_AGAIN)');
 });
+
+t.test('setPeers dials new peers, drops removed ones and refuses them afterwards', async (t) => {
+  const a = new TcpTransport({ id: 'n1', clusterId: 'c', peers: [], listen: '127.0.0.1:0' });
+  const b = new TcpTransport({ id: 'n2', clusterId: 'c', peers: [], listen: '127.0.0.1:0' });
+  t.teardown(async () => {
+    await a.close();
+    await b.close();
+  });
+  await a.start();
+  await b.start();
+  const atB: Message[] = [];
+  const atA: Message[] = [];
+  b.onMessage((m) => atB.push(m));
+  a.onMessage((m) => atA.push(m));
+  a.send(append('n1', 'n2', 1)); // n2 unknown yet: dropped
+  a.setPeers([{ id: 'n2', raftAddress: b.address() }]);
+  b.setPeers([
+    { id: 'n1', raftAddress: a.address() },
+    { id: 'n2', raftAddress: 'ignored:1' },
+  ]);
+  a.setPeers([{ id: 'n2', raftAddress: b.address() }]); // unchanged: the link stays
+  await until(() => {
+    a.send(append('n1', 'n2', 2));
+    return atB.length > 0;
+  }, 'n2 receives once it is a peer');
+  b.send(append('n2', 'n1', 3));
+  await until(() => atA.length > 0, 'n1 receives from its new peer');
+  t.equal(atB[0]?.from, 'n1');
+  b.setPeers([]);
+  const before = b.stats().handshakeRejections;
+  a.setPeers([{ id: 'n2', raftAddress: b.address() }]);
+  a.setPeers([]);
+  a.setPeers([{ id: 'n2', raftAddress: b.address() }]); // a fresh link: n2 refuses it now
+  await until(() => b.stats().handshakeRejections > before, 'n2 refuses a removed peer');
+});

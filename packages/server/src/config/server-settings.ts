@@ -11,9 +11,29 @@ import {
 } from '@tenure/coord-state';
 import { RAFT_NODE_DEFAULTS } from '@tenure/raft';
 import { hostPortText, NODE_ID_RE, peersList, type PeerConfig } from './addresses.js';
-import { choiceSetting, intSetting, patternSetting, textSetting, type Setting } from './setting.js';
+import {
+  choiceSetting,
+  intSetting,
+  patternSetting,
+  SettingValueError,
+  textSetting,
+  type Setting,
+} from './setting.js';
 
 const envPrefix = 'TENURE_';
+
+/** `--join`: an http(s) URL without path, query or credentials. */
+function joinUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new SettingValueError(`"${text}" is not a URL (e.g. http://127.0.0.1:7001)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new SettingValueError(`"${text}" must start with http:// or https://`);
+  return url.origin;
+}
 const D = DEFAULT_LIMITS;
 const R = RAFT_NODE_DEFAULTS;
 
@@ -52,7 +72,22 @@ export const SERVER_SETTINGS = {
     default: undefined,
     defaultText: '(required)',
     parse: peersList,
-    doc: 'All voters: `id=raftHost:port@httpHost:port,...` (including this node).',
+    doc:
+      'All voters of a NEW cluster: `id=raftHost:port@httpHost:port,...` (including this node). Once the ' +
+      'data directory holds data, the membership stored there wins (a differing list is logged as a warning). ' +
+      'Not needed with `--join`.',
+  }),
+  join: textSetting<string>({
+    flag: 'join',
+    envPrefix,
+    valueName: 'url',
+    default: undefined,
+    defaultText: '(none)',
+    parse: joinUrl,
+    doc:
+      'Join an existing cluster: the HTTP endpoint of any member (e.g. `http://127.0.0.1:7001`). The node ' +
+      'starts with an empty data directory, asks to be added as a learner, catches up and waits to be ' +
+      'promoted (docs/operations.md). Needs `--http` and `--raft`.',
   }),
   httpAddress: textSetting<string>({
     flag: 'http',

@@ -11,11 +11,9 @@ import { emptyBodyAsObject } from '../json-body.js';
 import { remainingMs } from '../request-context.js';
 import * as R from '../response-schemas.js';
 import { routeSchema } from '../route-schema.js';
-import { leaderView } from '../member-view.js';
 import type { RoutePluginOptions } from './leases.js';
 
-/** docs/api.md member roles. */
-type MemberRole = 'leader' | 'follower' | 'candidate' | 'learner';
+import { memberViews } from '../member-view.js';
 
 export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
   const { deps, gateway: gw } = opts;
@@ -36,24 +34,7 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
   );
   app.get('/v1/cluster', { schema: clusterSchema }, async () => {
     const s = raft.status();
-    const byId = new Map(s.members.map((m) => [m.id, m]));
-    const members = config.peers.map((p) => {
-      const m = byId.get(p.id);
-      let role: MemberRole = 'follower';
-      if (p.id === s.leaderId) role = 'leader';
-      else if (p.id === s.id)
-        role = s.role === 'leader' ? 'leader' : s.role === 'follower' ? 'follower' : 'candidate';
-      else if (m && (m.role === 'candidate' || m.role === 'precandidate')) role = 'candidate';
-      return {
-        id: p.id,
-        role,
-        httpAddress: p.httpAddress,
-        raftAddress: p.raftAddress,
-        ...(m?.matchIndex !== undefined ? { matchIndex: m.matchIndex } : {}),
-        ...(m?.lastContactMs !== undefined ? { lastContactMs: Math.floor(m.lastContactMs) } : {}),
-        ...leaderView(s, p.id, config.electionTimeoutMs),
-      };
-    });
+    const members = memberViews(s, config.peers, config.electionTimeoutMs);
     return {
       id: s.id,
       leader: s.leaderId,
@@ -120,7 +101,7 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
     },
     async (request, reply) => {
       const b = request.body;
-      if (b.to !== undefined && !config.peers.some((p) => p.id === b.to))
+      if (b.to !== undefined && !raft.status().members.some((m) => m.id === b.to))
         throw new HttpError('invalid_argument', `body.to: no member named ${b.to}`, {
           field: 'body.to',
         });

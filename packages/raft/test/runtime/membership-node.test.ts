@@ -1,0 +1,183 @@
+// Proves RaftNode's membership runtime (dissertation ch. 4; docs/operations.md) in one process: a
+// joining node is added as a learner, catches up and is promoted; changes are refused one at a time
+// with stable codes; the membership (with its address book) survives a restart and wins over a
+// disagreeing peer list; the data of a removed member refuses to open; a leader asked to remove
+// itself hands leadership over first.
+import t from 'tap';
+import { RaftNode } from '../../src/raft-node.js';
+import type { RaftNodeOptions } from '../../src/raft-node-options.js';
+import { MemoryRaftStorage } from '../../src/storage/raft-storage.js';
+import { MemoryNetwork } from '../../src/transport/memory-transport.js';
+import { ListMachine, until } from './fixtures/list-machine.js';
+import { MembershipChangeError, NotLeaderError, RemovedMemberError } from '../../src/errors.js';
+import type { PeerInfo } from '../../src/api.js';
+
+const encode = (s: string) => new TextEncoder().encode(s);
+const addr = (id: string): PeerInfo => ({
+  id,
+  raftAddress: `${id}.raft:1`,
+  httpAddress: `${id}.http:2`,
+});
+const three = ['n1', 'n2', 'n3'].map(addr);
+
+interface Member {
+  node: RaftNode<number>;
+  sm: ListMachine;
+  storage: MemoryRaftStorage;
+}
+
+async function open(
+  network: MemoryNetwork,
+  id: string,
+  storage: MemoryRaftStorage,
+  extra: Partial<RaftNodeOptions<number>> = {},
+): Promise<Member> {
+  const sm = new ListMachine();
+  const node = await RaftNode.open<number>({
+    id,
+    clusterId: 'test',
+    peers: three,
+    stateMachine: sm,
+    storage,
+    transport: network.transport(id),
+    tickMs: 5,
+    heartbeatMs: 25,
+    electionTimeoutMs: 150,
+    randomSeed: Number(id.slice(1)),
+    ...extra,
+  });
+  return { node, sm, storage };
+}
+
+async function cluster(t: typeof import('tap')) {
+  const network = new MemoryNetwork();
+  const members = new Map<string, Member>();
+  for (const p of three) members.set(p.id, await open(network, p.id, new MemoryRaftStorage()));
+  t.teardown(async () => {
+    for (const m of members.values()) await m.node.stop();
+  });
+  return { network, members };
+}
+
+function leaderOf(members: Map<string, Member>): Member | undefined {
+  return [...members.values()]
+    .filter((m) => m.node.status().role === 'leader')
+    .sort((a, b) => b.node.status().term - a.node.status().term)[0];
+}
+
+/** Retries a change while the new leader has not committed in its term yet (§4.1). */
+async function changeWhenReady(m: Member, run: (n: RaftNode<number>) => Promise<unknown>) {
+  for (;;) {
+    try {
+      return await run(m.node);
+    } catch (err) {
+      if (!(err instanceof MembershipChangeError) || err.reason !== 'leader_not_ready') throw err;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+}
+
+t.test('a joining node becomes a learner, catches up, is promoted; restarts keep it', async (t) => {
+  const { network, members } = await cluster(t);
+  const leader = await until(() => leaderOf(members), 'a leader');
+  for (let i = 0; i < 20; i++) await leader.node.propose(encode(`v${i}`));
+
+  const n4 = await open(network, 'n4', new MemoryRaftStorage(), {
+    join: true,
+    peers: [addr('n4'), ...three],
+  });
+  members.set('n4', n4);
+  t.same(n4.node.status().members, [], 'a joining node is outside every membership');
+  const added = await changeWhenReady(leader, (n) =>
+    n.changeMembership({ type: 'addLearner', id: 'n4', address: addr('n4') }),
+  );
+  t.match(added, { configCommitted: true });
+  const learner = leader.node.status().members.find((m) => m.id === 'n4');
+  t.match(learner, { role: 'learner', raftAddress: 'n4.raft:1', httpAddress: 'n4.http:2' });
+  await until(() => n4.sm.values.length === 20, 'the learner caught up');
+  await until(
+    () => leader.node.status().members.find((m) => m.id === 'n4')?.hadData,
+    'the leader records that n4 has data',
+  );
+  t.ok((await leader.storage.readPeersWithData()).includes('n4'), 'durably');
+
+  await t.rejects(
+    leader.node.changeMembership({ type: 'addLearner', id: 'n4', address: addr('n4') }),
+    { code: 'membership_refused', reason: 'already_member' },
+  );
+  await leader.node.changeMembership({ type: 'promote', id: 'n4' });
+  await until(
+    () => n4.node.status().members.some((m) => m.id === 'n4' && m.role !== 'learner'),
+    'n4 a voter',
+  );
+  t.same(
+    leader.node.status().members.map((m) => m.id),
+    ['n1', 'n2', 'n3', 'n4'],
+    'four voters',
+  );
+
+  // The stored membership wins over the three-node peer list on restart.
+  const follower = [...members.values()].find((m) => m !== leader && m !== n4)!;
+  await follower.node.stop();
+  follower.storage.reopen();
+  const again = await open(network, follower.node.id, follower.storage);
+  members.set(follower.node.id, again);
+  t.same(
+    again.node.status().members.map((m) => m.id),
+    ['n1', 'n2', 'n3', 'n4'],
+    'the recorded membership, not --peers',
+  );
+  t.equal(again.node.status().members.find((m) => m.id === 'n4')?.raftAddress, 'n4.raft:1');
+  for (const m of members.values()) m.node.checkInvariants();
+});
+
+t.test('one change at a time; a leader removing itself hands over first', async (t) => {
+  const { members } = await cluster(t);
+  const leader = await until(() => leaderOf(members), 'a leader');
+  await leader.node.propose(encode('x'));
+  const first = changeWhenReady(leader, (n) =>
+    n.changeMembership({ type: 'addLearner', id: 'n5', address: addr('n5') }),
+  );
+  await until(() => leader.node.status().configIndex > 0, 'the first change appended');
+  await t.rejects(
+    leader.node.changeMembership({ type: 'addLearner', id: 'n6', address: addr('n6') }),
+    { reason: 'reconfiguration_in_progress' },
+  );
+  await first;
+  await t.rejects(leader.node.changeMembership({ type: 'promote', id: 'n9' }), {
+    reason: 'not_a_learner',
+  });
+  await t.rejects(
+    leader.node.changeMembership({ type: 'remove', id: leader.node.id }),
+    NotLeaderError,
+    'the leader hands over, then the caller asks the new leader',
+  );
+  const next = await until(() => {
+    const l = leaderOf(members);
+    return l !== undefined && l !== leader ? l : undefined;
+  }, 'another leader');
+  await changeWhenReady(next, (n) => n.changeMembership({ type: 'remove', id: leader.node.id }));
+  t.notOk(
+    next.node.status().members.some((m) => m.id === leader.node.id),
+    'the old leader is removed',
+  );
+});
+
+t.test('the data of a removed member refuses to open', async (t) => {
+  const { network, members } = await cluster(t);
+  const leader = await until(() => leaderOf(members), 'a leader');
+  const victim = [...members.values()].find((m) => m !== leader)!;
+  await changeWhenReady(leader, (n) => n.changeMembership({ type: 'remove', id: victim.node.id }));
+  await victim.node.stop();
+  // Hand the victim the log that removes it (as a snapshot-less copy of the leader's view would).
+  const copy = new MemoryRaftStorage();
+  const recovered = await leaderStorageCopy(leader.storage);
+  await copy.persist({ hardState: recovered.hardState, entries: recovered.entries });
+  await t.rejects(open(network, victim.node.id, copy), RemovedMemberError);
+});
+
+async function leaderStorageCopy(storage: MemoryRaftStorage) {
+  const entries = await storage.readEntries();
+  const hardState = await storage.readHardState();
+  return { entries, hardState: { ...hardState, votedFor: null } };
+}

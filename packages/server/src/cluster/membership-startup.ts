@@ -1,0 +1,195 @@
+/**
+ * What a node asks the other members over HTTP before and after it starts (docs/operations.md):
+ * - `--join`: learn the members and their addresses, then ask to be added as a learner (retried
+ *   until committed; idempotent on the member side);
+ * - an empty data directory without `--join`: ask the members whether they already know this node
+ *   with data — then it lost its vote and log and must not start as a voter (refused with the way
+ *   back: remove, wipe, `--join`, promote);
+ * - later, while no leader is heard: ask whether this node was removed (the removal's entry never
+ *   reaches the removed node, so it learns it this way and exits).
+ */
+import { readdir } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import type { PeerInfo } from '@tenure/raft';
+import type { ServerConfig } from '../config.js';
+
+/** A start-up refusal: the message says why and what to do; `main` exits with code 2. */
+export class StartRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StartRefusedError';
+  }
+}
+
+/** Per-request deadline of these calls, ms. */
+const CALL_TIMEOUT_MS = 3000;
+/** Pause between attempts of the join calls, ms. */
+const JOIN_RETRY_MS = 1000;
+/** Attempts of each join call before giving up (about ten minutes). */
+const JOIN_ATTEMPTS_MAX = 600;
+
+interface JsonAnswer {
+  readonly status: number;
+  readonly body: Record<string, unknown>;
+}
+
+async function callJson(
+  url: string,
+  init: { method: string; body?: unknown },
+): Promise<JsonAnswer | null> {
+  try {
+    const res = await fetch(url, {
+      method: init.method,
+      headers: init.body === undefined ? {} : { 'content-type': 'application/json' },
+      ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+    });
+    const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+    return { status: res.status, body };
+  } catch {
+    return null; // unreachable, refused, timed out: the caller decides
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+interface MemberAnswer {
+  readonly id: string;
+  readonly raftAddress: string;
+  readonly httpAddress: string;
+}
+
+/**
+ * `--join`: the members the cluster has now (GET /v1/cluster/members on `config.join`, retried
+ * while unreachable), as the peers this node starts with: itself plus every other member.
+ * Throws StartRefusedError when no member answers in time.
+ */
+export async function joinPeers(config: ServerConfig, log: Logger): Promise<PeerInfo[]> {
+  const self: PeerInfo = {
+    id: config.nodeId,
+    raftAddress: config.raftAddress,
+    httpAddress: config.httpAddress,
+  };
+  for (let attempt = 1; attempt <= JOIN_ATTEMPTS_MAX; attempt++) {
+    const answer = await callJson(`${config.join}/v1/cluster/members`, { method: 'GET' });
+    if (answer?.status === 200 && Array.isArray(answer.body.members)) {
+      const members = (answer.body.members as MemberAnswer[]).filter((m) => m.id !== self.id);
+      log.info({ join: config.join, members: members.map((m) => m.id) }, 'learned the members');
+      return [self, ...members.map((m) => ({ ...m }))];
+    }
+    if (attempt % 10 === 1) log.warn({ join: config.join, attempt }, 'waiting for the cluster');
+    await sleep(JOIN_RETRY_MS);
+  }
+  throw new StartRefusedError(`no member answered at ${config.join}`);
+}
+
+/**
+ * `--join`: ask the cluster to add this node as a learner until the change is committed (200) or
+ * the node stops. Resolves true once added (or already a member), false if `stopped()` first.
+ * Throws StartRefusedError when the id is a member at other addresses.
+ */
+export async function requestJoin(
+  config: ServerConfig,
+  log: Logger,
+  stopped: () => boolean,
+): Promise<boolean> {
+  const body = {
+    id: config.nodeId,
+    raftAddress: config.raftAddress,
+    httpAddress: config.httpAddress,
+  };
+  for (let attempt = 1; attempt <= JOIN_ATTEMPTS_MAX && !stopped(); attempt++) {
+    const answer = await callJson(`${config.join}/v1/cluster/members`, { method: 'POST', body });
+    if (answer?.status === 200) {
+      log.info({ join: config.join }, 'added as a learner; catching up, waiting to be promoted');
+      return true;
+    }
+    const error = answer?.body.error as { code?: string; message?: string } | undefined;
+    if (error?.code === 'already_exists')
+      throw new StartRefusedError(`cannot join: ${error.message ?? 'already a member elsewhere'}`);
+    log.warn(
+      { join: config.join, attempt, status: answer?.status, error },
+      'join not done yet; retrying',
+    );
+    await sleep(JOIN_RETRY_MS);
+  }
+  return false;
+}
+
+/** True when `dir` does not exist or holds nothing. */
+export async function isEmptyDir(dir: string): Promise<boolean> {
+  try {
+    return (await readdir(dir)).length === 0;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw err;
+  }
+}
+
+interface MemberProbe {
+  readonly from: string;
+  readonly member: boolean;
+  readonly matchIndex?: number;
+  readonly hadData?: boolean;
+  readonly configIndex: number;
+  readonly commitIndex: number;
+  readonly leader: string | null;
+}
+
+/** Every reachable peer's view of node `id` (GET /v1/cluster/members/{id}, one round). */
+async function probe(
+  peers: readonly { httpAddress?: string }[],
+  id: string,
+): Promise<MemberProbe[]> {
+  const answers = await Promise.all(
+    peers
+      .filter((p) => p.httpAddress !== undefined && p.httpAddress !== '')
+      .map((p) => callJson(`http://${p.httpAddress}/v1/cluster/members/${id}`, { method: 'GET' })),
+  );
+  return answers.flatMap((a) => (a?.status === 200 ? [a.body as unknown as MemberProbe] : []));
+}
+
+/**
+ * An empty data directory without `--join`: refuse (StartRefusedError) when a reachable peer knows
+ * this node with data (a leader saw it acknowledge entries: its vote and log are lost) or has data
+ * and does not list it as a member (it belongs to an existing cluster only through `--join`). Peers
+ * that do not answer say nothing: a new cluster's nodes start together.
+ */
+export async function checkEmptyStart(config: ServerConfig, log: Logger): Promise<void> {
+  const others = config.peers.filter((p) => p.id !== config.nodeId);
+  if (others.length === 0 || !(await isEmptyDir(config.dataDir))) return;
+  const views = await probe(others, config.nodeId);
+  const knew = views.find((v) => v.member && ((v.matchIndex ?? 0) > 0 || v.hadData === true));
+  const stranger = views.find((v) => !v.member && v.commitIndex > 0);
+  log.info({ answers: views.length }, 'empty data directory: asked the peers about this node');
+  const back =
+    `the way back: remove ${config.nodeId} (DELETE /v1/cluster/members/${config.nodeId} on any member), ` +
+    'start it with an empty data directory and --join <a member>, then promote it (docs/operations.md)';
+  if (knew !== undefined)
+    throw new StartRefusedError(
+      `data directory ${config.dataDir} is empty but ${knew.from} knows ${config.nodeId} as a member that ` +
+        'had data: this node lost its vote and log and must not ' +
+        `start as a voter; ${back}`,
+    );
+  if (stranger !== undefined)
+    throw new StartRefusedError(
+      `${config.nodeId} is not a member of the existing cluster (asked ${stranger.from}); start it ` +
+        'with an empty data directory and --join <a member>, then promote it (docs/operations.md)',
+    );
+}
+
+/**
+ * True when a reachable member that knows a leader and a newer membership than `configIndex` says
+ * `id` is not a member: this node was removed while it was away or cut off.
+ */
+export async function removedByPeers(
+  peers: readonly { id: string; httpAddress?: string }[],
+  id: string,
+  configIndex: number,
+): Promise<boolean> {
+  const views = await probe(
+    peers.filter((p) => p.id !== id),
+    id,
+  );
+  return views.some((v) => v.leader !== null && !v.member && v.configIndex > configIndex);
+}
