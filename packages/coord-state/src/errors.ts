@@ -14,6 +14,7 @@ export const ERROR_HTTP_STATUS = {
   stale_token: 409,
   revision_mismatch: 409,
   limit_mismatch: 409,
+  already_exists: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
@@ -29,6 +30,7 @@ export type ErrorCode = keyof typeof ERROR_HTTP_STATUS;
 /** Codes the replicated state machine itself can produce as command results. */
 export type StateErrorCode =
   | 'invalid_argument'
+  | 'forbidden'
   | 'not_found'
   | 'held'
   | 'not_holder'
@@ -36,6 +38,7 @@ export type StateErrorCode =
   | 'stale_token'
   | 'revision_mismatch'
   | 'limit_mismatch'
+  | 'already_exists'
   | 'payload_too_large'
   | 'idempotency_key_reused'
   | 'resource_exhausted';
