@@ -45,3 +45,13 @@ export type {
   LeaseView,
   ErrorCode,
 } from './contract.js';
+export type {
+  AuthApi,
+  AuthCallOptions,
+  AuthKind,
+  CreatedToken,
+  RoleInfo,
+  RoleRule,
+  TokenInfo,
+  TokenQuota,
+} from './auth-api.js';

@@ -6,7 +6,14 @@
  * `FencingToken` values are JSON-safe integers.
  */
 import type { StateError } from './errors.js';
-import type { AuthCommand, Principal } from './auth.js';
+import type {
+  AuthCommand,
+  AuthState,
+  Principal,
+  RoleView,
+  TokenRecord,
+  TokenView,
+} from './auth.js';
 import type { SemaphoreGrant } from './results.js';
 
 /** Per-resource fencing token (docs/concepts.md): strictly increases with every new grant, never reused. */
@@ -458,4 +465,12 @@ export interface CoordState {
   getSession(sessionId: SessionId, nowMs: number): SessionView | null;
   /** Newest first, live grants included, at most `limit` entries; [] for a name never granted. */
   history(kind: GrantResourceKind, name: string, limit: number): HistoryEntry[];
+  /** The stored token `name` with its salted hash (docs/security.md), or null. */
+  authToken(name: string): TokenRecord | null;
+  /** Every token without hash or salt, sorted by name. */
+  authTokens(): TokenView[];
+  /** Every stored role, sorted by name (the built-in `admin` is not stored). */
+  authRoles(): RoleView[];
+  /** The auth state for `isAllowed` (read-only by contract). */
+  authState(): AuthState;
 }

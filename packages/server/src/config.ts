@@ -62,6 +62,18 @@ export interface ServerConfig {
   /** Log entries kept behind a snapshot for lagging followers (0 = drop all it covers). */
   readonly snapshotKeepEntries: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Tokens, roles, ownership and quotas on (docs/security.md). */
+  readonly auth: boolean;
+  /**
+   * The secret the first leader with auth on makes the `root` token from when no token exists yet
+   * (env `TENURE_ROOT_TOKEN` only: a secret never goes on a command line); null when unset.
+   */
+  readonly rootToken: string | null;
+  /** Server defaults of a token's quota (docs/security.md); 0 requests/s = unlimited. */
+  readonly quotaRequestsPerSecond: number;
+  readonly quotaLeasesMax: number;
+  readonly quotaSessionsMax: number;
+  readonly quotaWaitersMax: number;
   readonly limits: LimitsConfig;
 }
 
@@ -190,6 +202,15 @@ export function loadConfig(
     snapshotEntries: v.snapshotEntries,
     snapshotKeepEntries: v.snapshotKeepEntries,
     logLevel: v.logLevel,
+    auth: v.auth,
+    rootToken:
+      env['TENURE_ROOT_TOKEN'] === undefined || env['TENURE_ROOT_TOKEN'] === ''
+        ? null
+        : env['TENURE_ROOT_TOKEN'],
+    quotaRequestsPerSecond: v.quotaRequestsPerSecond,
+    quotaLeasesMax: v.quotaLeasesMax,
+    quotaSessionsMax: v.quotaSessionsMax,
+    quotaWaitersMax: v.quotaWaitersMax,
     limits: limitsOf(v),
   };
 }

@@ -48,6 +48,7 @@ export function openapiOptions(): SwaggerOptions {
         { name: 'kv', description: 'Fenced key-value writes' },
         { name: 'cluster', description: 'Cluster status and leadership' },
         { name: 'operations', description: 'Health, readiness and metrics' },
+        { name: 'auth', description: 'Tokens and roles (admin only; docs/security.md)' },
       ],
     },
     transformObject: (documentObject) => {

@@ -6,6 +6,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { durationArg } from './args.js';
+import { addAuthCommands } from './commands/auth.js';
 import { addClusterCommands } from './commands/cluster.js';
 import { addElectionCommands } from './commands/elect.js';
 import { addFenceCommands } from './commands/fence.js';
@@ -57,11 +58,16 @@ function buildProgram(run: CliRun): Command {
       `comma-separated node URLs (env TENURE_ENDPOINTS; default ${DEFAULT_ENDPOINTS})`,
     )
     .option('--json', 'machine-readable JSON output (one object per line)')
-    .option('--timeout <duration>', 'deadline of each call, e.g. 5s', durationArg('--timeout'));
+    .option('--timeout <duration>', 'deadline of each call, e.g. 5s', durationArg('--timeout'))
+    .option(
+      '--auth-token <token>',
+      'bearer token for a cluster with auth on (env TENURE_TOKEN); --token is the fencing token',
+    );
   addLeaseCommands(program, run);
   addElectionCommands(program, run);
   addKvCommands(program, run);
   addFenceCommands(program, run);
   addClusterCommands(program, run);
+  addAuthCommands(program, run);
   return program;
 }

@@ -7,7 +7,13 @@
 import { DEFAULT_LIMITS, WAITERS_PER_LEASE_MAX_CEILING } from '@tenure/coord-state';
 import { RAFT_NODE_DEFAULTS } from '@tenure/raft';
 import { hostPortText, NODE_ID_RE, peersList, type PeerConfig } from './addresses.js';
-import { choiceSetting, intSetting, patternSetting, textSetting } from './setting.js';
+import {
+  choiceSetting,
+  intSetting,
+  patternSetting,
+  switchSetting,
+  textSetting,
+} from './setting.js';
 
 const envPrefix = 'TENURE_';
 const D = DEFAULT_LIMITS;
@@ -234,6 +240,48 @@ export const SERVER_SETTINGS = {
     max: 100_000_000,
     default: R.snapshotKeepEntries,
     doc: 'Log entries kept behind a snapshot so slightly lagging followers catch up without one (0 = none).',
+  }),
+  auth: switchSetting({
+    flag: 'auth',
+    envPrefix,
+    default: false,
+    doc: 'Require `Authorization: Bearer <token>` on every request but /healthz and /readyz (set it on every node; docs/security.md). The first start with auth on creates the `root` token from the `TENURE_ROOT_TOKEN` env var. `--auth` alone means on.',
+  }),
+  quotaRequestsPerSecond: intSetting({
+    flag: 'quota-requests-per-second',
+    envPrefix,
+    unit: 'count',
+    min: 0,
+    max: 1_000_000,
+    default: 1_000,
+    doc: 'With auth: requests per second a token may send to one node unless its quota says otherwise (0 = unlimited; root is never limited).',
+  }),
+  quotaLeasesMax: intSetting({
+    flag: 'quota-leases-max',
+    envPrefix,
+    unit: 'count',
+    min: 0,
+    max: 100_000_000,
+    default: 10_000,
+    doc: 'With auth: live lease grants per token unless its quota says otherwise.',
+  }),
+  quotaSessionsMax: intSetting({
+    flag: 'quota-sessions-max',
+    envPrefix,
+    unit: 'count',
+    min: 0,
+    max: 100_000_000,
+    default: 1_000,
+    doc: 'With auth: live sessions per token unless its quota says otherwise.',
+  }),
+  quotaWaitersMax: intSetting({
+    flag: 'quota-waiters-max',
+    envPrefix,
+    unit: 'count',
+    min: 0,
+    max: 100_000_000,
+    default: 1_000,
+    doc: 'With auth: queued lease and semaphore waiters per token unless its quota says otherwise.',
   }),
   logLevel: choiceSetting({
     flag: 'log-level',
