@@ -117,9 +117,7 @@ t.test(
       lockDelayMs: 0,
       maxHoldMs: null,
     });
-    const g = okValue<{ fencingToken: number }>(
-      d.run(acq('A'), { principal: alice }).result,
-    );
+    const g = okValue<{ fencingToken: number }>(d.run(acq('A'), { principal: alice }).result);
     const tok = g.fencingToken;
     const as = (cmd: Command, p: Principal): string | null => {
       const r = d.run(cmd, { principal: p }).result;
