@@ -11,6 +11,7 @@ import {
   type CampaignDeps,
   type CampaignOptions,
 } from './campaign.js';
+import { authApi, type AuthApi } from './auth-api.js';
 import { systemClock, type Clock } from './clock.js';
 import type {
   CampaignAnswer,
@@ -54,6 +55,8 @@ import { normalizeEndpoint, Transport, type CallOptions, type RequestSpec } from
 export interface TenureClientOptions extends ClientTlsOptions {
   /** Node base URLs `http://host:port` or `https://host:port` (at least one). */
   readonly endpoints: readonly string[];
+  /** Bearer token sent on every request when the cluster runs with auth (docs/security.md). */
+  readonly token?: string;
   /** Default deadline of a call, retries included (ms; default 5,000 = docs/api.md server default). */
   readonly requestTimeoutMs?: number;
   /** Retry policy (default: until the call's deadline, 50 ms → 1 s backoff with jitter; at most 1,000 tries). */
@@ -210,6 +213,8 @@ export class TenureClient {
   /** Prefix of ids this client generates; unique per process incarnation. */
   readonly clientId: string;
   readonly kv: KvApi;
+  /** Tokens and roles (needs an admin token). */
+  readonly auth: AuthApi;
   readonly #transport: Transport;
   readonly #clock: Clock;
   readonly #random: () => number;
@@ -256,6 +261,7 @@ export class TenureClient {
         requestTimeoutMs: this.#requestTimeoutMs,
         retry: { ...DEFAULT_RETRY_POLICY, ...options.retry },
         discoverMembers: options.discoverMembers ?? false,
+        ...(options.token === undefined ? {} : { token: options.token }),
       },
       {
         fetch: this.#fetch,
@@ -265,6 +271,10 @@ export class TenureClient {
         logger: this.#logger,
       },
     );
+    this.auth = authApi({
+      mutate: (method, path, body, o) => this.#mutate(method, path, body, o),
+      read: async (path, o) => (await this.#read(path, o, false))!,
+    });
     this.kv = {
       put: (key, value, opts = {}) =>
         this.#kvWrite('PUT', key, { value, ...fenceFields(opts) }, opts).then(

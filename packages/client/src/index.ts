@@ -73,3 +73,13 @@ export type {
   SharedLeaseView,
   HolderView,
 } from './contract.js';
+export type {
+  AuthApi,
+  AuthCallOptions,
+  AuthKind,
+  CreatedToken,
+  RoleInfo,
+  RoleRule,
+  TokenInfo,
+  TokenQuota,
+} from './auth-api.js';

@@ -75,6 +75,8 @@ export interface TransportOptions {
   readonly retry: RetryPolicy;
   /** Add members' `httpAddress` from /v1/cluster that are not configured endpoints (off: proxies stay in path). */
   readonly discoverMembers: boolean;
+  /** Sent as `Authorization: Bearer <token>` on every request (docs/security.md). */
+  readonly token?: string;
 }
 
 /** Smallest / largest `Request-Timeout-Ms` the transport sends (server accepts ≥ 50, ≤ 120,000 by default). */
@@ -368,6 +370,7 @@ export class Transport {
       'request-timeout-ms': String(Math.round(serverMs)),
     };
     if (key !== null) headers['idempotency-key'] = key;
+    if (this.#opts.token !== undefined) headers['authorization'] = `Bearer ${this.#opts.token}`;
     const hasBody = spec.body !== undefined;
     if (hasBody) headers['content-type'] = 'application/json';
     try {

@@ -6,6 +6,14 @@
  * `FencingToken` values are JSON-safe integers.
  */
 import type { StateError } from './errors.js';
+import type {
+  AuthCommand,
+  AuthState,
+  Principal,
+  RoleView,
+  TokenRecord,
+  TokenView,
+} from './auth.js';
 import type { SemaphoreGrant } from './results.js';
 
 /** Per-resource fencing token (docs/concepts.md): strictly increases with every new grant, never reused. */
@@ -164,7 +172,13 @@ export type KvCommand =
 export type TimeCommand = { readonly type: 'time.advance' };
 
 export type Command =
-  LeaseCommand | ElectionCommand | KvCommand | TimeCommand | SessionCommand | SemaphoreCommand;
+  | LeaseCommand
+  | ElectionCommand
+  | KvCommand
+  | TimeCommand
+  | SessionCommand
+  | SemaphoreCommand
+  | AuthCommand;
 
 /**
  * What goes into a log entry. `idempotency` (docs/concepts.md): a repeat of `key` with the same
@@ -175,6 +189,12 @@ export interface CommandEnvelope {
   readonly v: 1;
   readonly command: Command;
   readonly idempotency: { readonly key: string; readonly fingerprint: string } | null;
+  /**
+   * The token that sent the command when auth is on (docs/security.md): grants record its name
+   * and only it may renew, release or resign them; its caps bound its live grants. Absent or
+   * null = auth off, or the server itself (then no ownership check applies).
+   */
+  readonly principal?: Principal | null;
 }
 
 export interface LeaseGrant {
@@ -459,4 +479,12 @@ export interface CoordState {
   getSession(sessionId: SessionId, nowMs: number): SessionView | null;
   /** Newest first, live grants included, at most `limit` entries; [] for a name never granted. */
   history(kind: GrantResourceKind, name: string, limit: number): HistoryEntry[];
+  /** The stored token `name` with its salted hash (docs/security.md), or null. */
+  authToken(name: string): TokenRecord | null;
+  /** Every token without hash or salt, sorted by name. */
+  authTokens(): TokenView[];
+  /** Every stored role, sorted by name (the built-in `admin` is not stored). */
+  authRoles(): RoleView[];
+  /** The auth state for `isAllowed` (read-only by contract). */
+  authState(): AuthState;
 }

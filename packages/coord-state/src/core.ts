@@ -3,10 +3,12 @@
  * helpers the handlers share. Owned by `CoordStateMachine`; mutated only inside `apply`.
  */
 import type { CommandResult, WaiterOutcome } from './api.js';
+import { AuthState } from './auth.js';
 import { DueQueue } from './due-queue.js';
 import { FifoMap } from './fifo-map.js';
 import { GrantHistory } from './history.js';
 import type { CoordLimitsFull } from './limits.js';
+import { OwnerCounts } from './ownership.js';
 import type {
   Candidacy,
   ElectionRecord,
@@ -61,6 +63,13 @@ export class Core {
   readonly waiterOutcomes: WindowedMap<number, WaiterOutcomeRecord>;
   readonly idempotency: WindowedMap<string, IdempotencyRecord>;
   readonly history: GrantHistory;
+  /** Tokens and roles (docs/security.md); changed only by auth commands. */
+  auth = new AuthState();
+  /**
+   * Live lease grants, sessions and queued waiters (leases and semaphores) per owner token.
+   * Derived state: rebuilt on restore, checked against the records by the invariants.
+   */
+  owners = new OwnerCounts();
   /** Last tie-break number handed out to a due entry (strictly increasing). */
   dueSeq = 0;
   /** Number of live lease grants (exclusive and shared). */

@@ -25,6 +25,7 @@ import {
   type SessionRecord,
 } from './model.js';
 import type { ProclaimValue, ResignValue, RevokeValue } from './results.js';
+import { ownerFor, refuseOther } from './ownership.js';
 import { isSession, keepSessionAlive, sessionForGrant } from './session-members.js';
 import { jsonSizeBytes } from './validate.js';
 
@@ -166,6 +167,12 @@ export function electionCampaign(
   let rec = core.elections.get(cmd.group);
   const existing = rec?.candidates.get(cmd.candidate);
   if (rec !== undefined && existing !== undefined) {
+    const refused = refuseOther(
+      ctx,
+      existing.owner,
+      `candidacy of ${cmd.candidate} in ${cmd.group}`,
+    );
+    if (refused !== null) return refused;
     // A repeat refreshes the candidacy (its binding stays: a session-bound one keeps its session alive).
     if (existing.session === null && cmd.ttlMs !== null) existing.ttlMs = cmd.ttlMs;
     refresh(core, ctx, existing);
@@ -182,6 +189,8 @@ export function electionCampaign(
   if ((cmd.session ?? null) !== null) {
     const s = sessionForGrant(core, cmd.session!);
     if (!isSession(s)) return s;
+    const refused = refuseOther(ctx, s.owner, `session ${cmd.session}`);
+    if (refused !== null) return refused;
     session = s;
   }
   if (rec === undefined) {
@@ -209,6 +218,7 @@ export function electionCampaign(
   }
   const c: Candidacy = {
     kind: 'candidacy',
+    owner: ownerFor(ctx),
     election: rec,
     candidate: cmd.candidate,
     value: cmd.value,
@@ -239,6 +249,8 @@ export function electionRenew(
     return fail('not_holder', `${cmd.candidate} is not a candidate in ${cmd.group}`, {
       leader: rec?.leader?.candidate ?? null,
     });
+  const refused = refuseOther(ctx, c.owner, `candidacy of ${cmd.candidate} in ${cmd.group}`);
+  if (refused !== null) return refused;
   refresh(core, ctx, c);
   return { ok: true, value: campaignValue(rec, c) };
 }
@@ -255,6 +267,8 @@ export function electionResign(
     return fail('not_holder', `${cmd.candidate} is not a candidate in ${cmd.group}`, {
       leader: rec?.leader?.candidate ?? null,
     });
+  const refused = refuseOther(ctx, c.owner, `candidacy of ${cmd.candidate} in ${cmd.group}`);
+  if (refused !== null) return refused;
   removeCandidacy(core, ctx, c, 'resigned', ctx.nowMs);
   settleElection(core, ctx, rec);
   return { ok: true, value: { group: cmd.group, resigned: true } };
@@ -279,6 +293,8 @@ export function electionProclaim(
       { leader: rec?.leader?.candidate ?? null },
     );
   }
+  const refused = refuseOther(ctx, rec.leader.owner, `leadership of ${cmd.group}`);
+  if (refused !== null) return refused;
   const big = tooLarge(core, cmd.value);
   if (big) return big;
   rec.leader.value = cmd.value;

@@ -32,6 +32,7 @@ export type ErrorCode = keyof typeof ERROR_HTTP_STATUS;
 /** Codes the replicated state machine itself can produce as command results. */
 export type StateErrorCode =
   | 'invalid_argument'
+  | 'forbidden'
   | 'not_found'
   | 'held'
   | 'not_holder'
@@ -39,6 +40,7 @@ export type StateErrorCode =
   | 'stale_token'
   | 'revision_mismatch'
   | 'limit_mismatch'
+  | 'already_exists'
   | 'payload_too_large'
   | 'idempotency_key_reused'
   | 'resource_exhausted';

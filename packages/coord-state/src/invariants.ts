@@ -7,6 +7,7 @@ import assert from 'node:assert';
 import type { Core } from './core.js';
 import { tokenIndex } from './fencing.js';
 import type { Grant, LeaseRecord, SessionMember } from './model.js';
+import { recountOwners } from './owner-recount.js';
 
 function checkGrant(core: Core, rec: LeaseRecord, g: Grant, counted: Set<SessionMember>): void {
   const now = core.lastTimeMs;
@@ -200,6 +201,11 @@ function checkElections(core: Core, counted: Set<SessionMember>): number {
 /** Throws (AssertionError) if an invariant of `core` is broken. */
 export function checkCoreInvariants(core: Core): void {
   const now = core.lastTimeMs;
+  assert.deepStrictEqual(
+    core.owners.entries(),
+    recountOwners(core).entries(),
+    'invariant: per-owner counts match the records',
+  );
   core.wake.checkInvariants();
   core.sweep.checkInvariants();
   const counted = new Set<SessionMember>();

@@ -25,6 +25,7 @@ import type { Core } from './core.js';
 import { exhausted, fail } from './fail.js';
 import { nextFencingToken } from './fencing.js';
 import { leaseKey, type ApplyContext, type Grant, type LeaseRecord, type Waiter } from './model.js';
+import { overCap, ownerFor, refuseOther } from './ownership.js';
 import type { CancelWaitValue, LeaseReleaseValue, RevokeValue } from './results.js';
 import { isSession, keepSessionAlive, sessionForGrant } from './session-members.js';
 import { endEventType } from './events.js';
@@ -38,6 +39,7 @@ type Revoke = Extract<LeaseCommand, { type: 'lease.revoke' }>;
 /** What a new grant is made of (from an acquire or a waiter). */
 interface GrantSpec {
   readonly holder: string;
+  readonly owner: string | null;
   readonly ttlMs: number | null;
   readonly shared: boolean;
   readonly session: Grant['session'];
@@ -127,6 +129,7 @@ function grantTo(core: Core, ctx: ApplyContext, rec: LeaseRecord, spec: GrantSpe
   assert(spec.session !== null || expiresAtMs > ctx.nowMs, 'lease: grant already expired');
   const grant: Grant = {
     kind: 'grant',
+    owner: spec.owner,
     lease: rec,
     shared: spec.shared,
     session: spec.session,
@@ -145,6 +148,7 @@ function grantTo(core: Core, ctx: ApplyContext, rec: LeaseRecord, spec: GrantSpe
   if (spec.shared) (rec.shared ??= new Map()).set(spec.holder, grant);
   else rec.grant = grant;
   core.grantsLive++;
+  core.owners.add(grant.owner, 'leases', 1);
   if (spec.session === null) core.scheduleWake(grant, expiresAtMs);
   else spec.session.members.add(grant);
   ctx.changed.add(leaseKey(rec.name));
@@ -192,6 +196,7 @@ function endGrant(
   core.wake.remove(g);
   g.session?.members.delete(g);
   core.grantsLive--;
+  core.owners.add(g.owner, 'leases', -1);
   core.history.add(leaseKey(rec.name), {
     holder: g.holder,
     fencingToken: g.fencingToken,
@@ -255,6 +260,7 @@ function finishWaiter(
   core.wake.remove(w);
   w.session?.members.delete(w);
   core.pendingWaiters.delete(w.waiterId);
+  core.owners.add(w.owner, 'waiters', -1);
   // Remembered from the entry's time, not `ctx.nowMs`: the expiry phase finishes waiters as of
   // their due time, which may lie more than the window before the entry that decides them.
   core.waiterOutcomes.set(w.waiterId, { name: rec.name, outcome }, core.lastTimeMs);
@@ -343,8 +349,11 @@ function enqueue(
   }
   if (core.waitersCount >= core.limits.waitersMax)
     return exhausted('waitersMax', core.limits.waitersMax);
+  const capped = overCap(ctx.principal, core.owners, 'waiters');
+  if (capped !== null) return capped;
   const w: Waiter = {
     kind: 'waiter',
+    owner: spec.owner,
     lease: rec,
     waiterId: ctx.index,
     holder: cmd.holder,
@@ -362,6 +371,7 @@ function enqueue(
   rec.waiters ??= new Map();
   rec.waiters.set(w.waiterId, w);
   core.pendingWaiters.set(w.waiterId, w);
+  core.owners.add(w.owner, 'waiters', 1);
   core.scheduleWake(w, deadlineMs);
   w.session?.members.add(w);
   // A waited-on lock-delay must wake the leader when it ends.
@@ -397,6 +407,8 @@ export function leaseAcquire(
   let rec = core.leases.get(cmd.name);
   const mine = grantOf(rec, cmd.holder);
   if (mine !== undefined) {
+    const refused = refuseOther(ctx, mine.owner, `lease ${cmd.name} of ${cmd.holder}`);
+    if (refused !== null) return refused;
     if (mine.session === null && cmd.ttlMs !== null) mine.ttlMsRequested = cmd.ttlMs;
     extend(core, ctx, mine);
     return { ok: true, value: { kind: 'granted', ...grantValue(mine) } };
@@ -406,10 +418,13 @@ export function leaseAcquire(
   if (sessionId !== null) {
     const s = sessionForGrant(core, sessionId);
     if (!isSession(s)) return s;
+    const refused = refuseOther(ctx, s.owner, `session ${sessionId}`);
+    if (refused !== null) return refused;
     session = s;
   }
   const spec: GrantSpec = {
     holder: cmd.holder,
+    owner: ownerFor(ctx),
     ttlMs: cmd.ttlMs,
     shared: cmd.mode === 'shared',
     session,
@@ -421,6 +436,8 @@ export function leaseAcquire(
       ? enqueue(core, ctx, rec, cmd, spec, idempotencyKey)
       : heldError(rec, ctx.nowMs);
   }
+  const capped = overCap(ctx.principal, core.owners, 'leases');
+  if (capped !== null) return capped;
   if (rec === undefined) {
     if (core.leases.size >= core.limits.leasesMax)
       return exhausted('leasesMax', core.limits.leasesMax);
@@ -451,6 +468,8 @@ export function leaseRenew(
   const rec = core.leases.get(cmd.name);
   const g = namedGrant(rec, cmd.holder, cmd.fencingToken);
   if (g === undefined) return notHolder(core, cmd.name, cmd.holder, cmd.fencingToken, rec);
+  const refused = refuseOther(ctx, g.owner, `lease ${cmd.name} grant ${cmd.fencingToken}`);
+  if (refused !== null) return refused;
   extend(core, ctx, g);
   return { ok: true, value: grantValue(g) };
 }
@@ -465,6 +484,8 @@ export function leaseRelease(
   const g = namedGrant(rec, cmd.holder, cmd.fencingToken);
   if (rec === undefined || g === undefined)
     return notHolder(core, cmd.name, cmd.holder, cmd.fencingToken, rec);
+  const refused = refuseOther(ctx, g.owner, `lease ${cmd.name} grant ${cmd.fencingToken}`);
+  if (refused !== null) return refused;
   endGrant(core, ctx, g, 'released', ctx.nowMs);
   settleLease(core, ctx, rec);
   return { ok: true, value: { name: cmd.name, released: true } };
@@ -515,6 +536,8 @@ export function leaseCancelWait(
       `waiter ${cmd.waiterId} on lease ${cmd.name} belongs to another holder`,
       { holder: null },
     );
+  const refused = refuseOther(ctx, w.owner, `waiter ${cmd.waiterId} on lease ${cmd.name}`);
+  if (refused !== null) return refused;
   const rec = w.lease;
   finishWaiter(
     core,
@@ -600,6 +623,7 @@ function grantHead(
   // Grant first (needs the name free), then record the outcome with the fresh grant.
   const g = grantTo(core, ctx, rec, {
     holder: head.holder,
+    owner: head.owner,
     ttlMs: head.ttlMs,
     shared: head.shared,
     session: head.session,

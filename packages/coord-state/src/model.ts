@@ -7,6 +7,7 @@
  * queue (`heapIndex` −1) and lives exactly as long as its session (docs/primitives.md).
  */
 import type { ChangeEvent, FencingToken, JsonValue, Revision } from './api.js';
+import type { Principal } from './auth.js';
 import type { DueEntry } from './due-queue.js';
 
 /**
@@ -15,6 +16,8 @@ import type { DueEntry } from './due-queue.js';
  */
 export interface Grant extends DueEntry {
   readonly kind: 'grant';
+  /** Name of the token that took it (docs/security.md, ownership); null with auth off. */
+  readonly owner: string | null;
   readonly lease: LeaseRecord;
   /** True for a shared-mode grant (in `lease.shared`), false for the exclusive one (`lease.grant`). */
   readonly shared: boolean;
@@ -63,6 +66,8 @@ export interface LeaseRecord extends DueEntry {
 /** A queued acquire (docs/api.md waitMs). `dueMs` = deadline (cluster ms); never granted at or after it. */
 export interface Waiter extends DueEntry {
   readonly kind: 'waiter';
+  /** Name of the token that took it (docs/security.md, ownership); null with auth off. */
+  readonly owner: string | null;
   readonly lease: LeaseRecord;
   /** Log index of the acquire entry that queued it. */
   readonly waiterId: number;
@@ -80,6 +85,8 @@ export interface Waiter extends DueEntry {
 /** A candidacy in an election group; in the due queue with `dueMs` = expiry (cluster ms). */
 export interface Candidacy extends DueEntry {
   readonly kind: 'candidacy';
+  /** Name of the token that took it (docs/security.md, ownership); null with auth off. */
+  readonly owner: string | null;
   readonly election: ElectionRecord;
   readonly candidate: string;
   value: JsonValue;
@@ -116,6 +123,8 @@ export interface KvRecord {
  */
 export interface SessionRecord extends DueEntry {
   readonly kind: 'session';
+  /** Name of the token that took it (docs/security.md, ownership); null with auth off. */
+  readonly owner: string | null;
   readonly sessionId: string;
   readonly name: string | null;
   ttlMs: number;
@@ -128,6 +137,8 @@ export type SessionMember = Grant | Waiter | Candidacy | Permit | SemWaiter;
 /** One permit of a semaphore; in the wake queue at expiry unless session-bound. */
 export interface Permit extends DueEntry {
   readonly kind: 'permit';
+  /** Name of the token that took it (docs/security.md, ownership); null with auth off. */
+  readonly owner: string | null;
   readonly semaphore: SemaphoreRecord;
   readonly holder: string;
   readonly fencingToken: FencingToken;
@@ -140,6 +151,8 @@ export interface Permit extends DueEntry {
 /** A queued semaphore acquire; `dueMs` = deadline. */
 export interface SemWaiter extends DueEntry {
   readonly kind: 'semWaiter';
+  /** Name of the token that took it (docs/security.md, ownership); null with auth off. */
+  readonly owner: string | null;
   readonly semaphore: SemaphoreRecord;
   readonly waiterId: number;
   readonly holder: string;
@@ -166,6 +179,8 @@ export interface ApplyContext {
   readonly nowMs: number;
   readonly changed: Set<string>;
   readonly events: ChangeEvent[];
+  /** The entry's sender with auth on; absent or null = no ownership check (auth off, the server). */
+  readonly principal?: Principal | null;
 }
 
 export function leaseKey(name: string): string {

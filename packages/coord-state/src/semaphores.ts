@@ -26,6 +26,7 @@ import type {
   SemaphoreGrant,
   SemaphoreReleaseValue,
 } from './results.js';
+import { overCap, ownerFor, refuseOther } from './ownership.js';
 import { isSession, keepSessionAlive, sessionForGrant } from './session-members.js';
 
 type Acquire = Extract<SemaphoreCommand, { type: 'semaphore.acquire' }>;
@@ -70,12 +71,14 @@ function grantPermit(
   holder: string,
   ttlMs: number | null,
   session: SessionRecord | null,
+  owner: string | null,
 ): Permit {
   assert(rec.permits.size < rec.limit && !rec.permits.has(holder), 'semaphore: no free permit');
   const fencingToken = nextFencingToken(ctx.index, rec.lastFencingToken);
   rec.lastFencingToken = fencingToken;
   const p: Permit = {
     kind: 'permit',
+    owner,
     semaphore: rec,
     holder,
     fencingToken,
@@ -163,6 +166,7 @@ function finishWaiter(
   core.wake.remove(w);
   w.session?.members.delete(w);
   core.pendingSemWaiters.delete(w.waiterId);
+  core.owners.add(w.owner, 'waiters', -1);
   // Remembered from the entry's time, not `ctx.nowMs`: the expiry phase finishes waiters as of
   // their due time, which may lie more than the window before the entry that decides them.
   core.waiterOutcomes.set(w.waiterId, { name: rec.name, outcome }, core.lastTimeMs);
@@ -209,8 +213,11 @@ function enqueue(
   }
   if (core.waitersCount >= core.limits.waitersMax)
     return exhausted('waitersMax', core.limits.waitersMax);
+  const capped = overCap(ctx.principal, core.owners, 'waiters');
+  if (capped !== null) return capped;
   const w: SemWaiter = {
     kind: 'semWaiter',
+    owner: ownerFor(ctx),
     semaphore: rec,
     waiterId: ctx.index,
     holder: cmd.holder,
@@ -225,6 +232,7 @@ function enqueue(
   rec.waiters ??= new Map();
   rec.waiters.set(w.waiterId, w);
   core.pendingSemWaiters.set(w.waiterId, w);
+  core.owners.add(w.owner, 'waiters', 1);
   core.scheduleWake(w, deadlineMs);
   session?.members.add(w);
   ctx.changed.add(semaphoreKey(rec.name));
@@ -249,6 +257,8 @@ export function semaphoreAcquire(
     });
   const mine = rec?.permits.get(cmd.holder);
   if (mine !== undefined) {
+    const refused = refuseOther(ctx, mine.owner, `semaphore ${cmd.name} permit of ${cmd.holder}`);
+    if (refused !== null) return refused;
     extendPermit(core, ctx, mine);
     return { ok: true, value: { kind: 'granted', ...permitValue(mine) } };
   }
@@ -256,6 +266,8 @@ export function semaphoreAcquire(
   if (cmd.session !== null) {
     const s = sessionForGrant(core, cmd.session);
     if (!isSession(s)) return s;
+    const refused = refuseOther(ctx, s.owner, `session ${cmd.session}`);
+    if (refused !== null) return refused;
     session = s;
   }
   if (rec !== undefined && (rec.permits.size >= rec.limit || rec.waiters !== null))
@@ -272,7 +284,7 @@ export function semaphoreAcquire(
     };
     core.semaphores.set(cmd.name, rec);
   }
-  const p = grantPermit(core, ctx, rec, cmd.holder, cmd.ttlMs, session);
+  const p = grantPermit(core, ctx, rec, cmd.holder, cmd.ttlMs, session, ownerFor(ctx));
   return { ok: true, value: { kind: 'granted', ...permitValue(p) } };
 }
 
@@ -312,6 +324,8 @@ export function semaphoreRenew(
 ): CommandResult<SemaphoreGrant> {
   const p = namedPermit(core.semaphores.get(cmd.name), cmd.holder, cmd.fencingToken);
   if (p === undefined) return notHolder(core, cmd.name, cmd.holder, cmd.fencingToken);
+  const refused = refuseOther(ctx, p.owner, `semaphore ${cmd.name} permit ${cmd.fencingToken}`);
+  if (refused !== null) return refused;
   extendPermit(core, ctx, p);
   return { ok: true, value: permitValue(p) };
 }
@@ -326,6 +340,8 @@ export function semaphoreRelease(
   const p = namedPermit(rec, cmd.holder, cmd.fencingToken);
   if (rec === undefined || p === undefined)
     return notHolder(core, cmd.name, cmd.holder, cmd.fencingToken);
+  const refused = refuseOther(ctx, p.owner, `semaphore ${cmd.name} permit ${cmd.fencingToken}`);
+  if (refused !== null) return refused;
   endPermit(core, ctx, p, 'released', ctx.nowMs);
   settleSemaphore(core, ctx, rec);
   return { ok: true, value: { name: cmd.name, released: true } };
@@ -368,6 +384,8 @@ export function semaphoreCancelWait(
       `waiter ${cmd.waiterId} on semaphore ${cmd.name} belongs to another holder`,
       { holder: null },
     );
+  const refused = refuseOther(ctx, w.owner, `waiter ${cmd.waiterId} on semaphore ${cmd.name}`);
+  if (refused !== null) return refused;
   const rec = w.semaphore;
   finishWaiter(core, ctx, w, { kind: 'cancelled' }, heldError(rec, { cancelled: true }));
   settleSemaphore(core, ctx, rec);
@@ -417,7 +435,7 @@ export function settleSemaphore(
   while (rec.waiters !== null && rec.permits.size < rec.limit) {
     const head = rec.waiters.values().next().value!;
     assert(head.dueMs > atMs, 'semaphore: granting a waiter past its deadline');
-    const p = grantPermit(core, ctx, rec, head.holder, head.ttlMs, head.session);
+    const p = grantPermit(core, ctx, rec, head.holder, head.ttlMs, head.session, head.owner);
     const value = permitValue(p);
     finishWaiter(
       core,

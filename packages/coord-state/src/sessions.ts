@@ -18,6 +18,7 @@ import {
   type SemaphoreRecord,
   type SessionRecord,
 } from './model.js';
+import { overCap, ownerFor, refuseOther } from './ownership.js';
 import type { SessionEndValue, SessionValue } from './results.js';
 import { endPermitBySession, withdrawSemWaiterBySession } from './semaphores.js';
 import { keepSessionAlive, sortedMembers } from './session-members.js';
@@ -51,8 +52,11 @@ export function sessionCreate(
 ): CommandResult<SessionValue> {
   if (core.sessions.size >= core.limits.sessionsMax)
     return exhausted('sessionsMax', core.limits.sessionsMax);
+  const capped = overCap(ctx.principal, core.owners, 'sessions');
+  if (capped !== null) return capped;
   const s: SessionRecord = {
     kind: 'session',
+    owner: ownerFor(ctx),
     sessionId: sessionIdAt(ctx.index),
     name: cmd.name,
     ttlMs: cmd.ttlMs,
@@ -62,6 +66,7 @@ export function sessionCreate(
     heapIndex: -1,
   };
   core.sessions.set(s.sessionId, s);
+  core.owners.add(s.owner, 'sessions', 1);
   core.scheduleWake(s, ctx.nowMs + s.ttlMs);
   ctx.changed.add(sessionKey(s.sessionId));
   ctx.events.push({ kind: 'session', name: s.sessionId, type: 'granted', ttlMs: s.ttlMs });
@@ -80,6 +85,8 @@ export function sessionKeepalive(
 ): CommandResult<SessionValue> {
   const s = core.sessions.get(cmd.sessionId);
   if (s === undefined) return notFound(cmd.sessionId);
+  const refused = refuseOther(ctx, s.owner, `session ${cmd.sessionId}`);
+  if (refused !== null) return refused;
   keepSessionAlive(core, ctx, s);
   return { ok: true, value: { sessionId: s.sessionId, ttlMs: s.ttlMs } };
 }
@@ -93,6 +100,8 @@ export function sessionEnd(
 ): CommandResult<SessionEndValue> {
   const s = core.sessions.get(cmd.sessionId);
   if (s === undefined) return notFound(cmd.sessionId);
+  const refused = refuseOther(ctx, s.owner, `session ${cmd.sessionId}`);
+  if (refused !== null) return refused;
   const touched = newTouched();
   endSession(core, ctx, s, null, touched);
   settle(touched);
@@ -123,6 +132,7 @@ function endSession(
 ): void {
   core.wake.remove(s);
   core.sessions.delete(s.sessionId);
+  core.owners.add(s.owner, 'sessions', -1);
   const endedAtMs = expiredAtMs ?? ctx.nowMs;
   for (const m of sortedMembers(s)) {
     switch (m.kind) {

@@ -7,7 +7,9 @@
  */
 import assert from 'node:assert';
 import type { CommandResult, JsonValue } from './api.js';
+import { authRows, loadAuth, type RoleView, type TokenRecord } from './auth.js';
 import { makePackr } from './codec.js';
+import { recountOwners } from './owner-recount.js';
 import { Core, type IdempotencyRecord, type WaiterOutcomeRecord } from './core.js';
 import type { EndedGrant } from './history.js';
 import type { CoordLimitsFull } from './limits.js';
@@ -41,6 +43,7 @@ type GrantRow = [
   dueMs: number,
   seq: number,
   session: string | null,
+  owner?: string | null,
 ];
 type WaiterRow = [
   waiterId: number,
@@ -53,6 +56,7 @@ type WaiterRow = [
   idempotencyKey: string | null,
   dueMs: number,
   seq: number,
+  owner?: string | null,
 ];
 type LeaseRow = [
   name: string,
@@ -72,6 +76,7 @@ type CandidacyRow = [
   session: string | null,
   dueMs: number,
   seq: number,
+  owner?: string | null,
 ];
 type ElectionRow = [
   group: string,
@@ -88,6 +93,7 @@ type SessionRow = [
   ttlMs: number,
   dueMs: number,
   seq: number,
+  owner?: string | null,
 ];
 type PermitRow = [
   holder: string,
@@ -97,6 +103,7 @@ type PermitRow = [
   session: string | null,
   dueMs: number,
   seq: number,
+  owner?: string | null,
 ];
 type SemWaiterRow = [
   waiterId: number,
@@ -106,6 +113,7 @@ type SemWaiterRow = [
   idempotencyKey: string | null,
   dueMs: number,
   seq: number,
+  owner?: string | null,
 ];
 type SemaphoreRow = [
   name: string,
@@ -129,6 +137,8 @@ interface SnapshotDoc {
   idempotency: [string, string, CommandResult, number][];
   waiterOutcomes: [number, WaiterOutcomeRecord, number][];
   history: [string, EndedGrant[]][];
+  /** Tokens and roles sorted by name; absent in snapshots taken before auth existed. */
+  auth?: { tokens: TokenRecord[]; roles: RoleView[] };
 }
 
 function byKey<T>(map: Map<string, T>): [string, T][] {
@@ -148,6 +158,7 @@ function grantRow(g: Grant): GrantRow {
     g.dueMs,
     g.seq,
     g.session?.sessionId ?? null,
+    g.owner,
   ];
 }
 
@@ -163,6 +174,7 @@ function leaseRow(name: string, r: LeaseRecord): LeaseRow {
     w.idempotencyKey,
     w.dueMs,
     w.seq,
+    w.owner,
   ]);
   const shared = [...(r.shared?.values() ?? [])].map(grantRow);
   const grant = r.grant === null ? null : grantRow(r.grant);
@@ -188,6 +200,7 @@ function semaphoreRow(name: string, r: SemaphoreRecord): SemaphoreRow {
     p.session?.sessionId ?? null,
     p.dueMs,
     p.seq,
+    p.owner,
   ]);
   const waiters: SemWaiterRow[] = [...(r.waiters?.values() ?? [])].map((w) => [
     w.waiterId,
@@ -197,6 +210,7 @@ function semaphoreRow(name: string, r: SemaphoreRecord): SemaphoreRow {
     w.idempotencyKey,
     w.dueMs,
     w.seq,
+    w.owner,
   ]);
   return [name, r.limit, r.lastFencingToken, permits, waiters];
 }
@@ -208,7 +222,7 @@ export function writeSnapshot(core: Core): Uint8Array {
     lastIndex: core.lastIndex,
     lastTimeMs: core.lastTimeMs,
     dueSeq: core.dueSeq,
-    sessions: byKey(core.sessions).map(([id, s]) => [id, s.name, s.ttlMs, s.dueMs, s.seq]),
+    sessions: byKey(core.sessions).map(([id, s]) => [id, s.name, s.ttlMs, s.dueMs, s.seq, s.owner]),
     leases: byKey(core.leases).map(([name, r]) => leaseRow(name, r)),
     semaphores: byKey(core.semaphores).map(([name, r]) => semaphoreRow(name, r)),
     elections: byKey(core.elections).map(([group, e]) => [
@@ -225,6 +239,7 @@ export function writeSnapshot(core: Core): Uint8Array {
         c.session?.sessionId ?? null,
         c.dueMs,
         c.seq,
+        c.owner,
       ]),
     ]),
     retiredElections: [...core.retiredElections.entries()],
@@ -237,6 +252,7 @@ export function writeSnapshot(core: Core): Uint8Array {
     ]),
     waiterOutcomes: [...core.waiterOutcomes.entries()].map(([id, e]) => [id, e.value, e.atMs]),
     history: [...core.history.entries()],
+    auth: authRows(core.auth),
   };
   return packr.pack(doc);
 }
@@ -263,9 +279,10 @@ export function readSnapshot(bytes: Uint8Array, limits: CoordLimitsFull): Core {
   core.lastIndex = doc.lastIndex;
   core.lastTimeMs = doc.lastTimeMs;
   core.dueSeq = doc.dueSeq;
-  for (const [sessionId, name, ttlMs, dueMs, seq] of doc.sessions) {
+  for (const [sessionId, name, ttlMs, dueMs, seq, owner] of doc.sessions) {
     const s: SessionRecord = {
       kind: 'session',
+      owner: owner ?? null,
       sessionId,
       name,
       ttlMs,
@@ -304,9 +321,10 @@ export function readSnapshot(bytes: Uint8Array, limits: CoordLimitsFull): Core {
       revision,
       lastFencingToken,
     };
-    for (const [candidate, value, ttlMs, session, dueMs, seq] of rows) {
+    for (const [candidate, value, ttlMs, session, dueMs, seq, owner] of rows) {
       const c: Candidacy = {
         kind: 'candidacy',
+        owner: owner ?? null,
         election: rec,
         candidate,
         value,
@@ -333,6 +351,8 @@ export function readSnapshot(bytes: Uint8Array, limits: CoordLimitsFull): Core {
     core.idempotency.set(key, { fingerprint, result } satisfies IdempotencyRecord, atMs);
   for (const [id, value, atMs] of doc.waiterOutcomes) core.waiterOutcomes.set(id, value, atMs);
   core.history.load(doc.history);
+  loadAuth(core.auth, doc.auth);
+  core.owners = recountOwners(core);
   return core;
 }
 
@@ -357,9 +377,11 @@ function readGrant(
     dueMs,
     seq,
     session,
+    owner,
   ] = row;
   const g: Grant = {
     kind: 'grant',
+    owner: owner ?? null,
     lease: rec,
     shared,
     session: sessionOf(session),
@@ -424,9 +446,11 @@ function readLease(core: Core, row: LeaseRow, sessionOf: SessionOf): LeaseRecord
     idempotencyKey,
     wDue,
     wSeq,
+    wOwner,
   ] of waiterRows) {
     const w: Waiter = {
       kind: 'waiter',
+      owner: wOwner ?? null,
       lease: rec,
       waiterId,
       holder,
@@ -451,9 +475,10 @@ function readLease(core: Core, row: LeaseRow, sessionOf: SessionOf): LeaseRecord
 function readSemaphore(core: Core, row: SemaphoreRow, sessionOf: SessionOf): SemaphoreRecord {
   const [name, limit, lastFencingToken, permitRows, waiterRows] = row;
   const rec: SemaphoreRecord = { name, limit, permits: new Map(), waiters: null, lastFencingToken };
-  for (const [holder, fencingToken, grantedAtMs, ttlMs, session, dueMs, seq] of permitRows) {
+  for (const [holder, fencingToken, grantedAtMs, ttlMs, session, dueMs, seq, owner] of permitRows) {
     const p: Permit = {
       kind: 'permit',
+      owner: owner ?? null,
       semaphore: rec,
       holder,
       fencingToken,
@@ -469,9 +494,10 @@ function readSemaphore(core: Core, row: SemaphoreRow, sessionOf: SessionOf): Sem
     if (p.session === null) core.wake.push(p);
     else p.session.members.add(p);
   }
-  for (const [waiterId, holder, ttlMs, session, idempotencyKey, dueMs, seq] of waiterRows) {
+  for (const [waiterId, holder, ttlMs, session, idempotencyKey, dueMs, seq, owner] of waiterRows) {
     const w: SemWaiter = {
       kind: 'semWaiter',
+      owner: owner ?? null,
       semaphore: rec,
       waiterId,
       holder,

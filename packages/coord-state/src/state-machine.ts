@@ -30,6 +30,15 @@ import type {
   SharedLeaseView,
   WaiterOutcome,
 } from './api.js';
+import {
+  applyAuth,
+  authRows,
+  tokenView,
+  type AuthState,
+  type RoleView,
+  type TokenRecord,
+  type TokenView,
+} from './auth.js';
 import { Core } from './core.js';
 import {
   electionCampaign,
@@ -119,7 +128,13 @@ export class CoordStateMachine implements CoordState {
     );
     core.lastIndex = index;
     core.lastTimeMs = clusterTimeMs;
-    const ctx: ApplyContext = { index, nowMs: clusterTimeMs, changed: new Set(), events: [] };
+    const ctx: ApplyContext = {
+      index,
+      nowMs: clusterTimeMs,
+      changed: new Set(),
+      events: [],
+      principal: envelope?.principal ?? null,
+    };
     this.#expireDue(ctx);
     core.idempotency.expire(clusterTimeMs);
     core.waiterOutcomes.expire(clusterTimeMs);
@@ -302,6 +317,11 @@ export class CoordStateMachine implements CoordState {
         return kvDelete(core, ctx, cmd);
       case 'time.advance':
         return OK_NULL;
+      case 'auth.createToken':
+      case 'auth.revokeToken':
+      case 'auth.putRole':
+      case 'auth.deleteRole':
+        return applyAuth(core.auth, cmd);
     }
   }
 
@@ -474,6 +494,26 @@ export class CoordStateMachine implements CoordState {
       semaphoreWaiters: c.pendingSemWaiters.size,
       historyEntries: c.history.entriesCount,
     };
+  }
+
+  /** The stored token `name` (with its salted hash, for the server's check), or null. */
+  authToken(name: string): TokenRecord | null {
+    return this.#core.auth.tokens.get(name) ?? null;
+  }
+
+  /** Every token without hash or salt, sorted by name (`GET /v1/auth/tokens`). */
+  authTokens(): TokenView[] {
+    return authRows(this.#core.auth).tokens.map(tokenView);
+  }
+
+  /** Every role (the built-in `admin` is not stored), sorted by name. */
+  authRoles(): RoleView[] {
+    return authRows(this.#core.auth).roles;
+  }
+
+  /** The auth state, read-only, for `isAllowed` (docs/security.md). */
+  authState(): AuthState {
+    return this.#core.auth;
   }
 
   /** Deterministic msgpackr encoding of the whole state (same state ⇒ same bytes). */

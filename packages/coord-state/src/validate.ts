@@ -5,6 +5,7 @@
  * an `invalid_argument` StateError whose message and `details.field` name the field, or null.
  */
 import type { Command, JsonValue } from './api.js';
+import { checkAuthShape, checkPrincipalShape, isAuthCommandType } from './auth.js';
 import type { StateError } from './errors.js';
 import { isJsonValue, isName, isPrintableId, NAME_RULE, PRINTABLE_RULE } from './input-rules.js';
 import type { CoordLimitsFull } from './limits.js';
@@ -167,9 +168,12 @@ export function checkEnvelopeShape(x: unknown): StateError | null {
         `must be a string of ≤ ${FINGERPRINT_CHARS_MAX} characters`,
       );
   }
+  const principalError = checkPrincipalShape(x['principal']);
+  if (principalError !== null) return principalError;
   const cmd = x['command'];
   if (!isRecord(cmd)) return invalidArgument('command', 'must be an object');
   const type = cmd['type'];
+  if (typeof type === 'string' && isAuthCommandType(type)) return checkAuthShape(cmd);
   if (typeof type === 'string' && isPrimitiveCommandType(type))
     return checkPrimitiveShape(type, cmd) ?? null;
   const fields = typeof type === 'string' ? FIELDS_BY_TYPE.get(type) : undefined;

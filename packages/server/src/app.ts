@@ -24,6 +24,8 @@ import { httpsServerFactory } from './https-server.js';
 import { errorBody, internalError } from './http-error.js';
 import { parseJsonBody } from './json-body.js';
 import { openapiOptions } from './openapi.js';
+import { installAuth } from './auth/auth-hooks.js';
+import { authRoutes } from './plugins/auth.js';
 import { clusterRoutes } from './plugins/cluster.js';
 import { memberRoutes } from './plugins/members.js';
 import { electionRoutes } from './plugins/elections.js';
@@ -125,6 +127,7 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   const gateway = new Gateway(deps);
 
   app.decorateRequest('tenure', null as never);
+  installAuth(app as unknown as FastifyInstance, config, deps.coord);
   // Hooks in callback style (not async): no promise and microtask per hook and request, which the
   // api-bench profile showed on the hot path. The leader id for Tenure-Leader is cached from
   // onLeaderChange instead of building a whole raft.status() per response.
@@ -191,5 +194,6 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(historyRevokeRoutes, opts);
   await app.register(watchRoutes, opts);
   await app.register(memberRoutes, opts);
+  await app.register(authRoutes, opts);
   return app as unknown as FastifyInstance;
 }

@@ -84,6 +84,18 @@ export interface ServerConfig {
   readonly stateHashRoute: 'off' | 'on';
   /** `on`: one info line per HTTP request (`--access-log on`); `off` by default. */
   readonly accessLog: 'off' | 'on';
+  /** Tokens, roles, ownership and quotas on (docs/security.md). */
+  readonly auth: boolean;
+  /**
+   * The secret the first leader with auth on makes the `root` token from when no token exists yet
+   * (env `TENURE_ROOT_TOKEN` only: a secret never goes on a command line); null when unset.
+   */
+  readonly rootToken: string | null;
+  /** Server defaults of a token's quota (docs/security.md); 0 requests/s = unlimited. */
+  readonly quotaRequestsPerSecond: number;
+  readonly quotaLeasesMax: number;
+  readonly quotaSessionsMax: number;
+  readonly quotaWaitersMax: number;
   readonly limits: LimitsConfig;
   /** Backup file to seed the empty data directory from before starting (restore.ts), or null. */
   readonly restoreFile: string | null;
@@ -242,6 +254,15 @@ export function loadConfig(
     logLevel: v.logLevel,
     accessLog: v.accessLog,
     stateHashRoute: v.stateHashRoute,
+    auth: v.auth,
+    rootToken:
+      env['TENURE_ROOT_TOKEN'] === undefined || env['TENURE_ROOT_TOKEN'] === ''
+        ? null
+        : env['TENURE_ROOT_TOKEN'],
+    quotaRequestsPerSecond: v.quotaRequestsPerSecond,
+    quotaLeasesMax: v.quotaLeasesMax,
+    quotaSessionsMax: v.quotaSessionsMax,
+    quotaWaitersMax: v.quotaWaitersMax,
     limits: limitsOf(v),
     restoreFile: v.restoreFile === undefined ? null : resolve(cwd, v.restoreFile),
     tokenFloor: v.tokenFloor,

@@ -21,6 +21,8 @@ export interface ForwardRequest {
   readonly requestTimeoutMs: number;
   /** Our node id (value of the Tenure-Forwarded header, for logs). */
   readonly fromNodeId: string;
+  /** The client's Authorization header, passed on so the leader checks the same token. */
+  readonly authorization?: string;
 }
 
 export interface ForwardResponse {
@@ -95,6 +97,7 @@ export class HttpForwarder implements Forwarder {
       headers['content-length'] = String(Buffer.byteLength(req.body));
     }
     if (req.idempotencyKey !== null) headers['idempotency-key'] = req.idempotencyKey;
+    if (req.authorization !== undefined) headers['authorization'] = req.authorization;
     return new Promise((resolve, reject) => {
       const r = this.#request(
         {

@@ -108,6 +108,11 @@ export class Gateway {
   /** Propose `command` with the request's idempotency key and deadline; resolves once applied. */
   async propose(request: FastifyRequest, command: Command): Promise<Committed> {
     const ctx = request.tenure;
+    // docs/security.md: with auth on, every command carries its sender (the owner of what it
+    // creates; the only token that may renew, release or resign it). A repeat of the key by
+    // another token is another request.
+    const principal = request.tenureAuth?.principal ?? null;
+    const route = request.routeOptions.url ?? request.url;
     const envelope: CommandEnvelope = {
       v: 1,
       command,
@@ -118,11 +123,12 @@ export class Gateway {
               key: ctx.idempotencyKey,
               fingerprint: requestFingerprint(
                 request.method,
-                request.routeOptions.url ?? request.url,
+                principal === null ? route : `${principal.token} ${route}`,
                 request.params,
                 request.body,
               ),
             },
+      ...(principal === null ? {} : { principal }),
     };
     const left = remainingMs(ctx);
     if (left <= 0) throw timeoutError();
@@ -215,6 +221,9 @@ export class Gateway {
           idempotencyKey: ctx.idempotencyKey,
           requestTimeoutMs: leaderBudgetMs,
           fromNodeId: self,
+          ...(request.headers.authorization === undefined
+            ? {}
+            : { authorization: request.headers.authorization }),
         },
         Math.max(1, remainingMs(ctx, extraMs)),
         ctx.signal,
@@ -257,5 +266,13 @@ export class Gateway {
 /** Success value of a CommandResult, or an HttpError carrying the state machine's code and details. */
 export function unwrap<V>(result: CommandResult): V {
   if (result.ok) return result.value as V;
-  throw new HttpError(result.error.code, result.error.message, { ...(result.error.details ?? {}) });
+  // A reached limit may free up (a grant ends): say when to try again (docs/api.md, Errors).
+  const headers: Record<string, string> =
+    result.error.code === 'resource_exhausted' ? { 'retry-after': '1' } : {};
+  throw new HttpError(
+    result.error.code,
+    result.error.message,
+    { ...(result.error.details ?? {}) },
+    headers,
+  );
 }

@@ -32,7 +32,18 @@ export function createLoggers(
       const t = term();
       return t === null ? {} : { term: t };
     },
-    redact: ['req.headers.authorization'],
+    // Secrets never reach a log line (docs/security.md): the bearer header wherever a request's
+    // headers are logged, and a created token's secret.
+    redact: [
+      'req.headers.authorization',
+      'headers.authorization',
+      'request.headers.authorization',
+      'authorization',
+      'secret',
+      '*.secret',
+      'rootToken',
+      '*.rootToken',
+    ],
     ...(pretty
       ? {
           transport: {

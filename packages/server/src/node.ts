@@ -14,6 +14,7 @@ import {
 } from '@tenure/coord-state';
 import { RaftNode, type RaftNodeApi } from '@tenure/raft';
 import { buildApp } from './app.js';
+import { bootstrapRootToken } from './auth/bootstrap.js';
 import { ChangeHub } from './change-hub.js';
 import { parseHostPort, type ServerConfig } from './config.js';
 import { HttpForwarder } from './forwarder.js';
@@ -130,6 +131,17 @@ export async function startNode(
     proposeTimeoutMs: config.electionTimeoutMs * 2,
     retryMs: config.heartbeatMs,
   });
+  const stopBootstrap = config.auth
+    ? bootstrapRootToken({
+        raft,
+        coord,
+        encodeEnvelope,
+        rootToken: config.rootToken,
+        nodeId: config.nodeId,
+        logger: logger.child({ component: 'auth' }),
+        proposeTimeoutMs: config.electionTimeoutMs * 2,
+      })
+    : () => {};
   const { host, port } = parseHostPort('http', config.httpAddress);
   try {
     await app.listen({ host, port });
@@ -177,6 +189,7 @@ export async function startNode(
       }
       advancer.stop();
       stopWatches();
+      stopBootstrap();
       const cut = setTimeout(() => app.server.closeAllConnections(), opts.drainMs ?? 2000);
       await app.close();
       clearTimeout(cut);

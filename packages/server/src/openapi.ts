@@ -69,6 +69,7 @@ export function openapiOptions(): SwaggerOptions {
         { name: 'watch', description: 'Streaming watch of every change (Server-Sent Events)' },
         { name: 'cluster', description: 'Cluster status and leadership' },
         { name: 'operations', description: 'Health, readiness and metrics' },
+        { name: 'auth', description: 'Tokens and roles (admin only; docs/security.md)' },
       ],
     },
     transformObject: (documentObject) => {

@@ -346,9 +346,9 @@ export const metricsText = Type.String({ description: 'Prometheus text expositio
 export type ErrorStatus = (typeof ERROR_HTTP_STATUS)[ErrorCode];
 
 /** Error statuses of a write with a JSON body. */
-export const WRITE_ERRORS = [400, 409, 413, 415, 422, 429, 503, 504] as const;
+export const WRITE_ERRORS = [400, 401, 403, 409, 413, 415, 422, 429, 503, 504] as const;
 /** Error statuses of a linearizable read (a query string only). */
-export const READ_ERRORS = [400, 503, 504] as const;
+export const READ_ERRORS = [400, 401, 403, 429, 503, 504] as const;
 
 /** Catalog codes with `status`, in catalog order. */
 function codesOf(status: ErrorStatus): ErrorCode[] {

@@ -46,8 +46,8 @@ t.test('every operation is documented with headers and error answers', async (t)
   const acquire = doc.paths['/v1/leases/{name}/acquire']!.post!;
   t.same(
     Object.keys(acquire.responses).sort(),
-    ['200', '400', '409', '413', '415', '422', '429', '500', '503', '504'],
-    'a write documents its conflicts, limits and unavailability',
+    ['200', '400', '401', '403', '409', '413', '415', '422', '429', '500', '503', '504'],
+    'a write documents its credentials, conflicts, limits and unavailability',
   );
   t.equal(acquire.requestBody?.required, true);
   const del = doc.paths['/v1/kv/{key}']!.delete!;

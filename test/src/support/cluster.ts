@@ -42,6 +42,10 @@ export interface ClusterOptions {
   readonly fetch?: typeof fetch;
   /** Keep data and logs after teardown (debugging). */
   readonly keepFiles?: boolean;
+  /** Extra environment of every node process (e.g. TENURE_ROOT_TOKEN). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Bearer token the harness itself sends (/v1/cluster polls; `request` default) with `--auth`. */
+  readonly token?: string;
   /**
    * How long `start` waits for the spawned nodes to agree on a leader (ms, default 120,000): node
    * processes start slowly on a loaded 2-core machine, and only the leader is waited for.
@@ -291,7 +295,10 @@ export class LocalCluster {
       log = createWriteStream(node.logFile, { flags: 'a' });
       this.#logs.set(id, log);
     }
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(o.env === undefined ? {} : { env: { ...process.env, ...o.env } }),
+    });
     child.stdout!.pipe(log, { end: false });
     child.stderr!.pipe(log, { end: false });
     live.add(child);
@@ -379,6 +386,7 @@ export class LocalCluster {
     try {
       const r = await this.#fetch(`${this.node(id).url}/v1/cluster`, {
         signal: AbortSignal.timeout(timeoutMs),
+        headers: this.#authHeader(),
       });
       if (r.status !== 200) return null;
       return (await r.json()) as ClusterView;
@@ -433,9 +441,10 @@ export class LocalCluster {
     headers: Record<string, string> = {},
     timeoutMs = 30_000,
   ): Promise<HttpAnswer<T>> {
+    const all = { ...this.#authHeader(), ...headers };
     const r = await this.#fetch(`${this.node(id).url}${path}`, {
       method,
-      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      headers: body === undefined ? all : { 'content-type': 'application/json', ...all },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(timeoutMs),
     });
@@ -449,6 +458,12 @@ export class LocalCluster {
     const h: Record<string, string> = {};
     r.headers.forEach((v, k) => (h[k] = v));
     return { status: r.status, headers: h, body: parsed as T };
+  }
+
+  /** `Authorization` of the harness's own requests (none without `token`). */
+  #authHeader(): Record<string, string> {
+    const token = this.#opts.token;
+    return token === undefined ? {} : { authorization: `Bearer ${token}` };
   }
 
   /** Kill every process (SIGCONT first for paused ones) and delete the files. Idempotent. */

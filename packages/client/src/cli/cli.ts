@@ -6,6 +6,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { durationArg } from './args.js';
+import { addAuthCommands } from './commands/auth.js';
 import { addClusterCommands } from './commands/cluster.js';
 import { addElectionCommands } from './commands/elect.js';
 import { addFenceCommands } from './commands/fence.js';
@@ -67,7 +68,11 @@ function buildProgram(run: CliRun): Command {
     )
     .option('--key <file>', 'private key (PEM) of --cert (env TENURE_KEY)')
     .option('--json', 'machine-readable JSON output (one object per line)')
-    .option('--timeout <duration>', 'deadline of each call, e.g. 5s', durationArg('--timeout'));
+    .option('--timeout <duration>', 'deadline of each call, e.g. 5s', durationArg('--timeout'))
+    .option(
+      '--auth-token <token>',
+      'bearer token for a cluster with auth on (env TENURE_TOKEN); --token is the fencing token',
+    );
   addLeaseCommands(program, run);
   addElectionCommands(program, run);
   addKvCommands(program, run);
@@ -77,5 +82,6 @@ function buildProgram(run: CliRun): Command {
   addSessionCommands(program, run);
   addSemaphoreCommands(program, run);
   addWatchCommands(program, run);
+  addAuthCommands(program, run);
   return program;
 }

@@ -34,6 +34,7 @@ export interface GlobalOptions extends TlsFlags {
   endpoints?: string;
   json?: boolean;
   timeout?: number;
+  authToken?: string;
 }
 
 /** What a command action gets from `CliRun.context`. */
@@ -77,11 +78,13 @@ export class CliRun {
     const endpoints = parseEndpoints(
       globals.endpoints ?? this.io.env['TENURE_ENDPOINTS'] ?? DEFAULT_ENDPOINTS,
     );
-    const options: TenureClientOptions = {
+    let options: TenureClientOptions = {
       endpoints,
       ...tlsOptionsFrom(globals, this.io.env),
       ...(globals.timeout === undefined ? {} : { requestTimeoutMs: globals.timeout }),
     };
+    const token = globals.authToken ?? this.io.env['TENURE_TOKEN'];
+    if (token !== undefined && token !== '') options = { ...options, token };
     const client = this.io.createClient?.(options) ?? new TenureClient(options);
     return { client, json: globals.json === true, timeoutMs: globals.timeout };
   }

@@ -45,8 +45,11 @@ export function commandFor(table: SettingsTable, info: CommandInfo): Command {
     .allowExcessArguments(false)
     .exitOverride()
     .configureOutput({ outputError: () => {} });
-  for (const s of Object.values(table))
-    cmd.addOption(new Option(`--${s.flag} <${s.valueName}>`, optionHelp(s)));
+  for (const s of Object.values(table)) {
+    if (s.bare === undefined)
+      cmd.addOption(new Option(`--${s.flag} <${s.valueName}>`, optionHelp(s)));
+    else cmd.addOption(new Option(`--${s.flag} [${s.valueName}]`, optionHelp(s)).preset(s.bare));
+  }
   if (info.helpAfter !== undefined) cmd.addHelpText('after', `\n${info.helpAfter}`);
   return cmd;
 }

@@ -35,6 +35,8 @@ export interface Setting<T, D extends T | undefined = T | undefined> {
   readonly rangeText: string;
   /** Parse the flag or env text. Throws SettingValueError saying what is wrong. */
   parse(text: string): T;
+  /** Text the flag stands for when given without a value (`--auth` = `--auth on`); absent = a value is required. */
+  readonly bare?: string;
 }
 
 /** Value type of a Setting after defaults: T, or T | undefined when it has no default. */
@@ -139,4 +141,25 @@ export function choiceSetting<const C extends string>(
       return text as C;
     },
   });
+}
+
+/** An on/off switch: `on`/`off` (also `true`/`false`, `1`/`0`); the bare flag means on. */
+export function switchSetting(
+  o: Common & { readonly default: boolean },
+): Setting<boolean, boolean> {
+  return {
+    ...textSetting<boolean, boolean>({
+      ...o,
+      valueName: 'on|off',
+      default: o.default,
+      defaultText: o.default ? 'on' : 'off',
+      rangeText: 'on, off',
+      parse(text) {
+        if (['on', 'true', '1'].includes(text)) return true;
+        if (['off', 'false', '0'].includes(text)) return false;
+        throw new SettingValueError(`"${text}" must be on or off`);
+      },
+    }),
+    bare: 'on',
+  };
 }
