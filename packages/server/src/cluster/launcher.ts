@@ -75,14 +75,20 @@ function printUp(
     log(`  TLS on the API and between peers; CA certificate: ${secure.caFile}`);
     for (const note of secure.notes) log(`  ${note}`);
   }
-  const cacert = secure === null ? '' : ` --cacert ${secure.caFile}`;
+  const tokenFile = join(p.dataDir, 'root.token');
+  const cacert =
+    secure === null
+      ? ''
+      : ` --cacert ${secure.caFile} -H "authorization: Bearer $(cat ${tokenFile})"`;
   log('Try:');
   log(
     `  curl -s${cacert} -X POST ${scheme}://${a}/v1/leases/demo/acquire -H 'content-type: application/json' -d '{"holder":"me","ttlMs":30000}'`,
   );
   if (secure !== null) {
     const endpoints = p.nodes.map((n) => `https://${n.httpAddress}`).join(',');
-    log(`  TENURE_CA=${secure.caFile} TENURE_ENDPOINTS=${endpoints} npx tenure cluster status`);
+    log(
+      `  TENURE_TOKEN=$(cat ${tokenFile}) TENURE_CA=${secure.caFile} TENURE_ENDPOINTS=${endpoints} npx tenure cluster status`,
+    );
   }
   log(`Restart one node after it stops: ${restartCommand('<id>', p)}`);
   log('Stop the cluster: Ctrl-C (or SIGTERM)');

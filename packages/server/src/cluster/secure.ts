@@ -58,31 +58,47 @@ export function prepareSecureLaunch(p: LaunchPlan, log: (line: string) => void):
       ...auth.args,
     ],
     env: auth.env,
+    // The launcher's own probes (`/v1/cluster`) carry the root token: auth is on.
     fetch: ((input: string, init?: RequestInit) =>
-      undiciFetch(input, { ...init, dispatcher: agent } as never)) as unknown as typeof fetch,
+      undiciFetch(input, {
+        ...init,
+        headers: {
+          ...(init?.headers as Record<string, string>),
+          authorization: `Bearer ${auth.token}`,
+        },
+        dispatcher: agent,
+      } as never)) as unknown as typeof fetch,
     notes: auth.notes,
   };
 }
 
 /** The auth part of a secure launch: node flags, node environment, lines to print when up. */
 export interface SecureAuth {
+  /** The root secret (what TENURE_TOKEN / `--auth-token` take). */
+  readonly token: string;
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly notes: readonly string[];
 }
 
 /**
- * The ONE place where `--secure` sets up authentication. Today: a random root token written to
- * `<data-dir>/root.token` (mode 0600) on the first secure start and printed that once (later starts
- * reuse the file and print only its path). Node flags and environment stay empty until token
- * authentication exists; then this returns `--auth` and TENURE_ROOT_TOKEN.
+ * The ONE place where `--secure` sets up authentication (docs/security.md): a random root secret
+ * written to `<data-dir>/root.token` (mode 0600) on the first secure start and printed that once
+ * (later starts reuse the file and print only its path); every node runs with `--auth` and gets the
+ * secret as TENURE_ROOT_TOKEN (read from the environment only, so it never shows in `ps`).
  */
 export function secureAuthArgs(p: LaunchPlan, log: (line: string) => void): SecureAuth {
   const file = join(p.dataDir, 'root.token');
   if (!existsSync(file)) {
-    const token = randomBytes(32).toString('base64url');
-    writeSecret(file, `${token}\n`);
-    log(`root token (shown once; kept in ${file}, mode 0600): ${token}`);
+    const secret = randomBytes(32).toString('base64url');
+    writeSecret(file, `${secret}\n`);
+    log(`root token (shown once; kept in ${file}, mode 0600): ${secret}`);
   }
-  return { args: [], env: {}, notes: [`root token: ${file}`] };
+  const token = readFileSync(file, 'utf8').trim();
+  return {
+    token,
+    args: ['--auth'],
+    env: { TENURE_ROOT_TOKEN: token },
+    notes: [`root token: ${file} (auth is on: requests carry it as a bearer token)`],
+  };
 }

@@ -22,7 +22,6 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { encodeSnapshotFileHeader, STATE_SNAPSHOT_FORMAT } from '@tenure/coord-state';
-import { ADMIN_ROUTE } from '../admin-routes.js';
 import { HttpError, noLeader, timeoutError } from '../http-error.js';
 import { FORWARDED_HEADER, remainingMs } from '../request-context.js';
 import { routeSchema } from '../route-schema.js';
@@ -68,7 +67,7 @@ export const snapshotRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
     opts.schemas.headers,
   );
 
-  app.get('/v1/cluster/snapshot', { schema, config: ADMIN_ROUTE }, async (request, reply) => {
+  app.get('/v1/cluster/snapshot', { schema }, async (request, reply) => {
     if (request.headers[READ_INDEX_HEADER] !== undefined) {
       const readIndex = await leaderReadIndex(request);
       return reply.type('application/json').send(JSON.stringify({ readIndex }));
