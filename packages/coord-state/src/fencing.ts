@@ -55,5 +55,8 @@ export function restoredIndex(backupIndex: number, tokenFloor = 0): number {
   return index;
 }
 
-/** Largest `tokenFloor` restoredIndex accepts (tokens must stay below 2^53). */
-export const TOKEN_FLOOR_MAX = Number.MAX_SAFE_INTEGER - 10 * TOKENS_PER_ENTRY;
+/**
+ * Largest `tokenFloor` restoredIndex accepts: about half the safe-integer range of tokens, so the
+ * restored cluster still has room for about 5 × 10^12 log entries before a token would pass 2^53.
+ */
+export const TOKEN_FLOOR_MAX = 4_000_000_000_000_000;

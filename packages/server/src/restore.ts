@@ -76,10 +76,19 @@ export async function restoreDataDir(
   return { backup: header, restoredIndex: index };
 }
 
+/**
+ * Checks a backup file as a restore would (format, checksum, header against payload), without
+ * touching any directory: the launcher runs it before it creates anything. Throws RestoreError.
+ */
+export async function checkBackupFile(file: string): Promise<SnapshotFileHeader> {
+  const { header } = await checkedBackup(file, { clusterId: null });
+  return header;
+}
+
 /** Reads and checks the file: format, checksum, header against payload, cluster id. */
 async function checkedBackup(
   file: string,
-  target: RestoreTarget,
+  target: { readonly clusterId: string | null },
 ): Promise<{ header: SnapshotFileHeader; payload: Uint8Array }> {
   let bytes: Uint8Array;
   try {

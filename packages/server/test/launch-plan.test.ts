@@ -59,6 +59,25 @@ t.test('the restart command names the layout and the node flags', async (t) => {
     restartCommand('<id>', q),
     "npm run node -- <id> --nodes 5 --http-port 7001 --raft-port 7101 --data-dir '/my data'",
   );
+  // A restart continues from the node's data: the restore-only flag is not repeated.
+  const r = launchPlan(
+    [
+      '--data-dir',
+      '/r',
+      '--restore',
+      '/b.snap',
+      '--',
+      '--token-floor',
+      '9000',
+      '--log-level',
+      'warn',
+    ],
+    {},
+  );
+  t.equal(
+    restartCommand('n2', r),
+    'npm run node -- n2 --http-port 7001 --raft-port 7101 --data-dir /r -- --log-level warn',
+  );
 });
 
 t.test('a node is ours only with our node id and cluster id', async (t) => {

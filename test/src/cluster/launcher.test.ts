@@ -1,7 +1,7 @@
 // Proves the local-cluster launcher (npm start) runs three node processes, survives one node's death (logging it with the full restart command), restarts one node with --only, stops everything quietly on SIGINT, stops everything on a SIGTERM to `npm start` (no process, no port left), refuses taken or overlapping ports before starting anything, and that `npx tenure-server --help` works.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -231,6 +231,26 @@ t.test('taken or overlapping ports: fails fast, says why, starts nothing', async
   t.equal(badEnv.status, 2);
   t.match(badEnv.stderr, 'invalid setting TENURE_LAUNCH_HTTP_PORT: "x" is not an integer');
 });
+
+t.test(
+  'a backup every node would refuse stops the launcher before it creates anything',
+  async (t) => {
+    const [httpPort] = await layoutPorts();
+    const dir = mkdtempSync(join(tmpdir(), 'tenure-launch-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const backup = join(dir, 'cut.tenure-snapshot');
+    writeFileSync(backup, 'TENURE-SNAPSHOT 1\n{"truncated');
+    const dataDir = join(dir, 'data');
+    const r = spawnSync(
+      process.execPath,
+      [LAUNCHER, '--data-dir', dataDir, '--http-port', String(httpPort), '--restore', backup],
+      { encoding: 'utf8' },
+    );
+    t.equal(r.status, 2, 'exit code 2');
+    t.match(r.stderr, `restore refused: ${backup}`);
+    t.notOk(existsSync(dataDir), 'no data directory, cluster id or node directory was created');
+  },
+);
 
 t.test('SIGTERM to `npm start` stops the whole cluster: no process, no port left', async (t) => {
   const [httpPort, raftPort] = await layoutPorts();

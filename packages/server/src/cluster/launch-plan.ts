@@ -90,6 +90,16 @@ function shellQuote(arg: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
+/** `extra` node flags without `--token-floor` (it applies only to the first, restoring start). */
+function withoutRestoreFlags(extra: readonly string[]): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < extra.length; i++) {
+    if (extra[i] === '--token-floor') i++;
+    else if (!extra[i]!.startsWith('--token-floor=')) kept.push(extra[i]!);
+  }
+  return kept;
+}
+
 /**
  * The command that restarts node `id` alone against the same layout and data: `npm run node --
  * <id>` plus the ports and absolute data directory in use, host/nodes when not the defaults, and
@@ -103,6 +113,8 @@ export function restartCommand(id: string, p: LaunchPlan): string {
     args.push('--nodes', String(p.nodes.length));
   args.push('--http-port', String(p.httpPort), '--raft-port', String(p.raftPort));
   args.push('--data-dir', p.dataDir);
-  if (p.extra.length > 0) args.push('--', ...p.extra);
+  // A restart continues from the node's own data: the one-time restore flags would be refused.
+  const extra = withoutRestoreFlags(p.extra);
+  if (extra.length > 0) args.push('--', ...extra);
   return `npm run node -- ${args.map((a) => (a === '<id>' ? a : shellQuote(a))).join(' ')}`;
 }

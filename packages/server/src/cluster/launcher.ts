@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { CommanderError } from 'commander';
 import { ConfigError } from '../config/config-error.js';
 import { CLUSTER_STOP_SIGNAL } from '../stop-signals.js';
+import { checkBackupFile, RestoreError } from '../restore.js';
 import { localClusterId } from './cluster-id.js';
 import type { LocalNodeSpec } from './local-nodes.js';
 import { launchPlan, nodeArgs, restartCommand, type LaunchPlan } from './launch-plan.js';
@@ -57,6 +58,17 @@ async function checkPortsOrExit(p: LaunchPlan): Promise<void> {
     'Is another cluster running? Stop it, or choose other ports with --http-port (Raft ports ' +
     'follow it unless --raft-port is given).';
   fail(`cannot start: ${problems.join('; ')}. ${hint}`);
+}
+
+/** Fail before creating any directory if the `--restore` file would be refused by every node. */
+async function checkBackupOrExit(file: string): Promise<void> {
+  try {
+    const header = await checkBackupFile(file);
+    log(`backup ${file}: cluster ${header.clusterId}, index ${header.index}, checksum ok`);
+  } catch (err) {
+    if (err instanceof RestoreError) fail(`restore refused: ${err.message}`);
+    throw err;
+  }
 }
 
 function printUp(
@@ -158,6 +170,7 @@ function stopOnSignals(p: LaunchPlan, r: Running): void {
 async function main(): Promise<void> {
   const p = planOrExit(process.argv.slice(2));
   await checkPortsOrExit(p);
+  if (p.restore !== undefined) await checkBackupOrExit(p.restore);
   const clusterId = localClusterId(p.dataDir);
   const r: Running = { children: new Map(), stopping: false };
   log(`pid ${process.pid}; cluster id ${clusterId}; data ${p.dataDir}`);
