@@ -7,7 +7,9 @@ t.test('forwards never outlive the request deadline', async (t) => {
   const h = await harness();
   t.teardown(h.close);
   h.raft.setRole('follower', 'n2');
-  const hdr = { 'request-timeout-ms': '800' };
+  // A long deadline: the lower bounds below only say the budget was not cut to nothing, and the
+  // time this process spends before forwarding (much on a loaded machine) comes off it.
+  const hdr = { 'request-timeout-ms': '5000' };
   await send(h.app, 'PUT', '/v1/kv/k', { value: 1 }, hdr);
   await h.app.inject({ method: 'GET', url: '/v1/leases/L', headers: hdr });
   await h.app.inject({ method: 'GET', url: '/v1/leases/L/watch?timeoutMs=500', headers: hdr });
@@ -21,12 +23,12 @@ t.test('forwards never outlive the request deadline', async (t) => {
   ] as const) {
     t.ok(c !== undefined, `${what} forwarded`);
     t.ok(
-      c!.req.requestTimeoutMs <= 800 - FORWARD_HOP_MARGIN_MS && c!.req.requestTimeoutMs > 600,
+      c!.req.requestTimeoutMs <= 5000 - FORWARD_HOP_MARGIN_MS && c!.req.requestTimeoutMs > 2500,
       `${what}: leader budget ${c!.req.requestTimeoutMs} ms keeps the hop margin`,
     );
     t.ok(
-      c!.timeoutMs <= 800 + extraMs && c!.timeoutMs > 700 + extraMs,
-      `${what}: waits for the leader at most until its deadline (${c!.timeoutMs} ms ≤ ${800 + extraMs})`,
+      c!.timeoutMs <= 5000 + extraMs && c!.timeoutMs > 2500 + extraMs,
+      `${what}: waits for the leader at most until its deadline (${c!.timeoutMs} ms ≤ ${5000 + extraMs})`,
     );
   }
 });

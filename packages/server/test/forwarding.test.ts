@@ -24,12 +24,14 @@ t.test('a follower forwards writes with body, key and deadline to the leader', a
   t.equal(call.req.url, '/v1/leases/L/acquire');
   t.same(JSON.parse(call.req.body!), { holder: 'A', ttlMs: 1000 });
   t.equal(call.req.idempotencyKey, 'abc');
+  // Upper bounds are the rule; the lower ones only say the budget was not cut to nothing (the time
+  // this process spent before forwarding comes off it, and a loaded machine may spend a lot).
   t.ok(
-    call.req.requestTimeoutMs > 2850 && call.req.requestTimeoutMs <= 3000 - FORWARD_HOP_MARGIN_MS,
+    call.req.requestTimeoutMs > 1000 && call.req.requestTimeoutMs <= 3000 - FORWARD_HOP_MARGIN_MS,
     `leader budget ${call.req.requestTimeoutMs} leaves the hop margin`,
   );
   t.ok(
-    call.timeoutMs > 2900 && call.timeoutMs <= 3000,
+    call.timeoutMs > 1000 && call.timeoutMs <= 3000,
     `the forward waits at most until our own deadline (${call.timeoutMs} ms)`,
   );
   t.equal(h.raft.proposals, 0, 'nothing proposed locally');
