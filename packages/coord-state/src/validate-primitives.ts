@@ -133,10 +133,15 @@ export function isPrimitiveCommandType(type: string): boolean {
 
 /**
  * A grant takes exactly one of `ttlMs` and `session` (giving both, or neither, is
- * invalid_argument); a ttl must lie in [ttlMsMin, ttlMsMax].
+ * invalid_argument); a ttl must lie in [ttlMsMin, ttlMsMax]; a session-bound grant takes no
+ * `maxHoldMs` (the session bounds it).
  */
 export function checkGrantBinding(
-  cmd: { readonly ttlMs: number | null; readonly session?: string | null },
+  cmd: {
+    readonly ttlMs: number | null;
+    readonly session?: string | null;
+    readonly maxHoldMs?: number | null;
+  },
   limits: Pick<CoordLimitsFull, 'ttlMsMin' | 'ttlMsMax'>,
 ): StateError | null {
   const session = cmd.session ?? null;
@@ -144,6 +149,8 @@ export function checkGrantBinding(
     return invalidArgument('ttlMs', 'give ttlMs or session (exactly one)');
   if (cmd.ttlMs !== null && session !== null)
     return invalidArgument('session', 'give ttlMs or session, not both');
+  if (session !== null && (cmd.maxHoldMs ?? null) !== null)
+    return invalidArgument('maxHoldMs', 'not with a session (the session bounds the grant)');
   return cmd.ttlMs === null
     ? null
     : rangeError('ttlMs', cmd.ttlMs, limits.ttlMsMin, limits.ttlMsMax);
@@ -157,12 +164,6 @@ export function checkGrantBinding(
 export function checkPrimitiveRanges(cmd: Command, limits: CoordLimitsFull): StateError | null {
   switch (cmd.type) {
     case 'lease.acquire':
-      return (
-        checkGrantBinding(cmd, limits) ??
-        ((cmd.session ?? null) !== null && cmd.maxHoldMs !== null
-          ? invalidArgument('maxHoldMs', 'not with a session (the session bounds the grant)')
-          : null)
-      );
     case 'election.campaign':
       return checkGrantBinding(cmd, limits);
     case 'session.create':

@@ -10,6 +10,8 @@ import { HttpError } from './http-error.js';
 export interface BindingBody {
   readonly ttlMs?: number;
   readonly session?: string;
+  /** Leases only; not allowed with a session. */
+  readonly maxHoldMs?: number | null;
 }
 
 /** What the command carries: the ttl or null, the session or null (exactly one non-null). */
@@ -19,15 +21,15 @@ export interface GrantBinding {
 }
 
 /**
- * The binding of `body`, or a 400 `invalid_argument` naming `body.ttlMs` (neither given) or
- * `body.session` (both given). Ranges are the schema's; `limits` only satisfies the shared rule.
+ * The binding of `body`, or a 400 `invalid_argument` naming `body.ttlMs` (neither given),
+ * `body.session` (both given) or `body.maxHoldMs` (with a session). Ranges are the schema's; `limits` only satisfies the shared rule.
  */
 export function grantBinding(
   body: BindingBody,
   limits: Pick<CoordLimitsFull, 'ttlMsMin' | 'ttlMsMax'>,
 ): GrantBinding {
   const binding = { ttlMs: body.ttlMs ?? null, session: body.session ?? null };
-  const err = checkGrantBinding(binding, limits);
+  const err = checkGrantBinding({ ...binding, maxHoldMs: body.maxHoldMs ?? null }, limits);
   if (err !== null) {
     const field = `body.${String(err.details?.['field'] ?? 'ttlMs')}`;
     throw new HttpError('invalid_argument', `body.${err.message}`, { field });

@@ -167,6 +167,12 @@ t.test('ttlMs and session: exactly one, else 400 naming the field', async (t) =>
       'body.session',
     ],
     [
+      '/v1/leases/{name}/acquire',
+      '/v1/leases/L/acquire',
+      { holder: 'A', session: s.sessionId, maxHoldMs: 5000 },
+      'body.maxHoldMs',
+    ],
+    [
       '/v1/semaphores/{name}/acquire',
       '/v1/semaphores/S/acquire',
       { holder: 'A', limit: 1 },
