@@ -18,6 +18,8 @@ const wireDir = join(dist, 'wire');
 const source = join(root, '..', 'coord-state', 'dist');
 /** The dependency-free modules of the wire contract, compiled. */
 const WIRE_MODULES = ['errors', 'api', 'results', 'snapshot-file'];
+/** Modules the wire contract's declarations name only as types: their .d.ts ships, no code. */
+const TYPE_ONLY_MODULES = ['auth'];
 /** The client files that import the wire contract. */
 const CONTRACT_FILES = ['contract.js', 'contract.d.ts'];
 const PACKAGE = '@tenure/coord-state';
@@ -48,16 +50,26 @@ function rewrite(from, to) {
 function vendor() {
   rmSync(wireDir, { recursive: true, force: true });
   mkdirSync(wireDir);
-  for (const name of WIRE_MODULES)
-    for (const ext of ['.js', '.d.ts']) {
-      const text = readFileSync(join(source, name + ext), 'utf8');
-      for (const spec of specifiers(text))
-        assert.ok(
-          spec.startsWith('node:') || WIRE_MODULES.some((m) => spec === `./${m}.js`),
-          `${name}${ext} imports ${spec}: the wire contract must stay dependency-free`,
-        );
-      copyFileSync(join(source, name + ext), join(wireDir, name + ext));
-    }
+  const copies = [
+    ...WIRE_MODULES.flatMap((name) => [
+      { name, ext: '.js', allowed: WIRE_MODULES },
+      { name, ext: '.d.ts', allowed: [...WIRE_MODULES, ...TYPE_ONLY_MODULES] },
+    ]),
+    ...TYPE_ONLY_MODULES.map((name) => ({
+      name,
+      ext: '.d.ts',
+      allowed: [...WIRE_MODULES, ...TYPE_ONLY_MODULES],
+    })),
+  ];
+  for (const { name, ext, allowed } of copies) {
+    const text = readFileSync(join(source, name + ext), 'utf8');
+    for (const spec of specifiers(text))
+      assert.ok(
+        spec.startsWith('node:') || allowed.some((m) => spec === `./${m}.js`),
+        `${name}${ext} imports ${spec}: the wire contract must stay dependency-free`,
+      );
+    copyFileSync(join(source, name + ext), join(wireDir, name + ext));
+  }
   const reexports = WIRE_MODULES.map((m) => `export * from './${m}.js';\n`).join('');
   writeFileSync(join(wireDir, 'index.js'), reexports);
   writeFileSync(join(wireDir, 'index.d.ts'), reexports);
