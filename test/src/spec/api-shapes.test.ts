@@ -52,7 +52,8 @@ t.test('docs/api.md shapes', async (t) => {
     t.equal(g.headers['tenure-stale'], undefined, 'a linearizable read has no Tenure-Stale header');
 
     const list = await raw(c, follower, `/v1/leases?prefix=${L}&limit=10`);
-    t.same(keysOf(list.body), ['leases']);
+    t.same(keysOf(list.body), ['leases', 'nextCursor']);
+    t.equal(list.body.nextCursor, null, 'one page: no cursor');
     t.equal(list.body.leases.length, 1);
     t.same(keysOf(list.body.leases[0]), keysOf(g.body), 'list entries have the GET shape');
     t.match(list.body.leases[0], { name: L, holder: 'A', fencingToken: tok, ttlMs: 30000 });
@@ -232,8 +233,17 @@ t.test('docs/api.md shapes', async (t) => {
         t.match(m['raftAddress'], /^[^:]+:\d+$/, 'raftAddress host:port');
         for (const k of Object.keys(m))
           t.ok(
-            ['id', 'role', 'httpAddress', 'raftAddress', 'matchIndex', 'lastContactMs'].includes(k),
-            `member field ${k} is in SPEC`,
+            [
+              'id',
+              'role',
+              'httpAddress',
+              'raftAddress',
+              'matchIndex',
+              'lastContactMs',
+              'reachable',
+              'lagEntries',
+            ].includes(k),
+            `member field ${k} is in docs/api.md`,
           );
       }
       t.equal(
