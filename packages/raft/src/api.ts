@@ -23,7 +23,10 @@ export interface MemberStatus {
   readonly role: Role | 'learner' | 'unknown';
   readonly raftAddress?: string;
   readonly httpAddress?: string;
-  /** True when this node, as leader, once saw the member acknowledge entries (it had data). */
+  /**
+   * True when this node saw the member hold data: as leader, the member acknowledged entries; as a
+   * follower, it followed the member as leader once something was committed. Durable.
+   */
   readonly hadData?: boolean;
   /** Leader only: highest index known replicated on that member. */
   readonly matchIndex?: LogIndex;

@@ -336,16 +336,27 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#reads.serve(this.#appliedIndex);
     this.#core.advance(ready);
     if (this.#appliedIndex !== appliedBefore) this.#notifyApplied();
-    if (this.#softState.role === 'leader') this.#notePeersWithData();
+    this.#notePeersWithData();
   }
 
-  /** Leader: record peers that acknowledged entries (they have data a wipe would lose). */
+  /**
+   * Record peers that have data a wipe would lose: as leader, those that acknowledged entries; as a
+   * follower with something committed, the leader it follows (its log holds every committed entry,
+   * §5.4.1). The second rule covers a node that led from the start: no other leader saw it ack.
+   */
   #notePeersWithData(): void {
-    for (const [id, p] of this.#core.progress()) {
-      if (p.matchIndex === 0 || this.#peersWithData.has(id)) continue;
-      this.#peersWithData.add(id);
-      this.#storage.notePeerWithData(id).catch((err: unknown) => this.#fatal(err));
+    const { role, leaderId } = this.#softState;
+    if (role === 'leader') {
+      for (const [id, p] of this.#core.progress()) if (p.matchIndex > 0) this.#notePeerWithData(id);
+    } else if (leaderId !== null && leaderId !== this.id && this.#durableCommitIndex > 0) {
+      this.#notePeerWithData(leaderId);
     }
+  }
+
+  #notePeerWithData(id: NodeId): void {
+    if (this.#peersWithData.has(id)) return;
+    this.#peersWithData.add(id);
+    this.#storage.notePeerWithData(id).catch((err: unknown) => this.#fatal(err));
   }
 
   /**

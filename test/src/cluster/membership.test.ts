@@ -70,6 +70,17 @@ t.test(
     await c.waitForLeader();
     await put(c, 'before', 1);
     await ready(c, 'n3');
+    // n3 leads when it dies: the refusal must not depend on another leader having seen it ack.
+    await until('n3 leads', async () => {
+      await retrying(
+        c,
+        'POST',
+        '/v1/cluster/transfer-leadership',
+        { to: 'n3' },
+        { totalMs: 10_000 },
+      );
+      return (await c.waitForLeader()) === 'n3' ? true : undefined;
+    });
     await c.kill('n3');
     c.wipe('n3');
 

@@ -243,11 +243,23 @@ export class LocalCluster {
     rmSync(this.node(id).dataDir, { recursive: true, force: true });
   }
 
-  /** Resolves with the exit code once the process of `id` has exited (null: killed by a signal). */
-  waitExit(id: string): Promise<number | null> {
+  /**
+   * Resolves with the exit code once the process of `id` has exited (null: killed by a signal);
+   * rejects when it is still running after `timeoutMs`.
+   */
+  waitExit(id: string, timeoutMs = 120_000): Promise<number | null> {
     const child = this.#procs.get(id);
     if (!child) return Promise.resolve(this.#exitCodes.get(id) ?? null);
-    return new Promise((r) => child.once('exit', (code) => r(code)));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`${id} did not exit within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        resolve(code);
+      });
+    });
   }
 
   node(id: string): NodeInfo {

@@ -100,6 +100,11 @@ t.test('a joining node becomes a learner, catches up, is promoted; restarts keep
     'the leader records that n4 has data',
   );
   t.ok((await leader.storage.readPeersWithData()).includes('n4'), 'durably');
+  await until(
+    () => n4.node.status().members.find((m) => m.id === leader.node.id)?.hadData,
+    'a follower records that the leader it follows has data (a wipe of a node that only ever led is caught)',
+  );
+  t.ok((await n4.storage.readPeersWithData()).includes(leader.node.id), 'durably, on the follower');
 
   await t.rejects(
     leader.node.changeMembership({ type: 'addLearner', id: 'n4', address: addr('n4') }),

@@ -62,7 +62,10 @@ const probeResponse = Type.Object(
     from: Type.String({ description: 'the node that answered' }),
     member: Type.Boolean({ description: 'a member in the membership in effect on `from`' }),
     matchIndex: Type.Optional(Type.Integer({ description: 'its replicated index (leader view)' })),
-    hadData: Type.Boolean({ description: '`from`, as leader, once saw it acknowledge entries' }),
+    hadData: Type.Boolean({
+      description:
+        '`from` saw it hold data: it acknowledged entries to `from` as leader, or `from` followed it as leader',
+    }),
     configIndex: Type.Integer({ description: 'log index of that membership' }),
     commitIndex: Type.Integer({ description: 'commit index of `from`' }),
     leader: Type.Union([Type.String(), Type.Null()], { description: 'leader known to `from`' }),
