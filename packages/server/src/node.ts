@@ -25,6 +25,8 @@ import { TimeAdvancer } from './time-advancer.js';
 import {
   checkEmptyStart,
   joinPeers,
+  peerCalls,
+  type PeerCalls,
   removedByPeers,
   requestJoin,
   StartRefusedError,
@@ -81,9 +83,12 @@ export async function startNode(
     () => coord,
     { electionTimeoutMs: config.electionTimeoutMs },
   );
+  const calls = peerCalls(config);
   const peers =
-    config.join !== null ? await joinPeers(config, logger) : config.peers.map((p) => ({ ...p }));
-  if (config.join === null) await checkEmptyStart(config, logger);
+    config.join !== null
+      ? await joinPeers(config, calls, logger)
+      : config.peers.map((p) => ({ ...p }));
+  if (config.join === null) await checkEmptyStart(config, calls, logger);
   const raft: RaftNodeApi<ApplyOutput> = await RaftNode.open<ApplyOutput>({
     id: config.nodeId,
     clusterId: config.clusterId,
@@ -164,6 +169,7 @@ export async function startNode(
   let stopping: Promise<void> | null = null;
   const stopWatches = watchMembership(
     config,
+    calls,
     raft,
     logger,
     () => stopping !== null,
@@ -194,6 +200,7 @@ export async function startNode(
       await app.close();
       clearTimeout(cut);
       forwarder.close();
+      await calls.dispatcher.close();
       await raft.stop();
       logger.info('stopped');
     })();
@@ -214,6 +221,7 @@ const LEADERLESS_CHECKS_BEFORE_ASKING = 3;
  */
 function watchMembership(
   config: ServerConfig,
+  calls: PeerCalls,
   raft: RaftNodeApi<ApplyOutput>,
   logger: Logger,
   stopped: () => boolean,
@@ -228,7 +236,7 @@ function watchMembership(
   };
   const offRemoved = raft.onRemoved(once);
   if (config.join !== null)
-    requestJoin(config, logger, stopped).catch((err: unknown) => {
+    requestJoin(config, calls, logger, stopped).catch((err: unknown) => {
       logger.error({ err }, 'cannot join the cluster');
       if (err instanceof StartRefusedError) process.exitCode = 2;
     });
@@ -240,7 +248,7 @@ function watchMembership(
     const isMember = s.members.some((m) => m.id === s.id);
     if (leaderless < LEADERLESS_CHECKS_BEFORE_ASKING || !isMember || asking) return;
     asking = true;
-    removedByPeers(s.members, s.id, s.configIndex)
+    removedByPeers(calls, s.members, s.id, s.configIndex)
       .then((yes) => {
         if (yes) once();
       })

@@ -68,10 +68,12 @@ t.test('401 unauthorized on every route family without a token or with a bad one
       t.equal(r.json().error.code, 'unauthorized');
     }
   }
-  for (const url of ['/healthz', '/readyz']) {
+  for (const url of ['/healthz', '/readyz', '/v1/cluster/members/n9']) {
     const r = await h.app.inject({ method: 'GET', url });
     t.not(r.statusCode, 401, `${url} needs no token`);
   }
+  const members = await h.app.inject({ method: 'GET', url: '/v1/cluster/members' });
+  t.equal(members.statusCode, 401, 'the member list itself still needs a token');
 });
 
 t.test(

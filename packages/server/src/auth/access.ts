@@ -3,7 +3,8 @@
  * its needs, by URL, so a new route is covered by where it lives rather than by remembering to
  * declare it. A route may still declare `config: { access }` to override the table.
  *
- * - `/healthz`, `/readyz`: open to everyone.
+ * - `/healthz`, `/readyz`, and `GET /v1/cluster/members/{id}` (a starting node asks it whether it
+ *   lost its data or was removed, before it can hold any token): open to everyone.
  * - `GET /v1/cluster`, `/metrics`, `/docs…`: any valid token.
  * - cluster changes (`/v1/cluster/…`), membership, auth, revoke, snapshot and backup: `admin`.
  * - `/v1/leases`, `/v1/semaphores`, `/v1/elections`, `/v1/kv`, `/v1/sessions`: `read` for GET,
@@ -82,6 +83,7 @@ function fenceNeeds(r: AccessRequest): Access {
 export function accessFor(r: AccessRequest): Access {
   const path = r.route.split('?')[0]!;
   if (path === '/healthz' || path === '/readyz') return { open: true };
+  if (path === '/v1/cluster/members/:id' && r.method === 'GET') return { open: true };
   if (path === '/metrics' || path === '/docs' || path.startsWith('/docs/'))
     return { anyToken: true };
   if (path === '/v1/cluster' && r.method === 'GET') return { anyToken: true };

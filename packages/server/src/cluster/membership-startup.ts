@@ -10,7 +10,8 @@
  */
 import { readdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import type { PeerInfo } from '@tenure/raft';
+import { Agent, fetch } from 'undici';
+import { TLS_MIN_VERSION, type PeerInfo } from '@tenure/raft';
 import type { ServerConfig } from '../config.js';
 
 /** A start-up refusal: the message says why and what to do; `main` exits with code 2. */
@@ -33,14 +34,49 @@ interface JsonAnswer {
   readonly body: Record<string, unknown>;
 }
 
+/**
+ * How this node calls its peers' HTTP APIs: the scheme every node serves, an agent that trusts
+ * `--tls-ca` and presents the node's own certificate (for `--tls-client-ca`), and with auth on the
+ * operator's `TENURE_ROOT_TOKEN` as bearer (joining needs `admin`; docs/security.md).
+ */
+export interface PeerCalls {
+  readonly scheme: 'http' | 'https';
+  readonly dispatcher: Agent;
+  readonly authorization: string | null;
+}
+
+/** The PeerCalls of `config`; `close()` the dispatcher when done. */
+export function peerCalls(config: Pick<ServerConfig, 'tls' | 'auth' | 'rootToken'>): PeerCalls {
+  const tls = config.tls ?? null;
+  const connect =
+    tls === null
+      ? {}
+      : {
+          cert: tls.cert,
+          key: tls.key,
+          minVersion: TLS_MIN_VERSION,
+          ...(tls.ca === null ? {} : { ca: tls.ca }),
+        };
+  return {
+    scheme: tls === null ? 'http' : 'https',
+    dispatcher: new Agent({ connect }),
+    authorization: config.auth && config.rootToken !== null ? `Bearer ${config.rootToken}` : null,
+  };
+}
+
 async function callJson(
+  via: PeerCalls,
   url: string,
   init: { method: string; body?: unknown },
 ): Promise<JsonAnswer | null> {
+  const headers: Record<string, string> = {};
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  if (via.authorization !== null) headers['authorization'] = via.authorization;
   try {
     const res = await fetch(url, {
       method: init.method,
-      headers: init.body === undefined ? {} : { 'content-type': 'application/json' },
+      headers,
+      dispatcher: via.dispatcher,
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
       signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
     });
@@ -64,14 +100,18 @@ interface MemberAnswer {
  * while unreachable), as the peers this node starts with: itself plus every other member.
  * Throws StartRefusedError when no member answers in time.
  */
-export async function joinPeers(config: ServerConfig, log: Logger): Promise<PeerInfo[]> {
+export async function joinPeers(
+  config: ServerConfig,
+  via: PeerCalls,
+  log: Logger,
+): Promise<PeerInfo[]> {
   const self: PeerInfo = {
     id: config.nodeId,
     raftAddress: config.raftAddress,
     httpAddress: config.httpAddress,
   };
   for (let attempt = 1; attempt <= JOIN_ATTEMPTS_MAX; attempt++) {
-    const answer = await callJson(`${config.join}/v1/cluster/members`, { method: 'GET' });
+    const answer = await callJson(via, `${config.join}/v1/cluster/members`, { method: 'GET' });
     if (answer?.status === 200 && Array.isArray(answer.body.members)) {
       const members = (answer.body.members as MemberAnswer[]).filter((m) => m.id !== self.id);
       log.info({ join: config.join, members: members.map((m) => m.id) }, 'learned the members');
@@ -90,6 +130,7 @@ export async function joinPeers(config: ServerConfig, log: Logger): Promise<Peer
  */
 export async function requestJoin(
   config: ServerConfig,
+  via: PeerCalls,
   log: Logger,
   stopped: () => boolean,
 ): Promise<boolean> {
@@ -99,7 +140,10 @@ export async function requestJoin(
     httpAddress: config.httpAddress,
   };
   for (let attempt = 1; attempt <= JOIN_ATTEMPTS_MAX && !stopped(); attempt++) {
-    const answer = await callJson(`${config.join}/v1/cluster/members`, { method: 'POST', body });
+    const answer = await callJson(via, `${config.join}/v1/cluster/members`, {
+      method: 'POST',
+      body,
+    });
     if (answer?.status === 200) {
       log.info({ join: config.join }, 'added as a learner; catching up, waiting to be promoted');
       return true;
@@ -138,13 +182,18 @@ interface MemberProbe {
 
 /** Every reachable peer's view of node `id` (GET /v1/cluster/members/{id}, one round). */
 async function probe(
+  via: PeerCalls,
   peers: readonly { httpAddress?: string }[],
   id: string,
 ): Promise<MemberProbe[]> {
   const answers = await Promise.all(
     peers
       .filter((p) => p.httpAddress !== undefined && p.httpAddress !== '')
-      .map((p) => callJson(`http://${p.httpAddress}/v1/cluster/members/${id}`, { method: 'GET' })),
+      .map((p) =>
+        callJson(via, `${via.scheme}://${p.httpAddress}/v1/cluster/members/${id}`, {
+          method: 'GET',
+        }),
+      ),
   );
   return answers.flatMap((a) => (a?.status === 200 ? [a.body as unknown as MemberProbe] : []));
 }
@@ -155,10 +204,14 @@ async function probe(
  * and does not list it as a member (it belongs to an existing cluster only through `--join`). Peers
  * that do not answer say nothing: a new cluster's nodes start together.
  */
-export async function checkEmptyStart(config: ServerConfig, log: Logger): Promise<void> {
+export async function checkEmptyStart(
+  config: ServerConfig,
+  via: PeerCalls,
+  log: Logger,
+): Promise<void> {
   const others = config.peers.filter((p) => p.id !== config.nodeId);
   if (others.length === 0 || !(await isEmptyDir(config.dataDir))) return;
-  const views = await probe(others, config.nodeId);
+  const views = await probe(via, others, config.nodeId);
   const knew = views.find((v) => v.member && ((v.matchIndex ?? 0) > 0 || v.hadData === true));
   const stranger = views.find((v) => !v.member && v.commitIndex > 0);
   log.info({ answers: views.length }, 'empty data directory: asked the peers about this node');
@@ -183,11 +236,13 @@ export async function checkEmptyStart(config: ServerConfig, log: Logger): Promis
  * `id` is not a member: this node was removed while it was away or cut off.
  */
 export async function removedByPeers(
+  via: PeerCalls,
   peers: readonly { id: string; httpAddress?: string }[],
   id: string,
   configIndex: number,
 ): Promise<boolean> {
   const views = await probe(
+    via,
     peers.filter((p) => p.id !== id),
     id,
   );
