@@ -23,6 +23,8 @@ export interface ForwardRequest {
   readonly fromNodeId: string;
   /** The client's Authorization header, passed on so the leader checks the same token. */
   readonly authorization?: string;
+  /** Internal headers of one route (e.g. the snapshot route's read-index question). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface ForwardResponse {
@@ -98,6 +100,7 @@ export class HttpForwarder implements Forwarder {
     }
     if (req.idempotencyKey !== null) headers['idempotency-key'] = req.idempotencyKey;
     if (req.authorization !== undefined) headers['authorization'] = req.authorization;
+    Object.assign(headers, req.headers);
     return new Promise((resolve, reject) => {
       const r = this.#request(
         {

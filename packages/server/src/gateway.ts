@@ -15,6 +15,7 @@ import { requestFingerprint } from './canonical-json.js';
 import type { ServerDeps } from './deps.js';
 import { HttpError, noLeader, timeoutError } from './http-error.js';
 import { notLeaderHint } from './raft-errors.js';
+import { httpAddressOf } from './member-view.js';
 import { remainingMs } from './request-context.js';
 import type { Consistency } from './schemas.js';
 
@@ -193,8 +194,8 @@ export class Gateway {
       if (target === null) throw noLeader();
       if (target === self && this.#d.raft.status().role === 'leader') return fn();
     }
-    const peer = this.#d.config.peers.find((p) => p.id === target);
-    if (!peer || target === self) throw noLeader();
+    const address = httpAddressOf(this.#d.raft.status(), this.#d.config.peers, target);
+    if (address === null || target === self) throw noLeader();
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);
     // docs/api.md Deadlines: the whole request ends by our deadline. The leader gets our remaining
     // budget minus a margin for the hop back; we stop waiting for it exactly at our own deadline
@@ -213,7 +214,7 @@ export class Gateway {
     let res;
     try {
       res = await this.#d.forwarder.forward(
-        peer.httpAddress,
+        address,
         {
           method: request.method,
           url: request.url,

@@ -46,6 +46,20 @@ export interface MemberView {
 }
 
 /**
+ * The HTTP address of member `id`: from the membership in effect (members added at run time are
+ * only there), else from `--peers`; null when neither knows it. Where followers forward to.
+ */
+export function httpAddressOf(
+  s: RaftStatus,
+  peers: readonly PeerConfig[],
+  id: string,
+): string | null {
+  const a =
+    s.members.find((m) => m.id === id)?.httpAddress ?? peers.find((p) => p.id === id)?.httpAddress;
+  return a === undefined || a === '' ? null : a;
+}
+
+/**
  * The members of `s`; addresses from the membership, else from `--peers`, else empty; the leader's
  * view (`reachable`, `lagEntries`) judged against `electionTimeoutMs`.
  */

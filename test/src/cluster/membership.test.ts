@@ -141,6 +141,15 @@ t.test('grow 3 → 5 → 3 under a writer: no acknowledged write is lost', async
     'n4:follower',
     'n5:follower',
   ]);
+  // A node added at run time is not in the others' --peers: followers still forward to it.
+  await until('n5 leads', async () => {
+    await retrying(c, 'POST', '/v1/cluster/transfer-leadership', { to: 'n5' }, { totalMs: 10_000 });
+    return (await c.waitForLeader(UNTIL_MS, c.running())) === 'n5' ? true : undefined;
+  });
+  const via = await c.request('n1', 'PUT', '/v1/kv/via-n1', { value: 1 });
+  t.equal(via.status, 200, `n1 forwards a write to leader n5: ${JSON.stringify(via.body)}`);
+  const backup = await c.request('n1', 'GET', '/v1/cluster/snapshot');
+  t.equal(backup.status, 200, 'n1 asks leader n5 for the read index of a backup');
 
   const leader = await c.waitForLeader(UNTIL_MS, c.running());
   const leaderExit = c.waitExit(leader);

@@ -15,7 +15,6 @@
  * the thread pool) and the file is sent in slices with backpressure. One snapshot at a time per
  * node (bounded memory): a second request meanwhile gets 429 resource_exhausted.
  */
-import { request as httpRequest } from 'node:http';
 import { Readable } from 'node:stream';
 import { webcrypto } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
@@ -23,7 +22,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { encodeSnapshotFileHeader, STATE_SNAPSHOT_FORMAT } from '@tenure/coord-state';
 import { HttpError, noLeader, timeoutError } from '../http-error.js';
-import { FORWARDED_HEADER, remainingMs } from '../request-context.js';
+import { httpAddressOf } from '../member-view.js';
+import { remainingMs } from '../request-context.js';
 import { routeSchema } from '../route-schema.js';
 import type { RoutePluginOptions } from './leases.js';
 
@@ -138,43 +138,41 @@ export const snapshotRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
     return { head, payload, index: s.appliedIndex };
   }
 
-  /** A follower asks the leader for a read index (one hop). Rejects 503 / 504 like a forward. */
-  function askReadIndex(request: FastifyRequest, leaderId: string | null): Promise<number> {
+  /**
+   * A follower asks the leader for a read index: one hop through the forwarder (the node's scheme,
+   * certificates and keep-alive pool), carrying the client's bearer. Rejects 503 / 504 like a
+   * forward.
+   */
+  async function askReadIndex(request: FastifyRequest, leaderId: string | null): Promise<number> {
     if (request.tenure.forwarded || leaderId === null || leaderId === config.nodeId)
-      return Promise.reject(noLeader(`this node (${config.nodeId}) knows no leader`));
-    const peer = config.peers.find((p) => p.id === leaderId);
-    if (peer === undefined)
-      return Promise.reject(noLeader(`leader ${leaderId} is not in this node's peer list`));
+      throw noLeader(`this node (${config.nodeId}) knows no leader`);
+    const address = httpAddressOf(raft.status(), config.peers, leaderId);
+    if (address === null)
+      throw noLeader(`this node does not know the address of leader ${leaderId}`);
     const left = remainingMs(request.tenure);
-    if (left <= 1) return Promise.reject(timeoutError('deadline passed before asking the leader'));
-    const colon = peer.httpAddress.lastIndexOf(':');
-    return new Promise((resolve, reject) => {
-      const out = httpRequest({
-        host: peer.httpAddress.slice(0, colon).replace(/^\[|\]$/g, ''),
-        port: Number(peer.httpAddress.slice(colon + 1)),
-        method: 'GET',
-        path: '/v1/cluster/snapshot',
-        headers: {
-          [FORWARDED_HEADER]: config.nodeId,
-          [READ_INDEX_HEADER]: '1',
-          'request-timeout-ms': String(Math.floor(left)),
+    if (left <= 1) throw timeoutError('deadline passed before asking the leader');
+    const auth = request.headers.authorization;
+    const res = await deps.forwarder
+      .forward(
+        address,
+        {
+          method: 'GET',
+          url: '/v1/cluster/snapshot',
+          idempotencyKey: null,
+          requestTimeoutMs: left,
+          fromNodeId: config.nodeId,
+          ...(auth === undefined ? {} : { authorization: auth }),
+          headers: { [READ_INDEX_HEADER]: '1' },
         },
-        timeout: left,
+        left,
+        request.tenure.signal,
+      )
+      .catch(() => {
+        throw noLeader(`leader ${leaderId} did not answer`);
       });
-      out.on('timeout', () => out.destroy(new Error('timeout')));
-      out.on('error', () => reject(noLeader(`leader ${leaderId} did not answer`)));
-      out.on('response', (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', () => reject(noLeader(`leader ${leaderId} did not answer`)));
-        res.on('end', () => {
-          const readIndex = parseReadIndex(res.statusCode, Buffer.concat(chunks).toString());
-          if (readIndex === null) reject(noLeader(`leader ${leaderId} gave no read index`));
-          else resolve(readIndex);
-        });
-      });
-      out.end();
-    });
+    const readIndex = parseReadIndex(res.statusCode, res.body);
+    if (readIndex === null) throw noLeader(`leader ${leaderId} gave no read index`);
+    return readIndex;
   }
 
   /** Resolves once this node has applied `index`; 504 at the request's deadline. */
