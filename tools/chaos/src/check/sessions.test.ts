@@ -126,3 +126,11 @@ t.test('a grant bound to a session after its end fails', async (t) => {
   const h = watched([granted(2, 'a', 2), ended(9, 'a', 2), granted(12, 'b', 12)]);
   t.equal(checkSessions(h.ops, DRIFT).violations[0]?.property, 'session-grant-after-end');
 });
+
+t.test(
+  'a grant bound to a session after an end seen only through a grant of it fails',
+  async (t) => {
+    const h = watched([{ ...ended(9, 'a', 2), session: 's1' }, granted(12, 'b', 12)]);
+    t.equal(checkSessions(h.ops, DRIFT).violations[0]?.property, 'session-grant-after-end');
+  },
+);

@@ -73,9 +73,11 @@ export function sessionStreamViolations(s: WatchStream): Violation[] {
     } else if (END_TYPES.has(type)) {
       const g = live.get(key);
       live.delete(key);
-      if (type === 'session_ended' && g !== undefined && !endedAt.has(g.session)) {
-        endedAt.set(g.session, rev);
-        pending.push({ session: g.session, revision: rev, opId });
+      // The end names its session too (a grant granted before this iterator started).
+      const session = g?.session ?? str(event, 'session');
+      if (type === 'session_ended' && session !== null && !endedAt.has(session)) {
+        endedAt.set(session, rev);
+        pending.push({ session, revision: rev, opId });
       }
     }
   }
