@@ -38,7 +38,7 @@ export interface PrimitivesContext {
   readonly signal: AbortSignal;
   /** Every name and key the workers use starts with it (the watchers' prefix). */
   readonly namePrefix: string;
-  /** Sends a mutation, remembering it for the end-of-run resolution when its outcome stays unknown. */
+  /** Sends a mutation (retried with its idempotency key through other nodes while the run lasts). */
   readonly mutate: (req: Requester, spec: RequestSpec) => Promise<RequestResult>;
   readonly log: (line: string) => void;
 }
