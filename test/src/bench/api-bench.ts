@@ -2,7 +2,9 @@
  * API bench (`npm run bench`): starts a local three-node cluster of real processes (Raft log
  * fsynced) and measures, with 1, 16 and 64 concurrent clients talking to the leader over kept-alive
  * HTTP: acquire+release pairs on distinct names, renewals of held leases, contended hand-offs on
- * one name, and linearizable reads. Prints ops/s, p50/p99 and the CPU each process used, and writes
+ * one name, linearizable reads, and semaphore permits (`sem-pair`: acquire+release of a permit on
+ * one semaphore of limit 1000; `sem-handoff`: the same on a semaphore of limit 4 with waiting
+ * acquires, so the rate is the permit hand-off rate; `npm run bench:semaphore` runs only these). Prints ops/s, p50/p99 and the CPU each process used, and writes
  * the figures to bench-results/api-bench-<time>.json.
  *
  * Options: `--help` lists them (flags win over the env BENCH_SECONDS / BENCH_CONCURRENCY).
@@ -162,7 +164,44 @@ async function runWorkload(
   };
 }
 
-const WORKLOADS = ['pair', 'acquire', 'renew', 'handoff', 'read'] as const;
+const WORKLOADS = [
+  'pair',
+  'acquire',
+  'renew',
+  'handoff',
+  'read',
+  'sem-pair',
+  'sem-handoff',
+] as const;
+
+/**
+ * One permit acquired and released on `path` (a semaphore) with a fresh holder each time; with
+ * `waitMs` the acquire queues while all `limit` permits are held (docs/api.md "Semaphores").
+ */
+function permitPair(
+  http: BenchClient,
+  path: string,
+  limit: number,
+  waitMs: number,
+  i: number,
+): () => Promise<boolean> {
+  let n = 0;
+  return async () => {
+    const holder = `h${i}-${n++}`;
+    const a = await http.call('POST', `${path}/acquire`, {
+      holder,
+      limit,
+      ttlMs: 10000,
+      ...(waitMs > 0 ? { waitMs } : {}),
+    });
+    if (a.status !== 200) return false;
+    const r = await http.call('POST', `${path}/release`, {
+      holder,
+      fencingToken: a.body.fencingToken,
+    });
+    return r.status === 200;
+  };
+}
 type Workload = (typeof WORKLOADS)[number];
 
 interface BenchOptions {
@@ -386,6 +425,23 @@ async function main(): Promise<void> {
               );
             };
           }),
+        );
+      if (o.workloads.has('sem-pair'))
+        results.push(
+          await runWorkload(cluster, http, 'permit acquire+release', clients, seconds, async (i) =>
+            permitPair(http, `/v1/semaphores/sem-${tag}`, 1000, 0, i),
+          ),
+        );
+      if (o.workloads.has('sem-handoff'))
+        results.push(
+          await runWorkload(
+            cluster,
+            http,
+            'permit hand-off, limit 4',
+            clients,
+            seconds,
+            async (i) => permitPair(http, `/v1/semaphores/semhot-${tag}`, 4, 60000, i),
+          ),
         );
       if (o.workloads.has('read'))
         results.push(

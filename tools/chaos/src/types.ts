@@ -145,7 +145,26 @@ export type OpKind =
   | 'kv.delete'
   | 'fence.check'
   | 'fs.read'
-  | 'fs.write';
+  | 'fs.write'
+  // docs/primitives.md: kept apart from `lease.*` so the plain-lease models never see them.
+  | 'sem.acquire'
+  | 'sem.renew'
+  | 'sem.release'
+  | 'sem.get'
+  | 'rw.acquire'
+  | 'rw.renew'
+  | 'rw.release'
+  | 'rw.get'
+  | 'session.create'
+  | 'session.keepalive'
+  | 'session.get'
+  | 'session.end'
+  /** A KV put fenced by a semaphore permit or a shared-lock grant (`args.fence`). */
+  | 'prim.write'
+  /** Streaming watch: an iterator opened, one change seen, the iterator ended. */
+  | 'watch.open'
+  | 'watch.event'
+  | 'watch.end';
 
 /**
  * How an operation ended.

@@ -28,6 +28,10 @@ import { raftChecker } from './raft.js';
 import { leaseTimingChecker } from './lease-timing.js';
 import { durabilityChecker } from './durability.js';
 import { livenessChecker } from './liveness.js';
+import { semaphoreChecker } from './semaphore.js';
+import { sharedLockChecker } from './shared-lock.js';
+import { sessionsChecker } from './sessions.js';
+import { watchChecker } from './watch.js';
 
 export { checkLinearizability } from './linearizability.js';
 export { checkFencing } from './fencing.js';
@@ -35,6 +39,10 @@ export { checkRaft } from './raft.js';
 export { checkLeaseTiming } from './lease-timing.js';
 export { checkDurability } from './durability.js';
 export { checkLiveness } from './liveness.js';
+export { checkSemaphores } from './semaphore.js';
+export { checkSharedLocks } from './shared-lock.js';
+export { checkSessions } from './sessions.js';
+export { checkWatch } from './watch.js';
 export { mergeAttempts } from './merge.js';
 export { pairEvents, readJsonl } from './history.js';
 
@@ -49,7 +57,8 @@ export const DEFAULT_RUN_TIMING: RunTiming = {
 
 /**
  * `createCheckers` (types.ts CheckerFactory): linearizability, fencing, raft, lease-timing,
- * durability, liveness — in that order. `searchBudgetMs` bounds the linearizability search
+ * durability, liveness, then the primitives' semaphore, shared-lock, sessions and watch — in that
+ * order. `searchBudgetMs` bounds the linearizability search
  * (default 60 s); the others are linear or n·log n.
  */
 export const createCheckers: CheckerFactory = (options: CheckerOptions): readonly Checker[] => [
@@ -62,6 +71,10 @@ export const createCheckers: CheckerFactory = (options: CheckerOptions): readonl
   leaseTimingChecker({ timing: options.timing }),
   durabilityChecker(),
   livenessChecker(),
+  semaphoreChecker(),
+  sharedLockChecker(),
+  sessionsChecker(),
+  watchChecker(),
 ];
 
 /** Reads a run folder into a RunRecord (see the module comment for the files). */

@@ -35,6 +35,13 @@ import { httpJson } from '../util/http.js';
 import { bodyOf, isDefinite, Requester, type RequestResult, type RequestSpec } from './request.js';
 import { recordingFetch } from './recording-fetch.js';
 import { IDEMPOTENCY_WINDOW_MS } from '../check/merge.js';
+import {
+  semaphoreWorker,
+  sessionWorker,
+  sharedLockWorker,
+  watchWorker,
+  type PrimitivesContext,
+} from './primitives-workload.js';
 
 /** Workload knobs (all optional; defaults in `defaultWorkloadOptions`). */
 export interface TenureWorkloadOptions {
@@ -44,6 +51,12 @@ export interface TenureWorkloadOptions {
   readonly readers: number;
   /** Lease workers that go through the client library (`@tenure/client`, recorded via its fetch). */
   readonly libraryWorkers: number;
+  /** docs/primitives.md workers (primitives-workload.ts). */
+  readonly semaphoreWorkers: number;
+  readonly sharedLockWorkers: number;
+  readonly sessionWorkers: number;
+  /** Streaming-watch clients (`client.watch()` over the primitives' names). */
+  readonly watchers: number;
   readonly leaseNames: number;
   readonly electionGroups: number;
   readonly ttlMs: number;
@@ -72,6 +85,10 @@ export function defaultWorkloadOptions(ttlMs = 3_000): TenureWorkloadOptions {
     counterWorkers: 2,
     readers: 2,
     libraryWorkers: 1,
+    semaphoreWorkers: 3,
+    sharedLockWorkers: 2,
+    sessionWorkers: 2,
+    watchers: 1,
     leaseNames: 3,
     electionGroups: 1,
     ttlMs,
@@ -210,6 +227,25 @@ export function createTenureWorkload(
       spawn('count', o.counterWorkers, counterWorker);
       spawn('read', o.readers, readerWorker);
       spawn('lib', o.libraryWorkers, libraryWorker);
+      const pc: PrimitivesContext = {
+        cluster,
+        history,
+        o,
+        signal: controller.signal,
+        namePrefix: `${prefix}-P`,
+        // Not queued for the end-of-run resolution: its time goes to the ops the linearizability
+        // search needs; the primitives' checkers treat unknown outcomes as maybe-happened anyway.
+        mutate: (req, spec) => req.send(spec, { signal: controller.signal }),
+        log: options.log,
+      };
+      const prim =
+        (w: (pc: PrimitivesContext, req: Requester, r: Random, proc: string) => Promise<void>) =>
+        (_c: Ctx, req: Requester, r: Random, proc: string): Promise<void> =>
+          w(pc, req, r, proc);
+      spawn('sem', o.semaphoreWorkers, prim(semaphoreWorker));
+      spawn('rw', o.sharedLockWorkers, prim(sharedLockWorker));
+      spawn('sess', o.sessionWorkers, prim(sessionWorker));
+      spawn('watch', o.watchers, prim(watchWorker));
       options.log(
         `workload ${prefix}: ${loops.length} clients, fenced store ${fs.url}${o.staleReads ? ', STALE reads' : ''}`,
       );
