@@ -22,6 +22,11 @@ export interface SnapshotSenderOptions {
   readonly windowChunks: number;
   /** Queues one chunk frame to its peer (may drop it: the protocol recovers). */
   readonly sendChunk: (chunk: SnapshotChunkMsg) => void;
+  /**
+   * Whether the link to `peer` is up. A retry while it is down sends nothing (chunks would only pile
+   * up in the link's queue); `resume` resends once it is back.
+   */
+  readonly isConnected: (peer: NodeId) => boolean;
 }
 
 /** One snapshot on its way to one peer. Invariant: ackedOffset ≤ sentOffset ≤ data.length. */
@@ -87,7 +92,8 @@ export class SnapshotSender {
   offer(msg: InstallSnapshotMsg): void {
     const current = this.#streams.get(msg.to);
     if (current !== undefined && !current.done && sameSnapshot(current.msg, msg)) {
-      if (!current.progressed) this.#rewind(current, current.ackedOffset);
+      if (!current.progressed && this.#o.isConnected(msg.to))
+        this.#rewind(current, current.ackedOffset);
       current.progressed = false;
       return;
     }

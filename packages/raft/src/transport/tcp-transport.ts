@@ -133,6 +133,7 @@ export class TcpTransport implements Transport {
       chunkBytes,
       windowChunks: SNAPSHOT_WINDOW_CHUNKS_DEFAULT,
       sendChunk: (chunk) => this.#sendFrame(chunk.to, chunk),
+      isConnected: (peer) => this.#links.get(peer)?.stats().connected ?? false,
     });
     this.#snapshotReceiver = new SnapshotReceiver({
       self: options.id,

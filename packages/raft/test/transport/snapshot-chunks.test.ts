@@ -48,6 +48,7 @@ function harness(t: Test, leaders: readonly string[]) {
   const acks: SnapshotChunkAckMsg[] = [];
   const delivered: InstallSnapshotMsg[] = [];
   const sent: SnapshotChunkMsg[] = [];
+  const link = { connected: true };
   const senders = new Map(
     leaders.map((id) => [
       id,
@@ -58,6 +59,7 @@ function harness(t: Test, leaders: readonly string[]) {
           sent.push(c);
           chunks.push(c);
         },
+        isConnected: () => link.connected,
       }),
     ]),
   );
@@ -76,7 +78,7 @@ function harness(t: Test, leaders: readonly string[]) {
   const drain = (): void => {
     for (let i = 0; i < 100_000 && (chunks.length > 0 || acks.length > 0); i++) step();
   };
-  return { dir, chunks, acks, delivered, sent, senders, receiver, step, drain };
+  return { dir, chunks, acks, delivered, sent, senders, receiver, link, step, drain };
 }
 
 t.test('a snapshot travels in 1 KiB chunks and arrives whole, checked', async (t) => {
@@ -148,6 +150,11 @@ t.test('without a reconnect, the core’s retries resume a stalled transfer', as
   const sentBefore = h.sent.length;
   sender.offer(msg); // the core's snapshot retry: progress happened since the last ask
   t.equal(h.sent.length, sentBefore, 'no resend while the stream was moving');
+  h.link.connected = false;
+  sender.offer(msg);
+  sender.offer(msg);
+  t.equal(h.sent.length, sentBefore, 'nothing piles up while the link is down');
+  h.link.connected = true;
   sender.offer(msg); // the next retry: nothing moved since the previous one
   t.equal(h.sent[sentBefore]?.offset, 4 * CHUNK_BYTES, 'resent from the last acknowledgement');
   h.drain();
