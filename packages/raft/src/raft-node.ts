@@ -28,6 +28,7 @@
  * to open (RemovedMemberError).
  */
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { ClusterTimeEstimate } from './cluster-time-estimate.js';
 import { RaftCore } from './core/raft-core.js';
 import type {
@@ -225,6 +226,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
           listen: resolved.listen,
           logger: root.child({ component: 'raft-transport', nodeId: options.id }),
           ...(options.peerTls === undefined ? {} : { tls: options.peerTls }),
+          // Incoming snapshots are assembled on the data disk (transport/snapshot-receiver.ts).
+          ...(options.dataDir === undefined
+            ? {}
+            : { snapshotDir: path.join(options.dataDir, 'snapshot-incoming') }),
         });
       const node = new RaftNode(options, resolved, {
         core,

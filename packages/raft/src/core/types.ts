@@ -133,9 +133,11 @@ export interface TimeoutNowMsg extends MessageBase {
 
 /**
  * InstallSnapshot (Raft §7, Figure 13; dissertation §5.4.1): sent instead of AppendEntries when the
- * follower needs entries the leader already compacted away. Not chunked: the whole snapshot travels
- * in one message, so a snapshot must fit the transport's frame bound (TcpTransport frameBytesMax,
- * 64 MiB by default). `clusterTimeMs` is the leader's current cluster time (docs/concepts.md).
+ * follower needs entries the leader already compacted away. To the core it is one message with the
+ * whole snapshot; the TCP transport carries it as bounded chunk frames and hands the receiver's core
+ * one message again once every byte arrived and checked (transport/snapshot-sender.ts,
+ * snapshot-receiver.ts; docs/architecture.md), so its size is not bounded by a frame.
+ * `clusterTimeMs` is the leader's current cluster time (docs/concepts.md).
  */
 export interface InstallSnapshotMsg extends MessageBase {
   readonly type: 'InstallSnapshot';

@@ -26,6 +26,11 @@ export interface PeerLinkOptions {
   readonly logger: Logger;
   /** Mutual TLS: the Hello is sent only after the TLS handshake verified the peer. */
   readonly tls?: PeerTlsOptions;
+  /**
+   * Called each time the link becomes ready (handshake answered); `reconnected` is true when an
+   * earlier connection was ready before (frames written to it may have been lost).
+   */
+  readonly onReady?: (reconnected: boolean) => void;
 }
 
 /** Counters of one link, for status and tests. */
@@ -48,6 +53,8 @@ export class PeerLink {
   #socket: net.Socket | null = null;
   /** True once the peer answered our Hello correctly; frames flow only then. */
   #ready = false;
+  /** Some connection of this link was ready once. */
+  #wasReady = false;
   /** Encoded frames (header, payload) waiting for the socket; ≤ sendQueueFramesMax frames. */
   #queue: Buffer[] = [];
   #flushScheduled = false;
@@ -194,6 +201,8 @@ export class PeerLink {
     this.#unreachableLoggedAtMs = -Infinity;
     this.#failuresUnlogged = 0;
     this.#scheduleFlush();
+    this.#o.onReady?.(this.#wasReady);
+    this.#wasReady = true;
   }
 
   #onClose(socket: net.Socket): void {

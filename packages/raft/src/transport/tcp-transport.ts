@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import tls from 'node:tls';
 import { NOOP_LOGGER, type Logger } from '../logger.js';
 import type { Message, NodeId } from '../core/types.js';
@@ -17,6 +19,14 @@ import { FrameDecoder, frameHeader } from './frame-decoder.js';
 import { helloMismatch, parseHello, PROTOCOL_VERSION } from './handshake.js';
 import { PeerLink, type PeerLinkStats } from './peer-link.js';
 import { peerServerOptions, type PeerTlsOptions } from './peer-tls.js';
+import {
+  parseSnapshotChunk,
+  parseSnapshotChunkAck,
+  SNAPSHOT_CHUNK_BYTES_DEFAULT,
+  SNAPSHOT_WINDOW_CHUNKS_DEFAULT,
+} from './snapshot-chunk.js';
+import { SnapshotReceiver, type SnapshotReceiverStats } from './snapshot-receiver.js';
+import { SnapshotSender, type SnapshotSenderStats } from './snapshot-sender.js';
 import type { Transport } from './transport.js';
 
 /** Options of TcpTransport. Addresses are `host:port`. */
@@ -35,9 +45,24 @@ export interface TcpTransportOptions {
   readonly reconnectDelayMsMax?: number;
   /** Largest accepted frame; larger closes the connection. Default 64 MiB. */
   readonly frameBytesMax?: number;
+  /**
+   * InstallSnapshot travels in chunk frames of this many snapshot bytes (snapshot-chunk.ts), so a
+   * snapshot of any size fits frames of frameBytesMax. Default 1 MiB; at most frameBytesMax − 64 KiB.
+   */
+  readonly snapshotChunkBytes?: number;
+  /**
+   * Directory where an incoming snapshot is assembled (emptied when the first one arrives).
+   * Default: `tenure-snapshot-<id>-<pid>` under the OS temporary directory; RaftNode passes one
+   * inside its dataDir.
+   */
+  readonly snapshotDir?: string;
   /** Mutual TLS on every link (both directions); absent: plain TCP. */
   readonly tls?: PeerTlsOptions;
 }
+
+/** Frame bytes reserved for a chunk's fields besides its data (meta, membership, checksum). */
+const CHUNK_OVERHEAD_BYTES_MAX = 64 * 1024;
+const FRAME_BYTES_MAX_DEFAULT = 64 * 1024 * 1024;
 
 /** At most one "peer refused at TLS handshake" log line per this interval (the rest are counted). */
 const TLS_REFUSAL_LOG_INTERVAL_MS = 10_000;
@@ -50,6 +75,8 @@ export interface TcpTransportStats {
   readonly handshakeRejections: number;
   /** Inbound connections refused by the TLS handshake (no, or an untrusted, certificate). */
   readonly tlsRejections: number;
+  readonly snapshotsSent: SnapshotSenderStats;
+  readonly snapshotsReceived: SnapshotReceiverStats;
 }
 
 /** Splits `host:port` (IPv6 as `[::1]:7001`). Throws on a bad address. */
@@ -89,11 +116,33 @@ export class TcpTransport implements Transport {
   /** performance.now() of the last refusal logged; refusals since then are counted, not logged. */
   #tlsRefusalLoggedAtMs = -Infinity;
   #tlsRefusalsUnlogged = 0;
+  readonly #snapshotSender: SnapshotSender;
+  readonly #snapshotReceiver: SnapshotReceiver;
 
   constructor(options: TcpTransportOptions) {
     this.id = options.id;
     this.#o = options;
     this.#log = options.logger ?? NOOP_LOGGER;
+    const chunkBytes = options.snapshotChunkBytes ?? SNAPSHOT_CHUNK_BYTES_DEFAULT;
+    const frameBytesMax = options.frameBytesMax ?? FRAME_BYTES_MAX_DEFAULT;
+    assert.ok(
+      chunkBytes >= 1 && chunkBytes + CHUNK_OVERHEAD_BYTES_MAX <= frameBytesMax,
+      'snapshotChunkBytes must be ≥ 1 and leave 64 KiB of frameBytesMax for the chunk header',
+    );
+    this.#snapshotSender = new SnapshotSender({
+      chunkBytes,
+      windowChunks: SNAPSHOT_WINDOW_CHUNKS_DEFAULT,
+      sendChunk: (chunk) => this.#sendFrame(chunk.to, chunk),
+      isConnected: (peer) => this.#links.get(peer)?.stats().connected ?? false,
+    });
+    this.#snapshotReceiver = new SnapshotReceiver({
+      self: options.id,
+      dir:
+        options.snapshotDir ??
+        path.join(os.tmpdir(), `tenure-snapshot-${options.id}-${process.pid}`),
+      sendAck: (ack) => this.#sendFrame(ack.to, ack),
+      deliver: (msg) => this.#handler?.(msg),
+    });
     const others = options.peers.filter((p) => p.id !== options.id);
     this.#peerIds = new Set(others.map((p) => p.id));
     for (const peer of others) {
@@ -123,9 +172,12 @@ export class TcpTransport implements Transport {
       sendQueueFramesMax: o.sendQueueFramesMax ?? 8192,
       reconnectDelayMsMin: o.reconnectDelayMsMin ?? 20,
       reconnectDelayMsMax: o.reconnectDelayMsMax ?? 1000,
-      frameBytesMax: o.frameBytesMax ?? 64 * 1024 * 1024,
+      frameBytesMax: o.frameBytesMax ?? FRAME_BYTES_MAX_DEFAULT,
       packr: this.#packr,
       logger: this.#log,
+      onReady: (reconnected) => {
+        if (reconnected) this.#snapshotSender.resume(peer.id);
+      },
       ...(o.tls === undefined ? {} : { tls: o.tls }),
     });
   }
@@ -141,6 +193,7 @@ export class TcpTransport implements Transport {
     for (const [id, link] of this.#links) {
       const peer = next.get(id);
       if (peer !== undefined && this.#addresses.get(id) === peer.raftAddress) continue;
+      this.#snapshotSender.forget(id);
       link.close();
       this.#links.delete(id);
     }
@@ -177,10 +230,19 @@ export class TcpTransport implements Transport {
       : `${address.address}:${address.port}`;
   }
 
+  /** Queues `msg`; an InstallSnapshot goes out as chunk frames (snapshot-sender.ts). */
   send(msg: Message): void {
-    const link = this.#links.get(msg.to);
+    if (msg.type === 'InstallSnapshot') {
+      if (this.#links.has(msg.to) && !this.#closed) this.#snapshotSender.offer(msg);
+      return;
+    }
+    this.#sendFrame(msg.to, msg);
+  }
+
+  #sendFrame(to: NodeId, value: object): void {
+    const link = this.#links.get(to);
     if (link === undefined || this.#closed) return;
-    link.send(this.#packr.pack(msg));
+    link.send(this.#packr.pack(value));
   }
 
   onMessage(handler: (msg: Message) => void): void {
@@ -196,6 +258,8 @@ export class TcpTransport implements Transport {
       malformedFrames: this.#malformedFrames,
       handshakeRejections: this.#handshakeRejections,
       tlsRejections: this.#tlsRejections,
+      snapshotsSent: this.#snapshotSender.stats(),
+      snapshotsReceived: this.#snapshotReceiver.stats(),
     };
   }
 
@@ -225,7 +289,7 @@ export class TcpTransport implements Transport {
       return;
     }
     this.#inbound.add(socket);
-    const decoder = new FrameDecoder(this.#o.frameBytesMax ?? 64 * 1024 * 1024);
+    const decoder = new FrameDecoder(this.#o.frameBytesMax ?? FRAME_BYTES_MAX_DEFAULT);
     let peer: NodeId | null = null; // set by a valid Hello
     socket.on('data', (chunk: Buffer) => {
       try {
@@ -280,15 +344,25 @@ export class TcpTransport implements Transport {
     return hello.from;
   }
 
-  /** Decode, validate, check the sender, deliver. Malformed frames are counted and dropped. */
+  /**
+   * Decode, validate, check the sender, deliver (snapshot chunks and their acks to their streams).
+   * Malformed frames are counted and dropped.
+   */
   #onFrame(peer: NodeId, frame: Buffer): void {
     this.#receivedFrames++;
-    let msg: Message | null = null;
+    let decoded: unknown = null;
     try {
-      msg = parseMessage(this.#packr.unpack(frame));
+      decoded = this.#packr.unpack(frame);
     } catch {
-      msg = null;
+      decoded = null;
     }
+    const kind = (decoded as { type?: unknown } | null)?.type;
+    const msg =
+      kind === 'SnapshotChunk'
+        ? parseSnapshotChunk(decoded)
+        : kind === 'SnapshotChunkAck'
+          ? parseSnapshotChunkAck(decoded)
+          : parseMessage(decoded);
     if (msg === null || msg.from !== peer || msg.to !== this.id) {
       this.#malformedFrames++;
       if (this.#malformedFrames % 1000 === 1)
@@ -298,7 +372,9 @@ export class TcpTransport implements Transport {
         );
       return;
     }
-    this.#handler?.(msg);
+    if (msg.type === 'SnapshotChunk') this.#snapshotReceiver.onChunk(msg);
+    else if (msg.type === 'SnapshotChunkAck') this.#snapshotSender.onAck(msg);
+    else this.#handler?.(msg);
   }
 
   /** Closes every connection and the listener. Idempotent. */
@@ -307,6 +383,7 @@ export class TcpTransport implements Transport {
     this.#closed = true;
     for (const link of this.#links.values()) link.close();
     for (const socket of this.#inbound) socket.destroy();
+    this.#snapshotReceiver.close();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 }
