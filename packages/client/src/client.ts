@@ -45,6 +45,15 @@ import { Session, type SessionOps } from './session.js';
 
 export type { CampaignOptions } from './campaign.js';
 import { Leadership, type LeadershipOps } from './leadership.js';
+import {
+  listPath,
+  pageOf,
+  walkPages,
+  type ListItems,
+  type ListKind,
+  type ListPage,
+  type ListQuery,
+} from './listing.js';
 import { silentLogger, type Logger } from './logger.js';
 import { longPoll, type LongPollOptions } from './long-poll.js';
 import { watchChanges, type ChangeWatchOptions, type WatchEvent } from './change-watch.js';
@@ -679,20 +688,43 @@ export class TenureClient {
     return [...answer.revoked];
   }
 
-  /** Lists live leases whose names start with `prefix`, sorted by name, at most `limit`. */
-  async listLeases(
-    query: { prefix?: string; limit?: number } = {},
+  /**
+   * Live leases (exclusive grants) whose names start with `query.prefix`, in name order, after
+   * `query.after`, at most `query.limit`: the items of one page of `list('leases', query)`.
+   */
+  async listLeases(query: ListQuery = {}, options: ReadOptions = {}): Promise<LeaseView[]> {
+    return (await this.list('leases', query, options)).items;
+  }
+
+  // ---- listings -------------------------------------------------------------------------------
+
+  /**
+   * One page of a listing (docs/api.md, Listings): live leases, election groups with candidates,
+   * or KV keys (`{key, revision}`), in name order, filtered by `prefix`, after the cursor `after`,
+   * at most `limit` (1–1000, server default 100); `nextCursor` is the `after` of the next page,
+   * null on the last one. A bad query field is TenureError `invalid_argument` naming it.
+   */
+  async list<K extends ListKind>(
+    kind: K,
+    query: ListQuery = {},
     options: ReadOptions = {},
-  ): Promise<LeaseView[]> {
-    const params = new URLSearchParams();
-    if (query.prefix !== undefined) params.set('prefix', query.prefix);
-    if (query.limit !== undefined) params.set('limit', String(query.limit));
-    const answer = await this.#read<{ leases: LeaseView[] }>(
-      `/v1/leases${params.size > 0 ? `?${params}` : ''}`,
-      options,
-      false,
+  ): Promise<ListPage<ListItems[K]>> {
+    const answer = await this.#read<Record<string, unknown>>(listPath(kind, query), options, false);
+    return pageOf(kind, answer ?? {});
+  }
+
+  /**
+   * Every item of a listing, following `nextCursor` page after page (pages of `query.limit`); see
+   * `list`. Items created or removed during the walk may or may not appear; none appears twice.
+   */
+  listAll<K extends ListKind>(
+    kind: K,
+    query: ListQuery = {},
+    options: ReadOptions = {},
+  ): AsyncGenerator<ListItems[K], void, undefined> {
+    return walkPages(query.after, (after) =>
+      this.list(kind, { ...query, ...(after === undefined ? {} : { after }) }, options),
     );
-    return answer?.leases ?? [];
   }
 
   /**

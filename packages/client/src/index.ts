@@ -42,6 +42,7 @@ export type { Clock, TimerHandle } from './clock.js';
 export type { RetryPolicy } from './backoff.js';
 export { DEFAULT_RETRY_POLICY } from './backoff.js';
 export type { Logger } from './logger.js';
+export type { KvKeyView, ListItems, ListKind, ListPage, ListQuery } from './listing.js';
 export { parseDurationMs, formatDurationMs } from './duration.js';
 export { processIncarnationId } from './identity.js';
 export type {

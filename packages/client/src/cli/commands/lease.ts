@@ -1,6 +1,6 @@
 /**
  * `tenure lease …`: acquire (once, or `--hold` until Ctrl-C; `--shared`, `--session ID`), renew,
- * release, get, ls, watch, history, revoke.
+ * release, get, list, watch, history, revoke.
  * docs/api.md describes the routes behind each command.
  */
 import { Option, type Command } from 'commander';
@@ -14,6 +14,7 @@ import { EXIT } from '../exit-codes.js';
 import { formatLease, formatWatch } from '../format.js';
 import { holdUntilInterrupt } from '../hold.js';
 import { addHistoryRevoke } from './history-revoke.js';
+import { addListCommand } from './list.js';
 
 interface AcquireFlags {
   ttl: number;
@@ -172,22 +173,7 @@ function addReadCommands(lease: Command, run: CliRun): void {
         throw new TenureError(`lease ${name} is not held`, { code: 'not_found', status: 404 });
       run.emit(json, view, formatLease(view));
     });
-  lease
-    .command('ls')
-    .description('list live leases')
-    .option('--prefix <prefix>', 'only names starting with this')
-    .option('--limit <n>', 'at most this many', integerArg('--limit'))
-    .action(async (opts: { prefix?: string; limit?: number }, command: Command) => {
-      const { client, json, timeoutMs } = run.context(command);
-      const query = {
-        ...(opts.prefix === undefined ? {} : { prefix: opts.prefix }),
-        ...(opts.limit === undefined ? {} : { limit: opts.limit }),
-      };
-      const leases = await client.listLeases(query, callOptions(timeoutMs));
-      if (json) run.out(JSON.stringify({ leases }));
-      else if (leases.length === 0) run.out('no leases');
-      else for (const view of leases) run.out(formatLease(view));
-    });
+  addListCommand(lease, run, { kind: 'leases', what: 'leases', format: formatLease });
   lease
     .command('watch <name>')
     .description('print the grant and every change until Ctrl-C')
