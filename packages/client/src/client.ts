@@ -164,6 +164,32 @@ export interface SessionOptions extends MutationOptions {
 /** The resource families with holder history and revoke. */
 export type GrantKind = 'lease' | 'semaphore' | 'election';
 
+/** `POST …/release` answer of a lease or semaphore grant (docs/api.md). */
+export interface ReleaseAnswer {
+  readonly name: string;
+  readonly released: true;
+}
+
+/** A call on one held grant of a lease or semaphore. */
+type GrantAction = 'renew' | 'release';
+
+/**
+ * The arguments of a renew or release without a handle: the grant is named by `name` and
+ * `(holder, fencingToken)` (docs/api.md).
+ */
+export type GrantCallArgs = [
+  name: string,
+  holder: string,
+  fencingToken: number,
+  options?: MutationOptions,
+];
+
+/** The answer of each GrantAction per kind (docs/api.md). */
+interface GrantAnswers {
+  readonly lease: { readonly renew: LeaseGrantAnswer; readonly release: ReleaseAnswer };
+  readonly semaphore: { readonly renew: SemaphoreGrantAnswer; readonly release: ReleaseAnswer };
+}
+
 /** Options of `history`. */
 export interface HistoryOptions extends ReadOptions {
   /** Default `lease`. */
@@ -370,7 +396,7 @@ export class TenureClient {
     return new Lease(
       { name: granted, holder, fencingToken, ttlMs: held.ttlMs },
       held.datedFromMs,
-      this.#leaseOps(),
+      this.#grantOps('lease'),
       held.timing,
       options.autoRenew ?? true,
       { session: life.session, mode: options.mode ?? 'exclusive' },
@@ -403,7 +429,7 @@ export class TenureClient {
     return new Permit(
       { name: granted, holder, fencingToken, limit, ttlMs: held.ttlMs },
       held.datedFromMs,
-      this.#permitOps(),
+      this.#grantOps('semaphore'),
       held.timing,
       options.autoRenew ?? true,
       life.session,
@@ -513,10 +539,9 @@ export class TenureClient {
     const timing = this.#timing(grantTtlMs!);
     if (!needsConfirmation(sendTimeMs, this.#clock.now(), grantTtlMs!, timing))
       return { grant, datedFromMs: sendTimeMs, ttlMs: grantTtlMs!, timing };
-    const renew = kind === 'lease' ? this.renewLease.bind(this) : this.renewSemaphore.bind(this);
     const confirmed = await confirmGrant(
       async (timeoutMs, signal) => {
-        const r = await renew(name, holder, grant.fencingToken, {
+        const r = await this.#grantCall(kind, 'renew', name, holder, grant.fencingToken, {
           timeoutMs,
           ...(signal === undefined ? {} : { signal }),
         });
@@ -564,33 +589,13 @@ export class TenureClient {
   }
 
   /** One renewal of a grant (docs/api.md renew) without a handle, e.g. from the CLI. 409 → TenureError. */
-  renewLease(
-    name: string,
-    holder: string,
-    fencingToken: number,
-    options: MutationOptions = {},
-  ): Promise<LeaseGrantAnswer> {
-    return this.#mutate<LeaseGrantAnswer>(
-      'POST',
-      `/v1/leases/${enc(name)}/renew`,
-      { holder, fencingToken },
-      options,
-    );
+  renewLease(...grant: GrantCallArgs): Promise<LeaseGrantAnswer> {
+    return this.#grantCall('lease', 'renew', ...grant);
   }
 
-  /** Releases a grant by `(holder, fencingToken)` (docs/api.md, BC-12) without a handle. 409 → TenureError. */
-  releaseLease(
-    name: string,
-    holder: string,
-    fencingToken: number,
-    options: MutationOptions = {},
-  ): Promise<{ name: string; released: true }> {
-    return this.#mutate(
-      'POST',
-      `/v1/leases/${enc(name)}/release`,
-      { holder, fencingToken },
-      options,
-    );
+  /** Releases a grant by `(holder, fencingToken)` (docs/api.md) without a handle. 409 → TenureError. */
+  releaseLease(...grant: GrantCallArgs): Promise<ReleaseAnswer> {
+    return this.#grantCall('lease', 'release', ...grant);
   }
 
   /**
@@ -604,33 +609,28 @@ export class TenureClient {
   // ---- semaphores, sessions, history, revoke --------------------------------------------------
 
   /** One renewal of a permit (docs/api.md semaphore renew) without a handle. 409 → TenureError. */
-  renewSemaphore(
-    name: string,
-    holder: string,
-    fencingToken: number,
-    options: MutationOptions = {},
-  ): Promise<SemaphoreGrantAnswer> {
-    return this.#mutate<SemaphoreGrantAnswer>(
-      'POST',
-      `/v1/semaphores/${enc(name)}/renew`,
-      { holder, fencingToken },
-      options,
-    );
+  renewSemaphore(...grant: GrantCallArgs): Promise<SemaphoreGrantAnswer> {
+    return this.#grantCall('semaphore', 'renew', ...grant);
   }
 
   /** Releases a permit by `(holder, fencingToken)` without a handle. 409 → TenureError. */
-  releaseSemaphore(
-    name: string,
-    holder: string,
-    fencingToken: number,
-    options: MutationOptions = {},
-  ): Promise<{ name: string; released: true }> {
-    return this.#mutate(
-      'POST',
-      `/v1/semaphores/${enc(name)}/release`,
-      { holder, fencingToken },
-      options,
-    );
+  releaseSemaphore(...grant: GrantCallArgs): Promise<ReleaseAnswer> {
+    return this.#grantCall('semaphore', 'release', ...grant);
+  }
+
+  /**
+   * The renew or release of one grant of a lease or semaphore, named by `(holder, fencingToken)`
+   * (docs/api.md: both routes take that body and answer 409 `not_holder`/`lease_expired` for a grant
+   * that is not the live one). The one place these four calls are made; the typed public methods,
+   * the handles' ops and the acquire clean-up all go through it.
+   */
+  #grantCall<K extends keyof GrantAnswers, A extends GrantAction>(
+    kind: K,
+    action: A,
+    ...[name, holder, fencingToken, options = {}]: GrantCallArgs
+  ): Promise<GrantAnswers[K][A]> {
+    const path = `${kindPath(kind)}/${enc(name)}/${action}`;
+    return this.#mutate('POST', path, { holder, fencingToken }, options);
   }
 
   /** Reads a semaphore: limit, live permits, waiter count; null when nobody holds or waits (404). */
@@ -972,9 +972,7 @@ export class TenureClient {
         },
       );
     }
-    const release =
-      kind === 'lease' ? this.releaseLease.bind(this) : this.releaseSemaphore.bind(this);
-    release(name, holder, grant.fencingToken).catch((error: unknown) =>
+    this.#grantCall(kind, 'release', name, holder, grant.fencingToken).catch((error: unknown) =>
       this.#logger.warn?.({ name, err: error }, 'release of an unconfirmed grant failed'),
     );
     return new TenureError(`${what} and could not be confirmed: ${result.error.message}`, {
@@ -994,8 +992,7 @@ export class TenureClient {
     void (async () => {
       const token = await this.#liveTokenOf(kind, name, holder);
       if (token === null) return;
-      if (kind === 'lease') await this.releaseLease(name, holder, token);
-      else await this.releaseSemaphore(name, holder, token);
+      await this.#grantCall(kind, 'release', name, holder, token);
       this.#logger.info?.(
         { kind, name, fencingToken: token },
         'released a grant made by an acquire with unknown outcome',
@@ -1029,22 +1026,13 @@ export class TenureClient {
     };
   }
 
-  #leaseOps(): LeaseOps {
+  /** Renew and release of a held grant's handle (Lease, Permit), through `#grantCall`. */
+  #grantOps(kind: 'lease' | 'semaphore'): LeaseOps {
     return {
       renew: (name, holder, fencingToken, options) =>
-        this.renewLease(name, holder, fencingToken, options),
+        this.#grantCall(kind, 'renew', name, holder, fencingToken, options),
       release: async (name, holder, fencingToken) => {
-        await this.releaseLease(name, holder, fencingToken);
-      },
-    };
-  }
-
-  #permitOps(): LeaseOps {
-    return {
-      renew: (name, holder, fencingToken, options) =>
-        this.renewSemaphore(name, holder, fencingToken, options),
-      release: async (name, holder, fencingToken) => {
-        await this.releaseSemaphore(name, holder, fencingToken);
+        await this.#grantCall(kind, 'release', name, holder, fencingToken);
       },
     };
   }

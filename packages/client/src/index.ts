@@ -8,6 +8,7 @@ export type {
   AcquireOptions,
   AcquireFields,
   GrantLife,
+  GrantCallArgs,
   GrantKind,
   HistoryOptions,
   RevokeOptions,
@@ -19,6 +20,7 @@ export type {
   KvWriteOptions,
   MutationOptions,
   ReadOptions,
+  ReleaseAnswer,
   WatchOptions,
 } from './client.js';
 export type { CallOptions } from './transport.js';
