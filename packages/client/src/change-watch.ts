@@ -15,10 +15,10 @@
  * that forgets to look for it cannot mistake it for a normal end.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { backoffDelayMs } from './backoff.js';
 import type { ChangeEvent, ChangeKind } from './contract.js';
 import { errorFromResponse, TenureError } from './errors.js';
 import type { Logger } from './logger.js';
+import { backoffOrStop, resumingIterator } from './resuming-iterator.js';
 
 /** One change: the event of docs/api.md with the revision (log index) of the entry that made it. */
 export type WatchEvent = ChangeEvent & { readonly revision: number };
@@ -93,159 +93,139 @@ export function watchChanges(
   opts: ChangeWatchOptions,
   deps: ChangeWatchDeps,
 ): AsyncIterableIterator<WatchEvent> {
-  const controller = new AbortController();
-  const onAbort = (): void => controller.abort(opts.signal?.reason);
-  if (opts.signal?.aborted) controller.abort(opts.signal.reason);
-  else opts.signal?.addEventListener('abort', onAbort, { once: true });
-  const signal = controller.signal;
+  return resumingIterator(opts.signal, (signal) => changes(opts, deps, signal));
+}
+
+/** The resuming loop of `watchChanges` under `signal`: one connection after another. */
+async function* changes(
+  opts: ChangeWatchOptions,
+  deps: ChangeWatchDeps,
+  signal: AbortSignal,
+): AsyncGenerator<WatchEvent, void, undefined> {
   const idleTimeoutMs = opts.idleTimeoutMs ?? IDLE_TIMEOUT_MS_DEFAULT;
-
-  async function* run(): AsyncGenerator<WatchEvent, void, undefined> {
-    let position: number | null = opts.fromRevision ?? null;
-    let endpointIndex = 0;
-    let failures = 0;
-    /** Endpoints that answered `compacted` for the current position. */
-    let compactedAt = new Set<string>();
+  let position: number | null = opts.fromRevision ?? null;
+  let endpointIndex = 0;
+  let failures = 0;
+  /** Endpoints that answered `compacted` for the current position. */
+  let compactedAt = new Set<string>();
+  while (!signal.aborted) {
+    const endpoint = deps.endpoints[endpointIndex % deps.endpoints.length]!;
+    const connection = connect(endpoint, watchPath(opts, position), signal, idleTimeoutMs, deps);
+    let progressed = false;
+    let end: ConnectionEnd;
     try {
-      while (!signal.aborted) {
-        const endpoint = deps.endpoints[endpointIndex % deps.endpoints.length]!;
-        const connection = connect(endpoint, watchPath(opts, position));
-        let progressed = false;
-        let end: ConnectionEnd;
-        try {
-          for (;;) {
-            const next = await connection.next();
-            if (next.done) {
-              end = next.value;
-              break;
-            }
-            const batch = next.value;
-            if (batch.revision !== null && (position === null || batch.revision > position)) {
-              position = batch.revision;
-              progressed = true;
-              compactedAt = new Set();
-            }
-            for (const event of batch.events) yield event;
-          }
-        } finally {
-          await connection.return(undefined as never);
+      for (;;) {
+        const next = await connection.next();
+        if (next.done) {
+          end = next.value;
+          break;
         }
-        if (signal.aborted) return;
-        endpointIndex++;
-        if (end.kind === 'compacted') {
-          compactedAt.add(endpoint);
-          if (compactedAt.size >= deps.endpoints.length)
-            throw new WatchCompactedError(position ?? 0, end.oldestRevision);
-          continue;
+        const batch = next.value;
+        if (batch.revision !== null && (position === null || batch.revision > position)) {
+          position = batch.revision;
+          progressed = true;
+          compactedAt = new Set();
         }
-        if (progressed) failures = 0;
-        deps.logger.debug?.({ endpoint, position, error: end.error }, 'watch reconnecting');
-        try {
-          await deps.sleep(backoffDelayMs(RECONNECT_POLICY, failures++, deps.random), signal);
-        } catch {
-          return;
-        }
+        for (const event of batch.events) yield event;
       }
     } finally {
-      opts.signal?.removeEventListener('abort', onAbort);
+      await connection.return(undefined as never);
     }
-  }
-
-  /** One connection: yields whole revisions (or a bare position), returns how it ended. */
-  async function* connect(
-    endpoint: string,
-    path: string,
-  ): AsyncGenerator<{ revision: number | null; events: WatchEvent[] }, ConnectionEnd, undefined> {
-    const local = new AbortController();
-    const abortLocal = (): void => local.abort();
-    signal.addEventListener('abort', abortLocal, { once: true });
-    let idle: NodeJS.Timeout | undefined;
-    const armIdle = (): void => {
-      clearTimeout(idle);
-      idle = setTimeout(() => local.abort(new Error('watch idle')), idleTimeoutMs);
-    };
-    try {
-      armIdle();
-      let response: Response;
-      try {
-        response = await deps.fetch(endpoint + path, {
-          headers: { accept: 'text/event-stream' },
-          signal: local.signal,
-        });
-      } catch (error) {
-        return { kind: 'broken', error };
-      }
-      if (response.status !== 200) {
-        const text = await response.text().catch(() => '');
-        let body: unknown = null;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = { raw: text.slice(0, 200) };
-        }
-        const error = errorFromResponse(response.status, body);
-        // 4xx other than 429 is a wrong request: retrying cannot fix it.
-        if (response.status >= 400 && response.status < 500 && response.status !== 429) throw error;
-        return { kind: 'broken', error };
-      }
-      const parsed: EventSourceMessage[] = [];
-      const parser = createParser({ onEvent: (m) => parsed.push(m) });
-      let pending: WatchEvent[] = [];
-      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-      try {
-        for (;;) {
-          let chunk: Awaited<ReturnType<typeof reader.read>>;
-          try {
-            chunk = await reader.read();
-          } catch (error) {
-            return { kind: 'broken', error };
-          }
-          if (chunk.done) return { kind: 'broken' };
-          armIdle();
-          parser.feed(chunk.value);
-          for (const m of parsed.splice(0)) {
-            const data = JSON.parse(m.data) as Record<string, unknown>;
-            const id = m.id === undefined ? null : Number(m.id);
-            if (m.event === 'progress') {
-              yield { revision: id, events: [] };
-            } else if (data['type'] === 'compacted') {
-              return { kind: 'compacted', oldestRevision: data['oldestRevision'] as number };
-            } else if (data['type'] === 'overflow') {
-              yield { revision: data['revision'] as number, events: [] };
-              return { kind: 'broken' };
-            } else {
-              pending.push(data as unknown as WatchEvent);
-              if (id !== null) {
-                const events = pending;
-                pending = [];
-                yield { revision: id, events };
-              }
-            }
-          }
-        }
-      } finally {
-        reader.cancel().catch(() => undefined);
-      }
-    } finally {
-      clearTimeout(idle);
-      signal.removeEventListener('abort', abortLocal);
-      local.abort();
+    if (signal.aborted) return;
+    endpointIndex++;
+    if (end.kind === 'compacted') {
+      compactedAt.add(endpoint);
+      if (compactedAt.size >= deps.endpoints.length)
+        throw new WatchCompactedError(position ?? 0, end.oldestRevision);
+      continue;
     }
+    if (progressed) failures = 0;
+    deps.logger.debug?.({ endpoint, position, error: end.error }, 'watch reconnecting');
+    if (!(await backoffOrStop(deps, RECONNECT_POLICY, failures++, signal))) return;
   }
+}
 
-  const generator = run();
-  return {
-    next: () => generator.next(),
-    return: (value?: unknown) => {
-      controller.abort();
-      return generator.return(value as undefined);
-    },
-    throw: (error?: unknown) => {
-      controller.abort();
-      return generator.throw(error);
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
+/** One connection: yields whole revisions (or a bare position), returns how it ended. */
+async function* connect(
+  endpoint: string,
+  path: string,
+  signal: AbortSignal,
+  idleTimeoutMs: number,
+  deps: ChangeWatchDeps,
+): AsyncGenerator<{ revision: number | null; events: WatchEvent[] }, ConnectionEnd, undefined> {
+  const local = new AbortController();
+  const abortLocal = (): void => local.abort();
+  signal.addEventListener('abort', abortLocal, { once: true });
+  let idle: NodeJS.Timeout | undefined;
+  const armIdle = (): void => {
+    clearTimeout(idle);
+    idle = setTimeout(() => local.abort(new Error('watch idle')), idleTimeoutMs);
   };
+  try {
+    armIdle();
+    let response: Response;
+    try {
+      response = await deps.fetch(endpoint + path, {
+        headers: { accept: 'text/event-stream' },
+        signal: local.signal,
+      });
+    } catch (error) {
+      return { kind: 'broken', error };
+    }
+    if (response.status !== 200) {
+      const text = await response.text().catch(() => '');
+      let body: unknown = null;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = { raw: text.slice(0, 200) };
+      }
+      const error = errorFromResponse(response.status, body);
+      // 4xx other than 429 is a wrong request: retrying cannot fix it.
+      if (response.status >= 400 && response.status < 500 && response.status !== 429) throw error;
+      return { kind: 'broken', error };
+    }
+    const parsed: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (m) => parsed.push(m) });
+    let pending: WatchEvent[] = [];
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    try {
+      for (;;) {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
+        try {
+          chunk = await reader.read();
+        } catch (error) {
+          return { kind: 'broken', error };
+        }
+        if (chunk.done) return { kind: 'broken' };
+        armIdle();
+        parser.feed(chunk.value);
+        for (const m of parsed.splice(0)) {
+          const data = JSON.parse(m.data) as Record<string, unknown>;
+          const id = m.id === undefined ? null : Number(m.id);
+          if (m.event === 'progress') {
+            yield { revision: id, events: [] };
+          } else if (data['type'] === 'compacted') {
+            return { kind: 'compacted', oldestRevision: data['oldestRevision'] as number };
+          } else if (data['type'] === 'overflow') {
+            yield { revision: data['revision'] as number, events: [] };
+            return { kind: 'broken' };
+          } else {
+            pending.push(data as unknown as WatchEvent);
+            if (id !== null) {
+              const events = pending;
+              pending = [];
+              yield { revision: id, events };
+            }
+          }
+        }
+      }
+    } finally {
+      reader.cancel().catch(() => undefined);
+    }
+  } finally {
+    clearTimeout(idle);
+    signal.removeEventListener('abort', abortLocal);
+    local.abort();
+  }
 }

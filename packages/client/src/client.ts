@@ -45,6 +45,15 @@ import { Session, type SessionOps } from './session.js';
 
 export type { CampaignOptions } from './campaign.js';
 import { Leadership, type LeadershipOps } from './leadership.js';
+import {
+  listPath,
+  pageOf,
+  walkPages,
+  type ListItems,
+  type ListKind,
+  type ListPage,
+  type ListQuery,
+} from './listing.js';
 import { silentLogger, type Logger } from './logger.js';
 import { longPoll, type LongPollOptions } from './long-poll.js';
 import { watchChanges, type ChangeWatchOptions, type WatchEvent } from './change-watch.js';
@@ -154,6 +163,32 @@ export interface SessionOptions extends MutationOptions {
 
 /** The resource families with holder history and revoke. */
 export type GrantKind = 'lease' | 'semaphore' | 'election';
+
+/** `POST …/release` answer of a lease or semaphore grant (docs/api.md). */
+export interface ReleaseAnswer {
+  readonly name: string;
+  readonly released: true;
+}
+
+/** A call on one held grant of a lease or semaphore. */
+type GrantAction = 'renew' | 'release';
+
+/**
+ * The arguments of a renew or release without a handle: the grant is named by `name` and
+ * `(holder, fencingToken)` (docs/api.md).
+ */
+export type GrantCallArgs = [
+  name: string,
+  holder: string,
+  fencingToken: number,
+  options?: MutationOptions,
+];
+
+/** The answer of each GrantAction per kind (docs/api.md). */
+interface GrantAnswers {
+  readonly lease: { readonly renew: LeaseGrantAnswer; readonly release: ReleaseAnswer };
+  readonly semaphore: { readonly renew: SemaphoreGrantAnswer; readonly release: ReleaseAnswer };
+}
 
 /** Options of `history`. */
 export interface HistoryOptions extends ReadOptions {
@@ -361,7 +396,7 @@ export class TenureClient {
     return new Lease(
       { name: granted, holder, fencingToken, ttlMs: held.ttlMs },
       held.datedFromMs,
-      this.#leaseOps(),
+      this.#grantOps('lease'),
       held.timing,
       options.autoRenew ?? true,
       { session: life.session, mode: options.mode ?? 'exclusive' },
@@ -394,7 +429,7 @@ export class TenureClient {
     return new Permit(
       { name: granted, holder, fencingToken, limit, ttlMs: held.ttlMs },
       held.datedFromMs,
-      this.#permitOps(),
+      this.#grantOps('semaphore'),
       held.timing,
       options.autoRenew ?? true,
       life.session,
@@ -504,10 +539,9 @@ export class TenureClient {
     const timing = this.#timing(grantTtlMs!);
     if (!needsConfirmation(sendTimeMs, this.#clock.now(), grantTtlMs!, timing))
       return { grant, datedFromMs: sendTimeMs, ttlMs: grantTtlMs!, timing };
-    const renew = kind === 'lease' ? this.renewLease.bind(this) : this.renewSemaphore.bind(this);
     const confirmed = await confirmGrant(
       async (timeoutMs, signal) => {
-        const r = await renew(name, holder, grant.fencingToken, {
+        const r = await this.#grantCall(kind, 'renew', name, holder, grant.fencingToken, {
           timeoutMs,
           ...(signal === undefined ? {} : { signal }),
         });
@@ -555,33 +589,13 @@ export class TenureClient {
   }
 
   /** One renewal of a grant (docs/api.md renew) without a handle, e.g. from the CLI. 409 → TenureError. */
-  renewLease(
-    name: string,
-    holder: string,
-    fencingToken: number,
-    options: MutationOptions = {},
-  ): Promise<LeaseGrantAnswer> {
-    return this.#mutate<LeaseGrantAnswer>(
-      'POST',
-      `/v1/leases/${enc(name)}/renew`,
-      { holder, fencingToken },
-      options,
-    );
+  renewLease(...grant: GrantCallArgs): Promise<LeaseGrantAnswer> {
+    return this.#grantCall('lease', 'renew', ...grant);
   }
 
-  /** Releases a grant by `(holder, fencingToken)` (docs/api.md, BC-12) without a handle. 409 → TenureError. */
-  releaseLease(
-    name: string,
-    holder: string,
-    fencingToken: number,
-    options: MutationOptions = {},
-  ): Promise<{ name: string; released: true }> {
-    return this.#mutate(
-      'POST',
-      `/v1/leases/${enc(name)}/release`,
-      { holder, fencingToken },
-      options,
-    );
+  /** Releases a grant by `(holder, fencingToken)` (docs/api.md) without a handle. 409 → TenureError. */
+  releaseLease(...grant: GrantCallArgs): Promise<ReleaseAnswer> {
+    return this.#grantCall('lease', 'release', ...grant);
   }
 
   /**
@@ -595,33 +609,28 @@ export class TenureClient {
   // ---- semaphores, sessions, history, revoke --------------------------------------------------
 
   /** One renewal of a permit (docs/api.md semaphore renew) without a handle. 409 → TenureError. */
-  renewSemaphore(
-    name: string,
-    holder: string,
-    fencingToken: number,
-    options: MutationOptions = {},
-  ): Promise<SemaphoreGrantAnswer> {
-    return this.#mutate<SemaphoreGrantAnswer>(
-      'POST',
-      `/v1/semaphores/${enc(name)}/renew`,
-      { holder, fencingToken },
-      options,
-    );
+  renewSemaphore(...grant: GrantCallArgs): Promise<SemaphoreGrantAnswer> {
+    return this.#grantCall('semaphore', 'renew', ...grant);
   }
 
   /** Releases a permit by `(holder, fencingToken)` without a handle. 409 → TenureError. */
-  releaseSemaphore(
-    name: string,
-    holder: string,
-    fencingToken: number,
-    options: MutationOptions = {},
-  ): Promise<{ name: string; released: true }> {
-    return this.#mutate(
-      'POST',
-      `/v1/semaphores/${enc(name)}/release`,
-      { holder, fencingToken },
-      options,
-    );
+  releaseSemaphore(...grant: GrantCallArgs): Promise<ReleaseAnswer> {
+    return this.#grantCall('semaphore', 'release', ...grant);
+  }
+
+  /**
+   * The renew or release of one grant of a lease or semaphore, named by `(holder, fencingToken)`
+   * (docs/api.md: both routes take that body and answer 409 `not_holder`/`lease_expired` for a grant
+   * that is not the live one). The one place these four calls are made; the typed public methods,
+   * the handles' ops and the acquire clean-up all go through it.
+   */
+  #grantCall<K extends keyof GrantAnswers, A extends GrantAction>(
+    kind: K,
+    action: A,
+    ...[name, holder, fencingToken, options = {}]: GrantCallArgs
+  ): Promise<GrantAnswers[K][A]> {
+    const path = `${kindPath(kind)}/${enc(name)}/${action}`;
+    return this.#mutate('POST', path, { holder, fencingToken }, options);
   }
 
   /** Reads a semaphore: limit, live permits, waiter count; null when nobody holds or waits (404). */
@@ -679,20 +688,43 @@ export class TenureClient {
     return [...answer.revoked];
   }
 
-  /** Lists live leases whose names start with `prefix`, sorted by name, at most `limit`. */
-  async listLeases(
-    query: { prefix?: string; limit?: number } = {},
+  /**
+   * Live leases (exclusive grants) whose names start with `query.prefix`, in name order, after
+   * `query.after`, at most `query.limit`: the items of one page of `list('leases', query)`.
+   */
+  async listLeases(query: ListQuery = {}, options: ReadOptions = {}): Promise<LeaseView[]> {
+    return (await this.list('leases', query, options)).items;
+  }
+
+  // ---- listings -------------------------------------------------------------------------------
+
+  /**
+   * One page of a listing (docs/api.md, Listings): live leases, election groups with candidates,
+   * or KV keys (`{key, revision}`), in name order, filtered by `prefix`, after the cursor `after`,
+   * at most `limit` (1–1000, server default 100); `nextCursor` is the `after` of the next page,
+   * null on the last one. A bad query field is TenureError `invalid_argument` naming it.
+   */
+  async list<K extends ListKind>(
+    kind: K,
+    query: ListQuery = {},
     options: ReadOptions = {},
-  ): Promise<LeaseView[]> {
-    const params = new URLSearchParams();
-    if (query.prefix !== undefined) params.set('prefix', query.prefix);
-    if (query.limit !== undefined) params.set('limit', String(query.limit));
-    const answer = await this.#read<{ leases: LeaseView[] }>(
-      `/v1/leases${params.size > 0 ? `?${params}` : ''}`,
-      options,
-      false,
+  ): Promise<ListPage<ListItems[K]>> {
+    const answer = await this.#read<Record<string, unknown>>(listPath(kind, query), options, false);
+    return pageOf(kind, answer ?? {});
+  }
+
+  /**
+   * Every item of a listing, following `nextCursor` page after page (pages of `query.limit`); see
+   * `list`. Items created or removed during the walk may or may not appear; none appears twice.
+   */
+  listAll<K extends ListKind>(
+    kind: K,
+    query: ListQuery = {},
+    options: ReadOptions = {},
+  ): AsyncGenerator<ListItems[K], void, undefined> {
+    return walkPages(query.after, (after) =>
+      this.list(kind, { ...query, ...(after === undefined ? {} : { after }) }, options),
     );
-    return answer?.leases ?? [];
   }
 
   /**
@@ -940,9 +972,7 @@ export class TenureClient {
         },
       );
     }
-    const release =
-      kind === 'lease' ? this.releaseLease.bind(this) : this.releaseSemaphore.bind(this);
-    release(name, holder, grant.fencingToken).catch((error: unknown) =>
+    this.#grantCall(kind, 'release', name, holder, grant.fencingToken).catch((error: unknown) =>
       this.#logger.warn?.({ name, err: error }, 'release of an unconfirmed grant failed'),
     );
     return new TenureError(`${what} and could not be confirmed: ${result.error.message}`, {
@@ -962,8 +992,7 @@ export class TenureClient {
     void (async () => {
       const token = await this.#liveTokenOf(kind, name, holder);
       if (token === null) return;
-      if (kind === 'lease') await this.releaseLease(name, holder, token);
-      else await this.releaseSemaphore(name, holder, token);
+      await this.#grantCall(kind, 'release', name, holder, token);
       this.#logger.info?.(
         { kind, name, fencingToken: token },
         'released a grant made by an acquire with unknown outcome',
@@ -997,22 +1026,13 @@ export class TenureClient {
     };
   }
 
-  #leaseOps(): LeaseOps {
+  /** Renew and release of a held grant's handle (Lease, Permit), through `#grantCall`. */
+  #grantOps(kind: 'lease' | 'semaphore'): LeaseOps {
     return {
       renew: (name, holder, fencingToken, options) =>
-        this.renewLease(name, holder, fencingToken, options),
+        this.#grantCall(kind, 'renew', name, holder, fencingToken, options),
       release: async (name, holder, fencingToken) => {
-        await this.releaseLease(name, holder, fencingToken);
-      },
-    };
-  }
-
-  #permitOps(): LeaseOps {
-    return {
-      renew: (name, holder, fencingToken, options) =>
-        this.renewSemaphore(name, holder, fencingToken, options),
-      release: async (name, holder, fencingToken) => {
-        await this.releaseSemaphore(name, holder, fencingToken);
+        await this.#grantCall(kind, 'release', name, holder, fencingToken);
       },
     };
   }

@@ -30,14 +30,24 @@ export type {
 } from '@tenure/coord-state';
 import type { ElectionLeader, FencingToken, JsonValue, LeaseMode } from '@tenure/coord-state';
 
-/** One member of `GET /v1/cluster` (docs/api.md "Details"): addresses are `host:port`. */
+/**
+ * One member of `GET /v1/cluster` and `/v1/cluster/members` (docs/api.md, Cluster and operations):
+ * addresses are `host:port`; the optional fields are the leader's view, present only in an answer
+ * of the leader.
+ */
 export interface ClusterMember {
   readonly id: string;
   readonly role: 'leader' | 'follower' | 'candidate' | 'learner';
   readonly httpAddress: string;
   readonly raftAddress: string;
+  /** Leader's view: the last log index the member is known to hold. */
   readonly matchIndex?: number;
+  /** Leader's view: ms since the leader last heard from the member. */
   readonly lastContactMs?: number;
+  /** Leader's view: the leader heard from the member within an election timeout. */
+  readonly reachable?: boolean;
+  /** Leader's view: log entries the member is behind the leader's last index. */
+  readonly lagEntries?: number;
 }
 
 /** `GET /v1/cluster` answer (docs/api.md): `id` is the answering node, `leader` its known leader id or null. */

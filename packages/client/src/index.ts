@@ -8,6 +8,7 @@ export type {
   AcquireOptions,
   AcquireFields,
   GrantLife,
+  GrantCallArgs,
   GrantKind,
   HistoryOptions,
   RevokeOptions,
@@ -19,6 +20,7 @@ export type {
   KvWriteOptions,
   MutationOptions,
   ReadOptions,
+  ReleaseAnswer,
   WatchOptions,
 } from './client.js';
 export type { CallOptions } from './transport.js';
@@ -42,6 +44,7 @@ export type { Clock, TimerHandle } from './clock.js';
 export type { RetryPolicy } from './backoff.js';
 export { DEFAULT_RETRY_POLICY } from './backoff.js';
 export type { Logger } from './logger.js';
+export type { KvKeyView, ListItems, ListKind, ListPage, ListQuery } from './listing.js';
 export { parseDurationMs, formatDurationMs } from './duration.js';
 export { processIncarnationId } from './identity.js';
 export type {

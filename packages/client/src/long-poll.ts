@@ -2,9 +2,9 @@
  * Async iterators over long-polls (docs/api.md: `watch`, `observe` answer with `changed: true|false`
  * within `timeoutMs` + 1 s). Breaking out of `for await` aborts the poll in flight at once.
  */
-import { backoffDelayMs } from './backoff.js';
 import { TenureError } from './errors.js';
 import type { Logger } from './logger.js';
+import { backoffOrStop, resumingIterator, type BackoffDeps } from './resuming-iterator.js';
 
 /** How one long-poll iterator fetches: the initial state, then the next change after a state. */
 export interface LongPollSource<T> {
@@ -31,67 +31,33 @@ const POLL_RETRY_POLICY = { attempts: Number.MAX_SAFE_INTEGER, baseDelayMs: 100,
 export function longPoll<T>(
   source: LongPollSource<T>,
   options: LongPollOptions,
-  deps: {
-    sleep: (delayMs: number, signal?: AbortSignal) => Promise<void>;
-    random: () => number;
-    logger: Logger;
-  },
+  deps: BackoffDeps & { logger: Logger },
 ): AsyncIterableIterator<T> {
-  const controller = new AbortController();
-  const onAbort = (): void => controller.abort(options.signal?.reason);
-  if (options.signal?.aborted) controller.abort(options.signal.reason);
-  else options.signal?.addEventListener('abort', onAbort, { once: true });
-  const signal = controller.signal;
-
-  async function* run(): AsyncGenerator<T, void, undefined> {
-    try {
-      let state: T | null = null;
-      let failures = 0;
-      while (!signal.aborted) {
-        try {
-          if (state === null) {
-            state = await source.initial(signal);
-            failures = 0;
-            if (options.initial !== false) yield state;
-            continue;
-          }
-          const changed = await source.next(state, signal);
+  return resumingIterator(options.signal, async function* (signal) {
+    let state: T | null = null;
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        if (state === null) {
+          state = await source.initial(signal);
           failures = 0;
-          if (changed !== null) {
-            state = changed;
-            yield changed;
-          }
-        } catch (error) {
-          if (signal.aborted) return;
-          if (!isTransient(error)) throw error;
-          deps.logger.debug?.({ code: (error as TenureError).code }, 'long-poll failed, retrying');
-          try {
-            await deps.sleep(backoffDelayMs(POLL_RETRY_POLICY, failures++, deps.random), signal);
-          } catch {
-            return;
-          }
+          if (options.initial !== false) yield state;
+          continue;
         }
+        const changed = await source.next(state, signal);
+        failures = 0;
+        if (changed !== null) {
+          state = changed;
+          yield changed;
+        }
+      } catch (error) {
+        if (signal.aborted) return;
+        if (!isTransient(error)) throw error;
+        deps.logger.debug?.({ code: (error as TenureError).code }, 'long-poll failed, retrying');
+        if (!(await backoffOrStop(deps, POLL_RETRY_POLICY, failures++, signal))) return;
       }
-    } finally {
-      options.signal?.removeEventListener('abort', onAbort);
     }
-  }
-
-  const generator = run();
-  return {
-    next: () => generator.next(),
-    return: (value?: unknown) => {
-      controller.abort();
-      return generator.return(value as undefined);
-    },
-    throw: (error?: unknown) => {
-      controller.abort();
-      return generator.throw(error);
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
+  });
 }
 
 function isTransient(error: unknown): boolean {

@@ -63,6 +63,10 @@ const handler: FakeHandler = (req) => {
           ttlMs: 10_000,
         },
       };
+    case 'POST /v1/semaphores/S/renew':
+      return {
+        body: { name: 'S', holder: 'h1', fencingToken: 7, limit: 3, ttlMs: null, session: 's9' },
+      };
     case 'POST /v1/semaphores/S/release':
       return { body: { name: 'S', released: true } };
     case 'GET /v1/semaphores/S':
@@ -145,6 +149,10 @@ t.test('sem acquire, get, release; held exits 1; --limit is required', async (t)
   const get = await run(server, ['sem', 'get', 'S']);
   t.match(get.stdout, /S limit=3 holders=1 waiters=1/);
   t.match(get.stdout, /holder=h1 fencingToken=7/);
+  const renew = await run(server, ['sem', 'renew', 'S', '--holder', 'h1', '--token', '7']);
+  t.equal(renew.code, 0);
+  t.same(server.to('/v1/semaphores/S/renew')[0]!.body, { holder: 'h1', fencingToken: 7 });
+  t.match(renew.stdout, /renewed S fencingToken=7 ttl=session s9/);
   const rel = await run(server, ['sem', 'release', 'S', '--holder', 'h1', '--token', '7']);
   t.equal(rel.code, 0);
   t.same(server.to('/v1/semaphores/S/release')[0]!.body, { holder: 'h1', fencingToken: 7 });

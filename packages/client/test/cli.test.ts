@@ -271,6 +271,55 @@ t.test('cluster status prints leader and members', async (t) => {
   t.match(result.stdout, /n1\s+follower\s+http=127.0.0.1:7001/);
 });
 
+t.test("cluster status shows the leader's view: reachable and lag of each member", async (t) => {
+  const member = (id: string, role: string, extra: object): object => ({
+    id,
+    role,
+    httpAddress: `127.0.0.1:700${id.slice(1)}`,
+    raftAddress: `127.0.0.1:800${id.slice(1)}`,
+    ...extra,
+  });
+  const server = await serve(t, () => ({
+    body: {
+      id: 'n1',
+      leader: 'n1',
+      term: 4,
+      commitIndex: 17,
+      appliedIndex: 17,
+      members: [
+        member('n1', 'leader', { reachable: true, lagEntries: 0 }),
+        member('n2', 'follower', {
+          matchIndex: 17,
+          lastContactMs: 40,
+          reachable: true,
+          lagEntries: 0,
+        }),
+        member('n3', 'follower', {
+          matchIndex: 5,
+          lastContactMs: 9000,
+          reachable: false,
+          lagEntries: 12,
+        }),
+      ],
+    },
+  }));
+  const text = await run(server, ['cluster', 'status']);
+  t.equal(text.code, 0);
+  t.match(text.stdout, /n1\s+leader\s+http=\S+ raft=\S+ reachable=yes lag=0\n/);
+  t.match(text.stdout, /n2\s+follower .* reachable=yes lag=0 matchIndex=17 lastContact=40ms/);
+  t.match(text.stdout, /n3\s+follower .* reachable=no lag=12 matchIndex=5 lastContact=9s/);
+  const json = await run(server, ['--json', 'cluster', 'status']);
+  const members = (JSON.parse(json.stdout) as { members: Record<string, unknown>[] }).members;
+  t.same(
+    members.map((m) => [m['reachable'], m['lagEntries']]),
+    [
+      [true, 0],
+      [true, 0],
+      [false, 12],
+    ],
+  );
+});
+
 t.test('cluster members|add|promote|remove send the membership requests', async (t) => {
   const members = {
     members: [

@@ -1,7 +1,7 @@
-// Proves `tenure snapshot save` asks the endpoints in turn until one sends the file, keeps FILE only when the whole file arrived with a matching checksum (never a partial or corrupt one), and that `tenure snapshot inspect` prints a good file's header and names what is wrong with a bad one.
+// Proves `tenure snapshot save` asks the endpoints in turn until one sends the file, keeps FILE only when the whole file arrived with a matching checksum (never a partial or corrupt one), never replaces an existing FILE without --force, and that `tenure snapshot inspect` prints a good file's header and names what is wrong with a bad one.
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -78,6 +78,21 @@ t.test('save skips a node without a leader and keeps the checked file', async (t
     index: 42,
     sha256: /^[0-9a-f]{64}$/,
   });
+});
+
+t.test('save refuses to replace an existing file unless --force', async (t) => {
+  const dir = tempDir(t);
+  const url = await serve(t, 200, good);
+  const file = join(dir, 'old.tenure-snapshot');
+  writeFileSync(file, 'an older backup');
+  const refused = await run(['--endpoints', url, 'snapshot', 'save', file]);
+  t.equal(refused.code, 2, 'usage error');
+  t.match(refused.err, /old\.tenure-snapshot already exists; pass --force to replace it/);
+  t.equal(readFileSync(file, 'utf8'), 'an older backup', 'the old file is untouched');
+  t.notOk(existsSync(`${file}.partial`));
+  const forced = await run(['--endpoints', url, 'snapshot', 'save', file, '--force']);
+  t.equal(forced.code, 0, forced.err);
+  t.same(readFileSync(file), good, 'replaced with the checked backup');
 });
 
 t.test('save refuses a corrupt or cut file and leaves nothing behind', async (t) => {

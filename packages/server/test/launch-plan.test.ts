@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { LAUNCHER_SETTINGS } from '../src/cluster/launcher-settings.js';
 import { launchPlan, restartCommand } from '../src/cluster/launch-plan.js';
 import { layoutProblems } from '../src/cluster/port-check.js';
 import { isOwnNode } from '../src/cluster/wait-up.js';
@@ -95,6 +96,11 @@ t.test('the launcher has --help and --version', async (t) => {
   t.equal(help.status, 0);
   t.match(help.stdout, /--raft-port <port>\s+Raft port of n1/);
   t.match(help.stdout, 'TENURE_LAUNCH_RAFT_PORT');
+  t.match(help.stdout, /--secure \[on\|off\]\s+TLS on the API/, 'the switch is listed too');
+  for (const s of Object.values(LAUNCHER_SETTINGS)) {
+    t.match(help.stdout, `--${s.flag} `, `--help lists --${s.flag}`);
+    t.match(help.stdout, s.env, `--help names ${s.env}`);
+  }
   const version = spawnSync(process.execPath, [launcher, '--version'], { encoding: 'utf8' });
   t.match(version.stdout, /^\d+\.\d+\.\d+/);
 });

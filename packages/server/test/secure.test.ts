@@ -18,6 +18,8 @@ t.test('--secure and TENURE_LAUNCH_SECURE', async (t) => {
   t.match(restartCommand('n2', p), /^npm run node -- n2 --secure /);
   t.equal(launchPlan([], { TENURE_LAUNCH_SECURE: '1' }).secure, true);
   t.equal(launchPlan(['--', '--secure'], {}).secure, false, 'after -- it is a node flag');
+  t.equal(launchPlan(['--secure', 'off'], {}).secure, false, 'an explicit off');
+  t.throws(() => launchPlan([], { TENURE_LAUNCH_SECURE: 'yes' }), /TENURE_LAUNCH_SECURE/);
 });
 
 t.test('certificates and the root token are made once, then reused', async (t) => {

@@ -1,5 +1,6 @@
 /** Human-readable lines and JSON error objects the CLI prints. Pure functions of their input. */
 import type {
+  ClusterMember,
   ClusterView,
   ElectionView,
   HistoryGrant,
@@ -108,24 +109,27 @@ export function formatCluster(view: ClusterView): string {
   const lines = [
     `answered by ${view.id}: leader=${view.leader ?? 'none'} term=${view.term} commitIndex=${view.commitIndex} appliedIndex=${view.appliedIndex}`,
   ];
-  for (const m of view.members) {
-    const extra = [
-      m.matchIndex === undefined ? '' : ` matchIndex=${m.matchIndex}`,
-      m.lastContactMs === undefined ? '' : ` lastContact=${formatDurationMs(m.lastContactMs)}`,
-    ].join('');
-    lines.push(
-      `  ${m.id.padEnd(6)} ${m.role.padEnd(9)} http=${m.httpAddress} raft=${m.raftAddress}${extra}`,
-    );
-  }
-  return lines.join('\n');
+  return [...lines, ...view.members.map(formatMember)].join('\n');
 }
 
 /** `tenure cluster members|add|promote|remove` text: one member per line, then the config index. */
 export function formatMembers(view: MembersView): string {
-  const lines = view.members.map(
-    (m) =>
-      `  ${m.id.padEnd(6)} ${m.role.padEnd(9)} http=${m.httpAddress} raft=${m.raftAddress}` +
-      (m.matchIndex === undefined ? '' : ` matchIndex=${m.matchIndex}`),
+  return [`members (configIndex ${view.configIndex}):`, ...view.members.map(formatMember)].join(
+    '\n',
   );
-  return [`members (configIndex ${view.configIndex}):`, ...lines].join('\n');
+}
+
+/**
+ * One member line: id, role, addresses, then the leader's view when the answer carries it
+ * (`reachable=yes|no`, `lag=N entries`, `matchIndex`, `lastContact`; docs/api.md, Cluster and
+ * operations).
+ */
+export function formatMember(m: ClusterMember): string {
+  const extra = [
+    m.reachable === undefined ? '' : ` reachable=${m.reachable ? 'yes' : 'no'}`,
+    m.lagEntries === undefined ? '' : ` lag=${m.lagEntries}`,
+    m.matchIndex === undefined ? '' : ` matchIndex=${m.matchIndex}`,
+    m.lastContactMs === undefined ? '' : ` lastContact=${formatDurationMs(m.lastContactMs)}`,
+  ].join('');
+  return `  ${m.id.padEnd(6)} ${m.role.padEnd(9)} http=${m.httpAddress} raft=${m.raftAddress}${extra}`;
 }

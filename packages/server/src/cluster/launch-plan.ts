@@ -27,13 +27,9 @@ export interface LaunchPlan {
   readonly extra: readonly string[];
   /** `--restore`: absolute path of a backup file every node is seeded from (a new cluster). */
   readonly restore: string | undefined;
-  /** `--secure` (or TENURE_LAUNCH_SECURE=1): generated certificates, TLS on both sides (secure.ts). */
+  /** `--secure` (or TENURE_LAUNCH_SECURE=on): generated certificates, TLS on both sides (secure.ts). */
   readonly secure: boolean;
 }
-
-/** The launcher's one switch without a value (the settings table holds only valued settings). */
-export const SECURE_FLAG = '--secure';
-const SECURE_ENV = 'TENURE_LAUNCH_SECURE';
 
 /** The launcher's commander Command (`--help`, `--version`, one option per setting). */
 export function launcherCommand(): Command {
@@ -51,7 +47,7 @@ export function launcherCommand(): Command {
       '  npm run node -- n2 --data-dir ./data        # restart n2 alone (same layout flags)',
       '  npm start -- -- --log-level debug           # node flags after --',
       '  npm start -- --data-dir ./new --restore b.tenure-snapshot  # a new cluster from a backup',
-      `  npm start -- ${SECURE_FLAG}                      # TLS with a generated CA (env ${SECURE_ENV}=1)`,
+      `  npm start -- --secure                       # TLS with a generated CA (env ${LAUNCHER_SETTINGS.secure.env}=on)`,
     ].join('\n'),
   });
 }
@@ -59,9 +55,7 @@ export function launcherCommand(): Command {
 /** Resolve argv (without node and script) and env; throws ConfigError naming flag or env var. */
 export function launchPlan(argv: readonly string[], env: NodeJS.ProcessEnv): LaunchPlan {
   const dash = argv.indexOf('--');
-  const ownAll = dash < 0 ? argv : argv.slice(0, dash);
-  const own = ownAll.filter((a) => a !== SECURE_FLAG);
-  const secure = own.length < ownAll.length || ['1', 'true'].includes(env[SECURE_ENV] ?? '');
+  const own = dash < 0 ? argv : argv.slice(0, dash);
   const extra = dash < 0 ? [] : argv.slice(dash + 1);
   const r = readSettings(LAUNCHER_SETTINGS, parseFlags(launcherCommand(), own), env);
   const v = r.values;
@@ -75,7 +69,7 @@ export function launchPlan(argv: readonly string[], env: NodeJS.ProcessEnv): Lau
   if (v.raftPort === undefined && raftPort + v.nodes - 1 > 65535)
     throw new ConfigError('raft-port', `--http-port + ${RAFT_PORT_OFFSET} is beyond 65535`);
   const restore = v.restore === undefined ? undefined : resolve(v.restore);
-  return { ...layout, nodes, selected, only: v.only, extra, restore, secure };
+  return { ...layout, nodes, selected, only: v.only, extra, restore, secure: v.secure };
 }
 
 /** tenure-server flags of node `n` in plan `p` (before the user's extra flags). */
@@ -107,7 +101,7 @@ function withoutRestoreFlags(extra: readonly string[]): string[] {
  */
 export function restartCommand(id: string, p: LaunchPlan): string {
   const args = [id];
-  if (p.secure) args.push(SECURE_FLAG);
+  if (p.secure) args.push(`--${LAUNCHER_SETTINGS.secure.flag}`);
   if (p.host !== LAUNCHER_SETTINGS.host.defaultValue) args.push('--host', p.host);
   if (p.nodes.length !== LAUNCHER_SETTINGS.nodes.defaultValue)
     args.push('--nodes', String(p.nodes.length));

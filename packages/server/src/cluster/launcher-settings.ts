@@ -1,10 +1,11 @@
 /**
  * The local launcher's settings (`npm start`, `npm run node -- <id>`), declared like the server's:
  * flag, env var, default, range, unit and meaning in one row; `--help`, the launcher and
- * docs/configuration.md read them. Flags after `--` go to every node unchanged.
+ * docs/configuration.md read them, so every option the launcher accepts is listed from this one
+ * table. Flags after `--` go to every node unchanged.
  */
 import { NODE_ID_RE } from '../config/addresses.js';
-import { intSetting, patternSetting, textSetting } from '../config/setting.js';
+import { intSetting, patternSetting, switchSetting, textSetting } from '../config/setting.js';
 
 const envPrefix = 'TENURE_LAUNCH_';
 
@@ -77,5 +78,13 @@ export const LAUNCHER_SETTINGS = {
     default: undefined,
     defaultText: '(all nodes)',
     doc: 'Start just this node, with the same layout and data (`npm run node -- <id>`).',
+  }),
+  secure: switchSetting({
+    flag: 'secure',
+    envPrefix,
+    default: false,
+    doc:
+      'TLS on the API and between peers with a generated CA and node certificates, and auth ' +
+      'with a root token (kept under `--data-dir`; docs/security.md).',
   }),
 };

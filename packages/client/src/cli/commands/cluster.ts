@@ -13,7 +13,7 @@ export function addClusterCommands(program: Command, run: CliRun): void {
     .command('status')
     .description(
       'show leader, term, indexes and members; asks the leader, which alone reports each ' +
-        "member's replication progress (matchIndex, lastContact)",
+        "member's reachability and replication progress (reachable, lag, matchIndex, lastContact)",
     )
     .action(async (_opts: unknown, command: Command) => {
       const { client, json, timeoutMs } = run.context(command);
@@ -22,7 +22,7 @@ export function addClusterCommands(program: Command, run: CliRun): void {
       if (!json && view.leader !== null && view.leader !== view.id)
         run.err(
           `note: ${view.id} is not the leader and ${view.leader}'s endpoint is not in --endpoints, ` +
-            'so replication progress is not shown',
+            'so reachability and replication progress are not shown',
         );
     });
   cluster

@@ -1,6 +1,6 @@
 /**
- * `tenure elect` (campaign, hold leadership until Ctrl-C, resign) and `tenure observe` (print an
- * election and its changes). docs/api.md describes the election routes behind them.
+ * `tenure elect` (campaign, hold leadership until Ctrl-C, resign), `tenure observe` (print an
+ * election and its changes) and `tenure election list` (the groups with candidates). docs/api.md describes the election routes behind them.
  */
 import { Option, type Command } from 'commander';
 import type { TenureClient } from '../../client.js';
@@ -12,6 +12,7 @@ import type { CliRun } from '../context.js';
 import { EXIT } from '../exit-codes.js';
 import { formatElection } from '../format.js';
 import { holdUntilInterrupt } from '../hold.js';
+import { addListCommand } from './list.js';
 
 interface ElectFlags {
   value?: string;
@@ -19,8 +20,14 @@ interface ElectFlags {
   candidate?: string;
 }
 
-/** Adds `elect` and `observe` to `program`. */
+/** Adds `elect`, `observe` and `election list` to `program`. */
 export function addElectionCommands(program: Command, run: CliRun): void {
+  const election = program.command('election').description('inspect elections');
+  addListCommand(election, run, {
+    kind: 'elections',
+    what: 'election groups (those with candidates)',
+    format: formatElection,
+  });
   program
     .command('elect <group>')
     .description(

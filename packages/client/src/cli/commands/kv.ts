@@ -1,6 +1,7 @@
 /**
- * `tenure kv put|get|del`: key-value writes, optionally fenced by a lease or election token or
- * conditional on a revision (docs/api.md, fenced writes).
+ * `tenure kv put|get|del|list`: key-value writes, optionally fenced by a lease or election token or
+ * conditional on a revision (docs/api.md, fenced writes); reads of one key, or of the keys and
+ * their revisions a page at a time (docs/api.md, Listings).
  */
 import type { Command } from 'commander';
 import type { FenceSpec } from '../../contract.js';
@@ -8,6 +9,7 @@ import { TenureError } from '../../errors.js';
 import { integerArg, parseValueArg } from '../args.js';
 import { callOptions, type CliRun } from '../context.js';
 import { UsageError } from '../exit-codes.js';
+import { addListCommand } from './list.js';
 
 /** The fence flags of `kv put` and `kv del`. */
 interface FenceFlags {
@@ -37,6 +39,11 @@ export function addKvCommands(program: Command, run: CliRun): void {
         throw new TenureError(`key ${key} not found`, { code: 'not_found', status: 404 });
       run.emit(json, view, `${JSON.stringify(view.value)}\t(revision ${view.revision})`);
     });
+  addListCommand(kv, run, {
+    kind: 'kv',
+    what: 'keys',
+    format: (k) => `${k.key}\t(revision ${k.revision})`,
+  });
   withFenceFlags(kv.command('del <key>').description('delete a key')).action(
     async (key: string, opts: FenceFlags, command: Command) => {
       const { client, json, timeoutMs } = run.context(command);

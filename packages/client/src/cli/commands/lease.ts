@@ -1,6 +1,6 @@
 /**
  * `tenure lease …`: acquire (once, or `--hold` until Ctrl-C; `--shared`, `--session ID`), renew,
- * release, get, ls, watch, history, revoke.
+ * release, get, list, watch, history, revoke.
  * docs/api.md describes the routes behind each command.
  */
 import { Option, type Command } from 'commander';
@@ -8,12 +8,12 @@ import type { TenureClient } from '../../client.js';
 import { formatDurationMs } from '../../duration.js';
 import { TenureError } from '../../errors.js';
 import type { Lease } from '../../lease.js';
-import { durationArg, integerArg, shellQuote } from '../args.js';
+import { durationArg, shellQuote } from '../args.js';
 import { callOptions, type CliRun, type GlobalOptions } from '../context.js';
-import { EXIT } from '../exit-codes.js';
 import { formatLease, formatWatch } from '../format.js';
-import { holdUntilInterrupt } from '../hold.js';
+import { addRenewRelease, holdThenRelease } from './grant-commands.js';
 import { addHistoryRevoke } from './history-revoke.js';
+import { addListCommand } from './list.js';
 
 interface AcquireFlags {
   ttl: number;
@@ -26,18 +26,13 @@ interface AcquireFlags {
   hold?: boolean;
 }
 
-interface GrantFlags {
-  holder: string;
-  token: number;
-}
-
 /** Adds the `lease` command group to `program`. */
 export function addLeaseCommands(program: Command, run: CliRun): void {
   const lease = program
     .command('lease')
     .description('acquire, renew, release and inspect leases (locks)');
   addAcquire(lease, run);
-  addGrantCommands(lease, run);
+  addRenewRelease(lease, run, { kind: 'lease', noun: 'grant' });
   addReadCommands(lease, run);
   addHistoryRevoke(lease, run, 'lease');
 }
@@ -118,45 +113,6 @@ function printNextCommands(run: CliRun, command: Command, held: Lease, generated
   run.err(`release with: ${prefix} release ${grant}`);
 }
 
-async function holdThenRelease(run: CliRun, held: Lease, json: boolean): Promise<void> {
-  run.exitCode = await holdUntilInterrupt(run, held, json);
-  if (run.exitCode !== EXIT.ok) return;
-  const released = await held.release();
-  run.emit(
-    json,
-    { event: 'released', name: held.name, fencingToken: held.fencingToken, released },
-    released ? `released ${held.name}` : `${held.name} was no longer held`,
-  );
-}
-
-function addGrantCommands(lease: Command, run: CliRun): void {
-  lease
-    .command('renew <name>')
-    .description('renew a grant once (holder and token from a previous acquire)')
-    .requiredOption('--holder <id>', 'holder id of the grant')
-    .requiredOption('--token <n>', 'fencing token of the grant', integerArg('--token'))
-    .action(async (name: string, opts: GrantFlags, command: Command) => {
-      const { client, json, timeoutMs } = run.context(command);
-      const grant = await client.renewLease(name, opts.holder, opts.token, callOptions(timeoutMs));
-      run.emit(
-        json,
-        grant,
-        `renewed ${grant.name} fencingToken=${grant.fencingToken} ttl=${grant.ttlMs === null ? `session ${grant.session}` : formatDurationMs(grant.ttlMs)}`,
-      );
-    });
-  lease
-    .command('release <name>')
-    .description('release a grant by holder and token')
-    .requiredOption('--holder <id>', 'holder id of the grant')
-    .requiredOption('--token <n>', 'fencing token of the grant', integerArg('--token'))
-    .action(async (name: string, opts: GrantFlags, command: Command) => {
-      const { client, json, timeoutMs } = run.context(command);
-      const call = callOptions(timeoutMs);
-      const answer = await client.releaseLease(name, opts.holder, opts.token, call);
-      run.emit(json, answer, `released ${answer.name}`);
-    });
-}
-
 function addReadCommands(lease: Command, run: CliRun): void {
   lease
     .command('get <name>')
@@ -172,22 +128,7 @@ function addReadCommands(lease: Command, run: CliRun): void {
         throw new TenureError(`lease ${name} is not held`, { code: 'not_found', status: 404 });
       run.emit(json, view, formatLease(view));
     });
-  lease
-    .command('ls')
-    .description('list live leases')
-    .option('--prefix <prefix>', 'only names starting with this')
-    .option('--limit <n>', 'at most this many', integerArg('--limit'))
-    .action(async (opts: { prefix?: string; limit?: number }, command: Command) => {
-      const { client, json, timeoutMs } = run.context(command);
-      const query = {
-        ...(opts.prefix === undefined ? {} : { prefix: opts.prefix }),
-        ...(opts.limit === undefined ? {} : { limit: opts.limit }),
-      };
-      const leases = await client.listLeases(query, callOptions(timeoutMs));
-      if (json) run.out(JSON.stringify({ leases }));
-      else if (leases.length === 0) run.out('no leases');
-      else for (const view of leases) run.out(formatLease(view));
-    });
+  addListCommand(lease, run, { kind: 'leases', what: 'leases', format: formatLease });
   lease
     .command('watch <name>')
     .description('print the grant and every change until Ctrl-C')

@@ -5,12 +5,10 @@
 import { Option, type Command } from 'commander';
 import { formatDurationMs } from '../../duration.js';
 import { TenureError } from '../../errors.js';
-import type { Permit } from '../../permit.js';
 import { durationArg, integerArg } from '../args.js';
 import { callOptions, type CliRun } from '../context.js';
-import { EXIT } from '../exit-codes.js';
 import { formatSemaphore } from '../format.js';
-import { holdUntilInterrupt } from '../hold.js';
+import { addRenewRelease, holdThenRelease } from './grant-commands.js';
 import { addHistoryRevoke } from './history-revoke.js';
 
 interface AcquireFlags {
@@ -22,18 +20,13 @@ interface AcquireFlags {
   hold?: boolean;
 }
 
-interface GrantFlags {
-  holder: string;
-  token: number;
-}
-
 /** Adds the `sem` command group to `program`. */
 export function addSemaphoreCommands(program: Command, run: CliRun): void {
   const sem = program
     .command('sem')
     .description('semaphores: at most --limit holders at once, a fencing token per permit');
   addAcquire(sem, run);
-  addGrantCommands(sem, run);
+  addRenewRelease(sem, run, { kind: 'semaphore', noun: 'permit' });
   sem
     .command('get <name>')
     .description('show the limit, live permits and waiters (exit 4 when nobody holds or waits)')
@@ -87,44 +80,5 @@ function addAcquire(sem: Command, run: CliRun): void {
             : `session=${permit.session}`),
       );
       if (opts.hold === true) await holdThenRelease(run, permit, json);
-    });
-}
-
-async function holdThenRelease(run: CliRun, permit: Permit, json: boolean): Promise<void> {
-  run.exitCode = await holdUntilInterrupt(run, permit, json);
-  if (run.exitCode !== EXIT.ok) return;
-  const released = await permit.release();
-  run.emit(
-    json,
-    { event: 'released', name: permit.name, fencingToken: permit.fencingToken, released },
-    released ? `released ${permit.name}` : `${permit.name} was no longer held`,
-  );
-}
-
-function addGrantCommands(sem: Command, run: CliRun): void {
-  sem
-    .command('renew <name>')
-    .description('renew a permit once (holder and token from a previous acquire)')
-    .requiredOption('--holder <id>', 'holder id of the permit')
-    .requiredOption('--token <n>', 'fencing token of the permit', integerArg('--token'))
-    .action(async (name: string, opts: GrantFlags, command: Command) => {
-      const { client, json, timeoutMs } = run.context(command);
-      const g = await client.renewSemaphore(name, opts.holder, opts.token, callOptions(timeoutMs));
-      run.emit(json, g, `renewed ${g.name} fencingToken=${g.fencingToken}`);
-    });
-  sem
-    .command('release <name>')
-    .description('release a permit by holder and token')
-    .requiredOption('--holder <id>', 'holder id of the permit')
-    .requiredOption('--token <n>', 'fencing token of the permit', integerArg('--token'))
-    .action(async (name: string, opts: GrantFlags, command: Command) => {
-      const { client, json, timeoutMs } = run.context(command);
-      const answer = await client.releaseSemaphore(
-        name,
-        opts.holder,
-        opts.token,
-        callOptions(timeoutMs),
-      );
-      run.emit(json, answer, `released ${answer.name}`);
     });
 }

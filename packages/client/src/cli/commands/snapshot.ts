@@ -3,16 +3,18 @@
  * restore"; the route is `GET /v1/cluster/snapshot`, docs/api.md). `save` asks a follower when one
  * of the endpoints is (so the leader never encodes the state), streams the backup into
  * `FILE.partial` while checking it chunk by chunk (bounded memory), and renames it to FILE only
- * when the whole file arrived and its checksum holds; `inspect` checks a saved file the same way.
+ * when the whole file arrived and its checksum holds. It never replaces an existing FILE unless
+ * `--force` is given. `inspect` checks a saved file the same way.
  */
 import { createReadStream } from 'node:fs';
-import { open, rename, rm } from 'node:fs/promises';
+import { access, link, open, rename, rm } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { SnapshotFileReader, type SnapshotFileHeader } from '../../contract.js';
 import { errorFromResponse, TenureError } from '../../errors.js';
 import { normalizeEndpoint } from '../../transport.js';
 import { parseEndpoints } from '../args.js';
 import { DEFAULT_ENDPOINTS, type CliRun, type GlobalOptions } from '../context.js';
+import { UsageError } from '../exit-codes.js';
 
 /** Deadline of each attempt until the file starts to arrive (ms), when `--timeout` is not given. */
 const SNAPSHOT_START_MS_DEFAULT = 30_000;
@@ -28,18 +30,21 @@ export function addSnapshotCommands(program: Command, run: CliRun): void {
       '<file>',
       'where to write the backup (written as FILE.partial, renamed when complete)',
     )
+    .option('--force', 'replace FILE if it exists (without it, an existing FILE is an error)')
     .description(
       'save a consistent snapshot of the whole state (GET /v1/cluster/snapshot, an admin route) to ' +
         'FILE, checked against its checksum; a follower among --endpoints is asked first, so the ' +
         'leader does not encode it; restore with tenure-server --restore FILE',
     )
-    .action(async (file: string, _opts: unknown, command: Command) => {
+    .action(async (file: string, opts: { force?: boolean }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const endpoints = parseEndpoints(
         globals.endpoints ?? run.io.env['TENURE_ENDPOINTS'] ?? DEFAULT_ENDPOINTS,
       );
+      const replace = opts.force === true;
+      if (!replace && (await exists(file))) throw fileExists(file);
       const startMs = globals.timeout ?? SNAPSHOT_START_MS_DEFAULT;
-      const header = await saveSnapshot(endpoints, file, startMs, run.io.interrupt);
+      const header = await saveSnapshot(endpoints, file, replace, startMs, run.io.interrupt);
       report(run, globals.json === true, 'saved', file, header);
     });
   group
@@ -81,6 +86,7 @@ export async function inspectSnapshot(file: string): Promise<SnapshotFileHeader>
 async function saveSnapshot(
   endpoints: readonly string[],
   file: string,
+  replace: boolean,
   startMs: number,
   interrupt: AbortSignal,
 ): Promise<SnapshotFileHeader> {
@@ -91,7 +97,7 @@ async function saveSnapshot(
       return null;
     });
     if (res === null) continue;
-    if (res.status === 200 && res.body !== null) return writeChecked(res.body, file);
+    if (res.status === 200 && res.body !== null) return writeChecked(res.body, file, replace);
     const body: unknown = await res.json().catch(() => null);
     last = errorFromResponse(res.status, body);
     // Another node may still answer: only a node without a leader, or a busy one, is skipped.
@@ -151,12 +157,15 @@ async function fetchSnapshot(
 }
 
 /**
- * Streams `body` to FILE.partial through a SnapshotFileReader, fsyncs it and renames it to FILE
- * once it checks; on any failure FILE.partial is removed and FILE is untouched.
+ * Streams `body` to FILE.partial through a SnapshotFileReader, fsyncs it and moves it to FILE
+ * once it checks: a rename when `replace`, else a hard link that fails if FILE appeared meanwhile
+ * (so an existing FILE is never overwritten). On any failure FILE.partial is removed and FILE is
+ * untouched.
  */
 async function writeChecked(
   body: ReadableStream<Uint8Array>,
   file: string,
+  replace: boolean,
 ): Promise<SnapshotFileHeader> {
   const partial = `${file}.partial`;
   const out = await open(partial, 'w');
@@ -169,11 +178,34 @@ async function writeChecked(
     const { header } = reader.finish();
     await out.sync();
     await out.close();
-    await rename(partial, file);
+    if (replace) await rename(partial, file);
+    else await linkNew(partial, file);
     return header;
   } catch (err) {
     await out.close().catch(() => undefined);
     await rm(partial, { force: true });
     throw err;
   }
+}
+
+/** Hard-links `from` to the new name `to` and removes `from`; `fileExists` when `to` exists. */
+async function linkNew(from: string, to: string): Promise<void> {
+  try {
+    await link(from, to);
+  } catch (err) {
+    throw (err as NodeJS.ErrnoException).code === 'EEXIST' ? fileExists(to) : err;
+  }
+  await rm(from);
+}
+
+async function exists(file: string): Promise<boolean> {
+  return access(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The usage error (exit 2) of a save that would replace `file`. */
+function fileExists(file: string): UsageError {
+  return new UsageError(`${file} already exists; pass --force to replace it`);
 }
