@@ -165,11 +165,14 @@ function call(
   });
 }
 
-/** A tally of what attack connections got: the first status line, or how they ended. */
+/**
+ * A tally of what attack connections got: the status of the first answer, `closed` when the
+ * server closed one without an answer (refused at arrival, or timed out before a byte).
+ */
 class Tally {
   readonly counts: Record<string, number> = {};
-  add(what: string): void {
-    this.counts[what] = (this.counts[what] ?? 0) + 1;
+  add(what: string, n = 1): void {
+    this.counts[what] = (this.counts[what] ?? 0) + n;
   }
 }
 
@@ -219,6 +222,7 @@ const ATTACKS: Record<string, Attack> = {
     const n = o.smoke ? 200 : 2000;
     const sockets = Array.from({ length: n }, () => attackSocket(port, tally, () => {}));
     await stop;
+    tally.add('open at the end', sockets.filter((s) => !s.destroyed).length);
     for (const s of sockets) s.destroy();
   },
   'slowloris (200)': async (port, tally, stop, o) => {
@@ -232,6 +236,7 @@ const ATTACKS: Record<string, Attack> = {
     }, 1000);
     await stop;
     clearInterval(drip);
+    tally.add('open at the end', sockets.filter((s) => !s.destroyed).length);
     for (const s of sockets) s.destroy();
   },
   '1 MiB headers': async (port, tally, stop, _o, auth) => {
@@ -367,7 +372,8 @@ async function main(): Promise<void> {
       };
       end();
       await running;
-      results.push({ ...during, attack: tally.counts });
+      // A copy: connections we close now still report their close.
+      results.push({ ...during, attack: { ...tally.counts } });
       console.log(`${name}: ${JSON.stringify(results.at(-1))}`);
     }
     await wait(phaseMs);
