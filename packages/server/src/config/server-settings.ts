@@ -222,7 +222,7 @@ export const SERVER_SETTINGS = {
     unit: 'count',
     min: 1,
     max: 1_000_000,
-    default: 1_000,
+    default: 4_096,
     doc: 'Open HTTP connections from one client IP address on this node; more are closed as they arrive. Followers forward through at most 512 connections each.',
   }),
   longPollsMax: intSetting({
