@@ -18,6 +18,16 @@ async function listening(args: string[]): Promise<{ h: Harness; port: number }> 
   return { h, port: (h.app.server.address() as AddressInfo).port };
 }
 
+/** One node with small timeouts, shared by the tests that only need those timeouts. */
+let fast: Promise<{ h: Harness; port: number }> | null = null;
+async function fastPort(): Promise<number> {
+  fast ??= listening(FAST);
+  return (await fast).port;
+}
+t.teardown(async () => {
+  if (fast !== null) await (await fast).h.close();
+});
+
 /** A raw connection: everything it received once the server closed it. */
 function rawConnection(port: number): { socket: net.Socket; closed: Promise<string> } {
   const socket = net.connect({ host: '127.0.0.1', port });
@@ -36,8 +46,7 @@ function statuses(text: string): number[] {
 }
 
 t.test('a body shorter than its Content-Length ends with 408 and a close', async (t) => {
-  const { h, port } = await listening(FAST);
-  t.teardown(h.close);
+  const port = await fastPort();
   const c = rawConnection(port);
   c.socket.write(
     'PUT /v1/kv/a HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
@@ -49,8 +58,7 @@ t.test('a body shorter than its Content-Length ends with 408 and a close', async
 });
 
 t.test('headers sent a byte at a time end with 408 and a close', async (t) => {
-  const { h, port } = await listening(FAST);
-  t.teardown(h.close);
+  const port = await fastPort();
   const c = rawConnection(port);
   const text = 'GET /v1/leases/a HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'z'.repeat(10_000);
   let i = 0;
@@ -65,8 +73,7 @@ t.test('headers sent a byte at a time end with 408 and a close', async (t) => {
 });
 
 t.test('a connection that never sends a byte is closed', async (t) => {
-  const { h, port } = await listening(FAST);
-  t.teardown(h.close);
+  const port = await fastPort();
   const answer = await rawConnection(port).closed;
   t.ok(
     statuses(answer).every((s) => s === 408),
@@ -75,8 +82,7 @@ t.test('a connection that never sends a byte is closed', async (t) => {
 });
 
 t.test('a body longer than its Content-Length: 400s, never a 5xx', async (t) => {
-  const { h, port } = await listening(FAST);
-  t.teardown(h.close);
+  const port = await fastPort();
   const c = rawConnection(port);
   const body = '{"value":1}';
   c.socket.write(
@@ -94,8 +100,7 @@ t.test('a body longer than its Content-Length: 400s, never a 5xx', async (t) => 
 });
 
 t.test('a long-poll outlasts the receive timeout', async (t) => {
-  const { h, port } = await listening(FAST);
-  t.teardown(h.close);
+  const port = await fastPort();
   const r = await fetch(`http://127.0.0.1:${port}/v1/leases/a/watch?timeoutMs=1500`);
   t.equal(r.status, 200);
   t.match(await r.json(), { changed: false });
