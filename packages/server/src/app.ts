@@ -20,7 +20,9 @@ import type { ServerDeps } from './deps.js';
 import { clientErrorHandler } from './client-error.js';
 import { toHttpError } from './error-tables.js';
 import { Gateway } from './gateway.js';
-import { httpsServerFactory } from './https-server.js';
+import { ConnectionGuard } from './connection-guard.js';
+import { LongPolls } from './long-polls.js';
+import { nodeServerFactory } from './node-server.js';
 import { errorBody, internalError } from './http-error.js';
 import { parseJsonBody } from './json-body.js';
 import { openapiOptions } from './openapi.js';
@@ -42,8 +44,6 @@ import { validatorCompiler } from './validator.js';
 
 /** Names up to 200 bytes plus room for a useful 400 on longer ones (docs/api.md, Input rules). */
 const PARAM_LENGTH_MAX = 2048;
-/** Idle keep-alive connections are closed after this long (above common client pool idle times). */
-const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
  * Answer `err` in the error shape. A failed assertion is a bug that must stop the process: it
@@ -78,6 +78,16 @@ function sendError(
     .send(errorBody(e.code, e.message, e.details));
 }
 
+/** The connection bounds of the node, refusals counted in the metrics. */
+function connectionGuard(deps: ServerDeps): ConnectionGuard {
+  return new ConnectionGuard({
+    perAddressMax: deps.config.connectionsPerAddressMax,
+    nodeMax: deps.config.connectionsMax,
+    log: deps.logger.child({ component: 'http' }),
+    onRefused: (reason) => deps.metrics.connectionsRefused.inc({ reason }),
+  });
+}
+
 /**
  * Build the app. Resolves once every plugin is registered (`app.ready()` is left to the caller).
  * The instance never listens by itself.
@@ -89,17 +99,13 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { maxParamLength: PARAM_LENGTH_MAX },
     bodyLimit: config.bodyBytesMax,
-    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-    // Long-polls and waits may last waitMs/timeoutMs + the deadline.
-    requestTimeout: 0,
-    ...(config.tls
-      ? {
-          serverFactory: httpsServerFactory(config.tls, {
-            keepAliveTimeoutMs: KEEP_ALIVE_TIMEOUT_MS,
-            requestTimeoutMs: 0,
-          }),
-        }
-      : {}),
+    // The server and its timeouts and bounds: node-server.ts (docs/security.md, Abuse resistance).
+    // node:http's requestTimeout covers receiving a request only, never the wait for its answer:
+    // long-polls, waits and watches end by their own deadlines.
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    requestTimeout: config.receiveTimeoutMs,
+    connectionTimeout: config.socketIdleTimeoutMs,
+    serverFactory: nodeServerFactory(config, connectionGuard(deps)),
     // Malformed URLs (bad percent-encoding) never reach the router: answer in the error shape.
     frameworkErrors: (err: FastifyError, request, reply) => {
       sendError(deps, err, request as FastifyRequest, reply as FastifyReply);
@@ -183,7 +189,8 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
 
   await app.register(swagger, openapiOptions());
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  const opts = { deps, gateway, schemas: appSchemas(config) };
+  const longPolls = new LongPolls(config.longPollsMax);
+  const opts = { deps, gateway, schemas: appSchemas(config), longPolls };
   await app.register(leaseRoutes, opts);
   await app.register(electionRoutes, opts);
   await app.register(fenceKvRoutes, opts);

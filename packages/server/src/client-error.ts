@@ -19,7 +19,12 @@ function answerOf(code: string | undefined): { status: number; field: string; pr
     case 'HPE_INVALID_TRANSFER_ENCODING':
       return { status: 400, field: 'header Transfer-Encoding', problem: 'is not valid' };
     default:
-      return { status: 400, field: 'request', problem: 'is not valid HTTP/1.1' };
+      // Also what bytes past a body longer than its Content-Length read as: the next request.
+      return {
+        status: 400,
+        field: 'request',
+        problem: 'is not valid HTTP/1.1 (or a body was longer than its Content-Length)',
+      };
   }
 }
 

@@ -65,6 +65,25 @@ export interface ServerConfig {
   readonly longPollMsMax: number;
   /** Request body limit, derived from valueBytesMax. */
   readonly bodyBytesMax: number;
+  /** All headers of a request must arrive within this, ms (docs/security.md, Abuse). */
+  readonly headersTimeoutMs: number;
+  /** A whole request (headers and body) must arrive within this, ms; the answer is not counted. */
+  readonly receiveTimeoutMs: number;
+  /** Idle keep-alive connections are closed after this, ms. */
+  readonly keepAliveTimeoutMs: number;
+  /**
+   * A socket silent this long is closed, ms: a backstop above the longest silence of a correct
+   * exchange (the largest deadline plus the largest wait, long-poll or watch keepalive), derived.
+   */
+  readonly socketIdleTimeoutMs: number;
+  /** Largest request line plus headers, bytes (431 beyond). */
+  readonly headerBytesMax: number;
+  /** Open HTTP connections on this node. */
+  readonly connectionsMax: number;
+  /** Open HTTP connections from one client IP address. */
+  readonly connectionsPerAddressMax: number;
+  /** Long-polls waiting at once on this node (429 beyond). */
+  readonly longPollsMax: number;
   /** Raft snapshot (and log compaction) after this many applied entries (Raft §7). */
   readonly snapshotEntries: number;
   /** Log entries kept behind a snapshot for lagging followers (0 = drop all it covers). */
@@ -124,6 +143,11 @@ export const DEFAULT_LIMITS_CONFIG: LimitsConfig = limitsOf({
 });
 
 type Read = ReadSettings<typeof SERVER_SETTINGS>;
+
+/** Largest long-poll `timeoutMs` (docs/api.md). */
+const LONG_POLL_MS_MAX = 60_000;
+/** Slack of the socket idle backstop above the longest silence of a correct exchange. */
+const SOCKET_IDLE_MARGIN_MS = 30_000;
 
 function limitsOf(v: LimitsConfig): LimitsConfig {
   return {
@@ -193,6 +217,10 @@ function checkRelations(r: Read): void {
     const max = r.sourceOf('requestTimeoutMsMax');
     throw r.error('requestTimeoutMsDefault', `${v.requestTimeoutMsDefault} exceeds ${max}`);
   }
+  if (v.headersTimeoutMs > v.receiveTimeoutMs) {
+    const max = r.sourceOf('receiveTimeoutMs');
+    throw r.error('headersTimeoutMs', `${v.headersTimeoutMs} exceeds ${max}`);
+  }
   if (v.ttlMsMin > v.ttlMsMax)
     throw r.error('ttlMsMin', `${v.ttlMsMin} is greater than ${r.sourceOf('ttlMsMax')}`);
   if (v.tokenFloor > 0 && v.restoreFile === undefined)
@@ -241,9 +269,20 @@ export function loadConfig(
     tickMs: v.tickMs,
     requestTimeoutMsDefault: v.requestTimeoutMsDefault,
     requestTimeoutMsMax: v.requestTimeoutMsMax,
-    longPollMsMax: 60_000,
+    longPollMsMax: LONG_POLL_MS_MAX,
     // Room for the JSON envelope around a maximal value (fields, escapes).
     bodyBytesMax: v.valueBytesMax * 2 + 16 * 1024,
+    headersTimeoutMs: v.headersTimeoutMs,
+    receiveTimeoutMs: v.receiveTimeoutMs,
+    keepAliveTimeoutMs: v.keepAliveTimeoutMs,
+    socketIdleTimeoutMs:
+      v.requestTimeoutMsMax +
+      Math.max(v.waitMsMax, LONG_POLL_MS_MAX, v.watchKeepaliveMs, v.receiveTimeoutMs) +
+      SOCKET_IDLE_MARGIN_MS,
+    headerBytesMax: v.headerBytesMax,
+    connectionsMax: v.connectionsMax,
+    connectionsPerAddressMax: v.connectionsPerAddressMax,
+    longPollsMax: v.longPollsMax,
     snapshotEntries: v.snapshotEntries,
     snapshotKeepEntries: v.snapshotKeepEntries,
     watchesMax: v.watchesMax,

@@ -7,6 +7,7 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { TLS_MIN_VERSION } from '@tenure/raft';
+import { FORWARD_PROOF_HEADER } from './auth/forward-proof.js';
 import type { HttpTlsConfig } from './config.js';
 import { FORWARDED_HEADER } from './request-context.js';
 
@@ -21,6 +22,8 @@ export interface ForwardRequest {
   readonly requestTimeoutMs: number;
   /** Our node id (value of the Tenure-Forwarded header, for logs). */
   readonly fromNodeId: string;
+  /** Tenure-Forwarded-Proof value (auth/forward-proof.ts), when auth is on and a key exists. */
+  readonly proof?: string;
   /** The client's Authorization header, passed on so the leader checks the same token. */
   readonly authorization?: string;
   /** Internal headers of one route (e.g. the snapshot route's read-index question). */
@@ -101,6 +104,7 @@ export class HttpForwarder implements Forwarder {
     if (req.idempotencyKey !== null) headers['idempotency-key'] = req.idempotencyKey;
     if (req.authorization !== undefined) headers['authorization'] = req.authorization;
     Object.assign(headers, req.headers);
+    if (req.proof !== undefined) headers[FORWARD_PROOF_HEADER] = req.proof;
     return new Promise((resolve, reject) => {
       const r = this.#request(
         {

@@ -11,6 +11,7 @@ import {
   type CommandEnvelope,
   type CommandResult,
 } from '@tenure/coord-state';
+import { ForwardProof } from './auth/forward-proof.js';
 import { requestFingerprint } from './canonical-json.js';
 import type { ServerDeps } from './deps.js';
 import { HttpError, noLeader, timeoutError } from './http-error.js';
@@ -34,9 +35,14 @@ export const FORWARD_HOP_MARGIN_MS = 50;
 
 export class Gateway {
   readonly #d: ServerDeps;
+  /** Signs forwarded requests so the leader does not count them against a rate twice. */
+  readonly #proof: ForwardProof | null;
 
   constructor(deps: ServerDeps) {
     this.#d = deps;
+    this.#proof = deps.config.auth
+      ? new ForwardProof(deps.config.clusterId, (name) => deps.coord.authToken(name))
+      : null;
   }
 
   /**
@@ -211,6 +217,10 @@ export class Gateway {
       !ctx.forwarded && target !== self,
       'a request is forwarded at most once, to another node',
     );
+    const proof = this.#proof?.sign(
+      { method: request.method, url: request.url, fromNodeId: self },
+      Date.now(),
+    );
     let res;
     try {
       res = await this.#d.forwarder.forward(
@@ -222,6 +232,7 @@ export class Gateway {
           idempotencyKey: ctx.idempotencyKey,
           requestTimeoutMs: leaderBudgetMs,
           fromNodeId: self,
+          ...(proof === null || proof === undefined ? {} : { proof }),
           ...(request.headers.authorization === undefined
             ? {}
             : { authorization: request.headers.authorization }),

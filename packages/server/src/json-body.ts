@@ -2,11 +2,12 @@
  * The request body parser: `application/json` only, in UTF-8, uncompressed (docs/api.md, Input
  * rules). Every refusal is an HttpError in the error shape naming `body`: 415 for another charset
  * or a content-encoding, 400 for bytes that are not UTF-8 (never replaced by U+FFFD) or text that
- * is not JSON. An empty body is 400 too, except on routes whose body is optional (their route
+ * is not JSON or nests too deep (checked on the bytes first: json-depth.ts). An empty body is 400 too, except on routes whose body is optional (their route
  * schema carries BODY_OPTIONAL_KEY), where it is no body at all.
  */
 import type { FastifyRequest, preValidationHookHandler } from 'fastify';
 import { HttpError, invalidArgument } from './http-error.js';
+import { BODY_DEPTH_MAX, nestsDeeperThan } from './json-depth.js';
 import { fieldPath, findUnsafeInteger } from './json-limits.js';
 import { BODY_OPTIONAL_KEY } from './route-schema.js';
 
@@ -57,6 +58,8 @@ export function parseJsonBody(request: FastifyRequest, raw: Buffer): unknown {
   } catch {
     throw invalidArgument('body', 'is not valid UTF-8');
   }
+  if (nestsDeeperThan(raw, BODY_DEPTH_MAX))
+    throw invalidArgument('body', `nests deeper than ${BODY_DEPTH_MAX} levels`);
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;

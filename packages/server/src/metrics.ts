@@ -26,6 +26,8 @@ export interface ServerMetrics {
   readonly proposalSeconds: Histogram<'type'>;
   readonly httpSeconds: Histogram<'method' | 'route' | 'status'>;
   readonly forwarded: Counter;
+  /** HTTP connections closed at arrival, by reason (`per_address`, `node`). */
+  readonly connectionsRefused: Counter<'reason'>;
   /** Time a queued acquire waited before it settled, by `kind` and `outcome`. */
   readonly waitSeconds: Histogram<'kind' | 'outcome'>;
   /** Timings RaftNode reports (pass as RaftNodeOptions.observer). */
@@ -114,6 +116,11 @@ export function createMetrics(
       LATENCY_BUCKETS,
     ),
     forwarded: counter('tenure_forwarded_requests_total', 'Requests forwarded to the leader'),
+    connectionsRefused: counter(
+      'tenure_http_connections_refused_total',
+      'HTTP connections closed at arrival: over the per-address or the node bound',
+      ['reason'],
+    ),
     waitSeconds: histogram(
       'tenure_wait_seconds',
       'Time a queued acquire waited before it settled, by kind and outcome',

@@ -1,14 +1,22 @@
 // Proves, by seeded property-based testing (fast-check), that whatever method, path, headers and
 // body arrive, the app never answers 5xx, never fails an assertion or throws out of a handler,
-// and answers every 4xx in the error shape {"error": {"code", "message"}} (docs/api.md, Errors).
+// and answers every 4xx in the error shape {"error": {"code", "message"}} (docs/api.md, Errors);
+// with auth off and on (any Authorization, forged Tenure-Forwarded headers; docs/security.md).
 import t from 'tap';
 import fc from 'fast-check';
-import { ERROR_HTTP_STATUS } from '@tenure/coord-state';
-import { harness } from './fixtures/harness.js';
+import {
+  ADMIN_ROLE,
+  encodeEnvelope,
+  ERROR_HTTP_STATUS,
+  ROOT_TOKEN_NAME,
+} from '@tenure/coord-state';
+import { hashSecret } from '../src/auth/secrets.js';
+import { harness, type Harness } from './fixtures/harness.js';
 
 /** Fixed seed and a bounded number of runs: the same inputs every run, fast in the suite. */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261201);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 250);
+const ROOT = 'fuzz-root-secret-0123456789';
 
 const CODES = new Set(Object.keys(ERROR_HTTP_STATUS));
 
@@ -124,17 +132,57 @@ const body = fc.oneof(
 );
 const method = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS');
 
-t.test('no request makes the app answer 5xx or break the error shape', async (t) => {
+const authHeaders = fc.record(
+  {
+    authorization: fc.oneof(
+      fc.constant(`Bearer ${ROOT}`),
+      fc.constantFrom('Bearer', 'Bearer ', 'Basic abc', 'bearer x y', `Bearer ${'z'.repeat(600)}`),
+      fc.constantFrom(
+        'Bearer tnr.root.00',
+        'Bearer tnr..x',
+        'Bearer tnr.nobody.abcdef',
+        'Bearer wrong',
+      ),
+      fc.string({ maxLength: 30 }).filter((v) => /^[\x20-\x7e]*$/.test(v)),
+    ),
+    'tenure-forwarded': fc.constantFrom('n2', '', 'x'),
+    'tenure-forwarded-proof': fc.constantFrom('1.abc', `${Date.now()}.${'A'.repeat(43)}`, ''),
+  },
+  { requiredKeys: [] },
+);
+
+/** Makes the root token of an auth-on harness. */
+async function withRoot(h: Harness): Promise<void> {
+  const { hash, salt } = await hashSecret(ROOT);
+  await h.raft.propose(
+    encodeEnvelope({
+      v: 1,
+      command: {
+        type: 'auth.createToken',
+        name: ROOT_TOKEN_NAME,
+        roles: [ADMIN_ROLE],
+        quota: null,
+        hash,
+        salt,
+      },
+      idempotency: null,
+    }),
+  );
+}
+
+async function fuzz(t: Tap.Test, auth: boolean, runs: number): Promise<void> {
   const fatal: unknown[] = [];
-  const h = await harness([], { onFatal: (err) => fatal.push(err) });
+  const h = await harness(auth ? ['--auth'] : [], { onFatal: (err) => fatal.push(err) });
   t.teardown(h.close);
+  if (auth) await withRoot(h);
+  const extra = auth ? authHeaders : fc.constant({});
   let checked = 0;
   await fc.assert(
-    fc.asyncProperty(method, url, headers, body, async (m, u, hs, b) => {
+    fc.asyncProperty(method, url, headers, extra, body, async (m, u, hs, ah, b) => {
       const r = await h.app.inject({
         method: m as 'GET',
         url: u,
-        headers: hs,
+        headers: { ...hs, ...ah },
         ...(b === undefined ? {} : { payload: b }),
       });
       if (r.statusCode >= 500) throw new Error(`${m} ${u} answered ${r.statusCode}: ${r.body}`);
@@ -147,8 +195,17 @@ t.test('no request makes the app answer 5xx or break the error shape', async (t)
       }
       checked++;
     }),
-    { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    { seed: SEED, numRuns: runs, endOnFailure: true },
   );
-  t.equal(checked, RUNS, 'every generated request was checked');
+  t.equal(checked, runs, 'every generated request was checked');
   t.same(fatal, [], 'no assertion failed');
+}
+
+t.test('no request makes the app answer 5xx or break the error shape', async (t) => {
+  await fuzz(t, false, RUNS);
+});
+
+// Fewer runs: a wrong bearer costs one scrypt check (the refused ones are then remembered).
+t.test('with auth on too, whatever the Authorization and forwarding headers', async (t) => {
+  await fuzz(t, true, Math.ceil(RUNS / 2));
 });

@@ -268,26 +268,28 @@ export const electionRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
       const q = request.query;
       const timeoutMs = q.timeoutMs ?? LONG_POLL_MS_DEFAULT;
       const read = { consistency: q.consistency, extraMs: timeoutMs };
-      return gw.read(request, reply, read, async () => {
-        const afterRevision =
-          q.afterRevision ??
-          (q.afterToken === undefined ? coord.getElection(group).revision : undefined);
-        const differs = (): true | null => {
-          const v = coord.getElection(group);
-          if (afterRevision !== undefined && v.revision !== afterRevision) return true;
-          if (q.afterToken !== undefined && (v.leader?.fencingToken ?? 0) !== q.afterToken)
-            return true;
-          return null;
-        };
-        const changed = await waitForChange(
-          hub,
-          `election:${group}`,
-          differs,
-          performance.now() + timeoutMs,
-          request.tenure.signal,
-        );
-        return { ...viewBody(coord.getElection(group)), changed: changed === true };
-      });
+      return opts.longPolls.hold(() =>
+        gw.read(request, reply, read, async () => {
+          const afterRevision =
+            q.afterRevision ??
+            (q.afterToken === undefined ? coord.getElection(group).revision : undefined);
+          const differs = (): true | null => {
+            const v = coord.getElection(group);
+            if (afterRevision !== undefined && v.revision !== afterRevision) return true;
+            if (q.afterToken !== undefined && (v.leader?.fencingToken ?? 0) !== q.afterToken)
+              return true;
+            return null;
+          };
+          const changed = await waitForChange(
+            hub,
+            `election:${group}`,
+            differs,
+            performance.now() + timeoutMs,
+            request.tenure.signal,
+          );
+          return { ...viewBody(coord.getElection(group)), changed: changed === true };
+        }),
+      );
     },
   );
 };

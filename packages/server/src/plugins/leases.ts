@@ -15,6 +15,7 @@ import type { Gateway } from '../gateway.js';
 import { grantBinding } from '../grant-binding.js';
 import { HttpError } from '../http-error.js';
 import { LeaseWaits } from '../lease-waits.js';
+import type { LongPolls } from '../long-polls.js';
 import * as R from '../response-schemas.js';
 import { pageOf } from '../page.js';
 import { routeSchema } from '../route-schema.js';
@@ -31,6 +32,8 @@ export interface RoutePluginOptions {
   readonly deps: ServerDeps;
   readonly gateway: Gateway;
   readonly schemas: AppSchemas;
+  /** The node's bound on long-polls waiting at once. */
+  readonly longPolls: LongPolls;
 }
 
 /** 200 body of acquire and renew: `session` when session-bound, `mode` when shared. */
@@ -266,21 +269,23 @@ export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
       const q = request.query;
       const timeoutMs = q.timeoutMs ?? LONG_POLL_MS_DEFAULT;
       const read = { consistency: q.consistency, extraMs: timeoutMs };
-      return gw.read(request, reply, read, async () => {
-        const tokenNow = (): number => coord.getLease(name, nowMs())?.fencingToken ?? 0;
-        const baseline = q.afterToken ?? tokenNow();
-        const changed = await waitForChange(
-          hub,
-          `lease:${name}`,
-          () => (tokenNow() !== baseline ? true : null),
-          performance.now() + timeoutMs,
-          request.tenure.signal,
-        );
-        const v = coord.getLease(name, nowMs());
-        return v
-          ? { ...viewBody(v), changed: changed === true }
-          : { name, holder: null, fencingToken: null, changed: changed === true };
-      });
+      return opts.longPolls.hold(() =>
+        gw.read(request, reply, read, async () => {
+          const tokenNow = (): number => coord.getLease(name, nowMs())?.fencingToken ?? 0;
+          const baseline = q.afterToken ?? tokenNow();
+          const changed = await waitForChange(
+            hub,
+            `lease:${name}`,
+            () => (tokenNow() !== baseline ? true : null),
+            performance.now() + timeoutMs,
+            request.tenure.signal,
+          );
+          const v = coord.getLease(name, nowMs());
+          return v
+            ? { ...viewBody(v), changed: changed === true }
+            : { name, holder: null, fencingToken: null, changed: changed === true };
+        }),
+      );
     },
   );
 };
