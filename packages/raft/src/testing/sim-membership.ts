@@ -73,8 +73,8 @@ export function injectMembershipFault(
       },
     ]);
   }
-  const downVoters = m.voters.filter(
-    (id) => m.voters.length > 2 && !targets.nodes.find((n) => n.id === id)!.up,
+  const downVoters = removable.filter(
+    (id) => m.voters.includes(id) && !targets.nodes.find((n) => n.id === id)!.up,
   );
   if (downVoters.length > 0 && knobs.removeDownVoterWeight > 0) {
     actions.push([
