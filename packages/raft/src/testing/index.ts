@@ -37,3 +37,9 @@ export {
 export type { SimMode, SimOptions, SimResult, SimStats } from './simulation.js';
 /** Deliberately broken core behaviours that prove the checkers can fail (never in production). */
 export type { UnsafeVariants } from '../core/types.js';
+export {
+  UNSAFE_VARIANT_NAMES,
+  UNSAFE_VARIANT_RUNS,
+  isUnsafeVariantName,
+} from './unsafe-variants.js';
+export type { UnsafeVariantRun } from './unsafe-variants.js';

@@ -13,19 +13,11 @@ import { parseArgs } from 'node:util';
 import type { UnsafeVariants } from '../core/types.js';
 import { runSimulation } from './simulation.js';
 import type { SimMode, SimResult } from './simulation.js';
-
-const UNSAFE_FLAGS = [
-  'commitPreviousTermByCounting',
-  'skipLogUpToDateCheck',
-  'dontPersistVotedFor',
-  'truncateMatchingEntries',
-  'sendBeforePersistAlways',
-  'concurrentConfigChanges',
-  'configChangeBeforeTermCommit',
-  'countRemovedVotes',
-  'countLearnerVotes',
-  'keepMatchIndexOnShorterLog',
-] as const;
+import {
+  isUnsafeVariantName,
+  UNSAFE_VARIANT_NAMES,
+  UNSAFE_VARIANT_RUNS,
+} from './unsafe-variants.js';
 
 /** Progress lines at most this often (wall ms). */
 const PROGRESS_INTERVAL_MS = 1000;
@@ -45,7 +37,7 @@ interface CliOptions {
 function usage(message: string): never {
   process.stderr.write(
     `${message}\nusage: npm run sim -- --seeds N [--from S] [--nodes 3|5] [--mode safety|liveness] ` +
-      `[--membership] [--unsafe ${UNSAFE_FLAGS.join('|')}] [--bail]\n       npm run sim -- --seed S [--nodes 3|5] [--mode safety|liveness] [--unsafe FLAG] [--trace]\n`,
+      `[--membership] [--unsafe ${UNSAFE_VARIANT_NAMES.join('|')}] [--bail]\n       npm run sim -- --seed S [--nodes 3|5] [--mode safety|liveness] [--membership] [--unsafe FLAG] [--trace]\n`,
   );
   process.exit(2);
 }
@@ -91,8 +83,10 @@ function parseCli(argv: readonly string[]): CliOptions {
     usage(`--mode must be safety or liveness, got '${mode}'`);
   let unsafe: Record<string, boolean> | undefined;
   for (const flag of values.unsafe ?? []) {
-    if (!(UNSAFE_FLAGS as readonly string[]).includes(flag))
-      usage(`--unsafe must be one of ${UNSAFE_FLAGS.join(', ')}`);
+    if (!isUnsafeVariantName(flag))
+      usage(`--unsafe must be one of ${UNSAFE_VARIANT_NAMES.join(', ')}`);
+    if (UNSAFE_VARIANT_RUNS[flag] === 'membership' && values.membership !== true)
+      usage(`--unsafe ${flag} breaks a membership rule: add --membership`);
     unsafe = { ...unsafe, [flag]: true };
   }
   const single = values.seed !== undefined;

@@ -48,6 +48,21 @@ export interface FaultProfile {
    * leader itself too), or wipe a learner's data in place. 0 unless the run has spare nodes.
    */
   readonly membershipWeight: number;
+  /**
+   * Membership runs: probability that a leader just elected is asked for a change at once, before
+   * its term's first entry commits (the window of the §4.1 single-server bug).
+   */
+  readonly changeAtElectionProbability: number;
+  /**
+   * Probability that a leader that has just accepted a membership change is cut off from every other
+   * node at once (for a partition's duration), so the change stays uncommitted in its log alone.
+   */
+  readonly isolateAfterChangeProbability: number;
+  /**
+   * Weight, beside add / promote / remove / wipe, of removing a voter that is down (an operator
+   * replacing a dead node: remove it first, sim-membership.ts).
+   */
+  readonly removeDownVoterWeight: number;
 }
 
 /** The default schedule: a fault every 50 ms – 1.5 s, a mix weighted towards partitions and crashes. */
@@ -82,6 +97,9 @@ export const DEFAULT_FAULTS: FaultProfile = {
   downMsMax: 3000,
   termBumpProbability: 0.1,
   membershipWeight: 0,
+  changeAtElectionProbability: 0.3,
+  isolateAfterChangeProbability: 0,
+  removeDownVoterWeight: 0,
 };
 
 /** Counters for reports. */
@@ -201,6 +219,21 @@ export class SimFaults {
       : this.#random.pick(this.#targets.nodes);
   }
 
+  /**
+   * Cut `node` off from every other node for a partition's duration (replacing any partition), as
+   * the partition fault's "isolate one node" does.
+   */
+  isolate(node: SimNode): void {
+    const net = this.#targets.network;
+    net.healPartitions();
+    this.stats.partitions++;
+    net.partition(
+      [node.id],
+      this.#ids().filter((id) => id !== node.id),
+    );
+    this.#healPartitionLater();
+  }
+
   #partition(): void {
     const net = this.#targets.network;
     const ids = this.#ids();
@@ -240,6 +273,12 @@ export class SimFaults {
         break;
       }
     }
+    this.#healPartitionLater();
+  }
+
+  /** Heal the partitions just made after a drawn duration, unless another replaced them first. */
+  #healPartitionLater(): void {
+    const net = this.#targets.network;
     const generation = ++this.#partitionGeneration;
     const p = this.#profile;
     const durationMs = this.#random.between(p.partitionMsMin, p.partitionMsMax);

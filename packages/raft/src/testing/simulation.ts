@@ -190,8 +190,6 @@ const PROBE_PROFILE: ClientProfile = {
 const CLIENTS = 3;
 /** Weight of the membership fault among the others (sim-faults.ts DEFAULT_FAULTS) in membership runs. */
 const MEMBERSHIP_FAULT_WEIGHT = 40;
-/** Membership runs: probability that a node just elected is asked for a change at once (§4.1 bug window). */
-const CHANGE_AT_ELECTION_PROBABILITY = 0.3;
 
 /** The network once healed: no loss, a little duplication and reordering, latency ≤ 50 ms. */
 const HEALED_NETWORK: NetworkProfile = {
@@ -213,6 +211,7 @@ class Simulation implements SimNodeHost, FaultTargets {
   readonly #nodeRandom = new Map<NodeId, SimRandom>();
   readonly #clients: SimClients;
   readonly #faults: SimFaults;
+  readonly #faultProfile: FaultProfile;
   readonly #seed: number;
   readonly #mode: SimMode;
   readonly #nodeCount: 3 | 5;
@@ -308,11 +307,12 @@ class Simulation implements SimNodeHost, FaultTargets {
         this.#commitAtMs = ackedAtMs;
       }
     });
-    this.#faults = new SimFaults(this.queue, faultRandom, this, {
+    this.#faultProfile = {
       ...DEFAULT_FAULTS,
       ...(this.#membership ? { membershipWeight: MEMBERSHIP_FAULT_WEIGHT } : {}),
       ...options.faults,
-    });
+    };
+    this.#faults = new SimFaults(this.queue, faultRandom, this, this.#faultProfile);
   }
 
   run(): SimResult {
@@ -389,10 +389,10 @@ class Simulation implements SimNodeHost, FaultTargets {
       this.#membership &&
       this.#healedAtMs === null &&
       ss.role === 'leader' &&
-      this.#membershipRandom.chance(CHANGE_AT_ELECTION_PROBABILITY)
+      this.#membershipRandom.chance(this.#faultProfile.changeAtElectionProbability)
     ) {
       // Operators retry on the new leader at once: a change before its first commit (§4.1).
-      this.queue.after(0, () => injectMembershipFault(this, this.#membershipRandom));
+      this.queue.after(0, () => this.membershipChange(this.#membershipRandom));
     }
     this.note(
       `${node.id} ${ss.role} term ${ss.term} leader ${ss.leaderId ?? '-'} (last index ${node.storage.lastIndex})`,
@@ -408,7 +408,11 @@ class Simulation implements SimNodeHost, FaultTargets {
   }
 
   membershipChange(random: SimRandom): void {
-    injectMembershipFault(this, random);
+    injectMembershipFault(this, random, this.#faultProfile);
+  }
+
+  isolate(node: SimNode): void {
+    this.#faults.isolate(node);
   }
 
   note(line: string): void {

@@ -6,6 +6,7 @@ import t from 'tap';
 import { runSimulation } from '../../src/testing/index.js';
 import type { SimMode } from '../../src/testing/index.js';
 import { describeFailure } from './sim-seeds.js';
+import { UNSAFE_SCHEDULES } from './unsafe-schedules.js';
 
 function slice(from: number, count: number, mode: SimMode, nodes: 3 | 5) {
   const failures: string[] = [];
@@ -34,3 +35,19 @@ for (const [mode, nodes, count] of [
     t.ok(s.committed >= count * 20 && s.crashes > 0, `runs commit (${s.committed}) and crash`);
   });
 }
+
+// The schedule that finds the §4.1 single-server bug (a leader cut off right after a change, voters
+// crashing right after their grant, a change asked of every new leader, down voters removed): the
+// correct core survives it.
+t.test('membership §4.1-window schedule: the correct core breaks no checker', async (t) => {
+  const { schedule } = UNSAFE_SCHEDULES.configChangeBeforeTermCommit;
+  const failures: string[] = [];
+  let membershipChanges = 0;
+  for (let seed = 101; seed < 104; seed++) {
+    const r = runSimulation({ ...schedule, seed });
+    if (!r.ok) failures.push(describeFailure(r));
+    membershipChanges += r.stats.faults.membershipChanges;
+  }
+  t.same(failures, [], 'no violation (each failure line holds its replay command)');
+  t.ok(membershipChanges >= 9, `membership faults injected (${membershipChanges})`);
+});
