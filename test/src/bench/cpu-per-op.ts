@@ -261,12 +261,32 @@ async function main(): Promise<void> {
   if (o.profileDir !== null) mkdirSync(o.profileDir, { recursive: true });
   const loadavgBefore = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   const runs: { build: Row['build']; rows: Row[]; idlePercent: Record<string, number> }[] = [];
+  const dir = join(REPO_ROOT, 'bench-results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `cpu-per-op-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  // Written after every run, so an interrupted session keeps what it measured.
+  const save = (): void =>
+    writeFileSync(
+      file,
+      JSON.stringify(
+        {
+          options: o,
+          cpus: cpus().length,
+          loadavgBefore,
+          loadavg: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '),
+          runs,
+        },
+        null,
+        2,
+      ),
+    );
   for (let round = 1; round <= o.rounds; round++) {
     const order: Row['build'][] = o.baseline === null ? ['current'] : ['baseline', 'current'];
     for (const build of order) {
       const main = build === 'baseline' ? o.baseline! : SERVER_MAIN;
       const run = await runOnce(o, build, main, round);
       runs.push({ build, ...run });
+      save();
       console.log(`round ${round} ${build}: idle % ${JSON.stringify(run.idlePercent)}`);
       for (const r of run.rows)
         console.log(
@@ -300,13 +320,6 @@ async function main(): Promise<void> {
         );
       }
   }
-  const dir = join(REPO_ROOT, 'bench-results');
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, `cpu-per-op-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(
-    file,
-    JSON.stringify({ options: o, cpus: cpus().length, loadavgBefore, loadavg, runs }, null, 2),
-  );
   console.log(`\nwritten ${file}`);
 }
 
