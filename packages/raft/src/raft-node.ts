@@ -31,6 +31,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { ClusterTimeEstimate } from './cluster-time-estimate.js';
 import { RaftCore } from './core/raft-core.js';
+import { runtimeCommitNoticeDelayTicks } from './core/config.js';
 import type {
   CoreConfig,
   CoreWarning,
@@ -129,10 +130,11 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   /** The reported cluster time (frozen while leaderless; cluster-time-estimate.ts). */
   readonly #clusterTime: ClusterTimeEstimate;
   /**
-   * commitIndex of the last hard state made durable (docs/api.md: a node never reports a commit index it
-   * could lose in a crash, so what /v1/cluster shows never goes down, across restarts too).
+   * commitIndex recovered at open. What the node shows is the larger of this and the storage's
+   * durableCommitIndex() (docs/api.md: a node never reports a commit index it could lose in a
+   * crash, so what /v1/cluster shows never goes down, across restarts too).
    */
-  #durableCommitIndex: LogIndex;
+  readonly #recoveredCommitIndex: LogIndex;
 
   private constructor(
     options: RaftNodeOptions<R>,
@@ -157,7 +159,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#transport = parts.transport;
     this.#appliedIndex = parts.appliedIndex;
     this.#snapshotIndex = parts.snapshotIndex;
-    this.#durableCommitIndex = parts.durableCommitIndex;
+    this.#recoveredCommitIndex = parts.durableCommitIndex;
     this.#clusterTime = new ClusterTimeEstimate(resolved.electionTimeoutTicks * resolved.tickMs);
     this.#log = parts.log;
     this.#book = parts.book;
@@ -278,7 +280,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#stopped) return;
     this.#ticks++;
     this.#core.tick();
-    this.#schedule();
+    // Most ticks change nothing to hand out (idle CPU: 100 ticks/s at the default tickMs).
+    if (this.#core.hasReady()) this.#schedule();
   }
 
   /** Runs the Ready loop on the next turn unless it is queued or running (it re-checks on exit). */
@@ -326,10 +329,6 @@ export class RaftNode<R> implements RaftNodeApi<R> {
         snapshot: ready.snapshot,
       });
       if (this.#stopped) return;
-      if (ready.hardState !== null)
-        this.#durableCommitIndex = asIndex(
-          Math.max(this.#durableCommitIndex, ready.hardState.commitIndex),
-        );
       const durationMs = performance.now() - startMs;
       this.#callListener(() => this.#observer.persisted?.(durationMs, ready.entries.length));
     }
@@ -353,9 +352,14 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     const { role, leaderId } = this.#softState;
     if (role === 'leader') {
       for (const [id, p] of this.#core.progress()) if (p.matchIndex > 0) this.#notePeerWithData(id);
-    } else if (leaderId !== null && leaderId !== this.id && this.#durableCommitIndex > 0) {
+    } else if (leaderId !== null && leaderId !== this.id && this.#durableCommitIndex() > 0) {
       this.#notePeerWithData(leaderId);
     }
+  }
+
+  /** The commit index this node shows: on its disk, fsynced (RaftStorage.durableCommitIndex). */
+  #durableCommitIndex(): LogIndex {
+    return asIndex(Math.max(this.#recoveredCommitIndex, this.#storage.durableCommitIndex()));
   }
 
   #notePeerWithData(id: NodeId): void {
@@ -621,7 +625,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       role: soft.role,
       term: soft.term,
       leaderId: soft.leaderId,
-      commitIndex: this.#durableCommitIndex,
+      commitIndex: this.#durableCommitIndex(),
       leaderCommitIndex: this.#core.leaderCommitIndex(),
       appliedIndex: this.#appliedIndex,
       lastLogIndex: this.#core.lastIndex(),
@@ -849,5 +853,6 @@ function coreConfig(id: NodeId, o: ResolvedOptions, voters: readonly NodeId[]): 
     entriesPerMessageMax: o.entriesPerMessageMax,
     bytesPerMessageMax: o.bytesPerMessageMax,
     inflightMessagesMax: o.inflightMessagesMax,
+    commitNoticeDelayTicks: runtimeCommitNoticeDelayTicks,
   };
 }

@@ -51,6 +51,8 @@ export interface ClusterOptions {
    * processes start slowly on a loaded 2-core machine, and only the leader is waited for.
    */
   readonly startTimeoutMs?: number;
+  /** Server entry to spawn (default {@link SERVER_MAIN}; benches compare another build with it). */
+  readonly serverMain?: string;
 }
 
 export interface NodeInfo {
@@ -170,8 +172,9 @@ export class LocalCluster {
   }
 
   static async #startOnce(opts: ClusterOptions): Promise<LocalCluster> {
-    if (!existsSync(SERVER_MAIN))
-      throw new Error(`${SERVER_MAIN} is missing: run npx tsc -b packages/server first`);
+    const main = opts.serverMain ?? SERVER_MAIN;
+    if (!existsSync(main))
+      throw new Error(`${main} is missing: run npx tsc -b packages/server first`);
     installExitHook();
     const n = opts.nodes ?? 3;
     const ports = await freePorts(n * 2);
@@ -285,7 +288,7 @@ export class LocalCluster {
         ? ['--join', spawnOpts.join, '--http', node.httpAddress, '--raft', node.raftAddress]
         : ['--peers', spawnOpts.peers ?? this.peers];
     const args = [
-      SERVER_MAIN,
+      o.serverMain ?? SERVER_MAIN,
       '--id',
       id,
       ...membership,

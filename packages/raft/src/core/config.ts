@@ -11,6 +11,13 @@ export const committedEntriesPerReadyMax = 4096;
 export const catchUpEntriesMaxDefault = 100;
 
 /**
+ * CoreConfig.commitNoticeDelayTicks of the runtime (RaftNode): 2 ticks (20 ms at the default
+ * tickMs), long enough for the next write of a one-client loop to carry the commit, short next to a
+ * heartbeat. Measured in docs/architecture.md, "Cost of a write".
+ */
+export const runtimeCommitNoticeDelayTicks = 2;
+
+/**
  * Throws (assertion) if `config` is inconsistent: voters unique (id need not be one: a joining node),
  * 1 ≤ heartbeatTicks < electionTimeoutTicks (Raft §5.2), every `…Max` ≥ 1, snapshotRetryTicks ≥ 1 if set.
  */
@@ -31,6 +38,11 @@ export function validateCoreConfig(config: CoreConfig): void {
       config.electionTimeoutTicks > config.heartbeatTicks,
     'electionTimeoutTicks must be an integer > heartbeatTicks',
   );
+  if (config.commitNoticeDelayTicks !== undefined)
+    assert.ok(
+      Number.isInteger(config.commitNoticeDelayTicks) && config.commitNoticeDelayTicks >= 0,
+      'commitNoticeDelayTicks ≥ 0',
+    );
   assert.ok(
     Number.isInteger(config.entriesPerMessageMax) && config.entriesPerMessageMax >= 1,
     'entriesPerMessageMax ≥ 1',

@@ -163,7 +163,12 @@ export class RaftCore {
 
   // Work deferred to the next ready() so one message per follower serves many inputs (batching).
   #appendPending = false;
-  #commitBroadcastPending = false;
+  /** A commit some follower has not been told yet (sent on the next append, or when due). */
+  #commitNoticePending = false;
+  /** Leader ticks since #commitNoticePending was set. */
+  #commitNoticeWaitTicks = 0;
+  /** The notice waited COMMIT_NOTICE_DELAY_TICKS: send it at the next ready(). */
+  #commitNoticeDue = false;
   #readBroadcastPending = false;
 
   // Output not yet handed out.
@@ -508,7 +513,7 @@ export class RaftCore {
   hasReady(): boolean {
     return (
       this.#appendPending ||
-      this.#commitBroadcastPending ||
+      this.#commitNoticeDue ||
       this.#readBroadcastPending ||
       this.#messages.length > 0 ||
       this.#readStates.length > 0 ||
@@ -700,6 +705,11 @@ export class RaftCore {
       this.#heartbeatElapsed = 0;
       for (const peer of this.#peers) this.#sendHeartbeat(peer, this.#progress.get(peer)!);
     }
+    if (
+      this.#commitNoticePending &&
+      ++this.#commitNoticeWaitTicks >= (this.#config.commitNoticeDelayTicks ?? 0)
+    )
+      this.#commitNoticeDue = true;
     this.#retrySnapshots();
   }
 
@@ -771,7 +781,7 @@ export class RaftCore {
     this.#progress.clear();
     this.#transferTarget = null;
     this.#appendPending = false;
-    this.#commitBroadcastPending = false;
+    this.#clearCommitNotice();
     this.#readBroadcastPending = false;
     this.#time.stopLeading();
   }
@@ -1256,7 +1266,7 @@ export class RaftCore {
     }
     // The follower can now learn a commit index it could not verify before: notify at next ready().
     if (Math.min(this.#log.commitIndex(), pr.matchIndex) > pr.commitSentIndex) {
-      this.#commitBroadcastPending = true;
+      this.#noteCommitUntold();
     }
   }
 
@@ -1448,7 +1458,7 @@ export class RaftCore {
     if (!currentTerm && this.#config.unsafe?.commitPreviousTermByCounting !== true) return;
     const wasCommittedInTerm = this.#committedInTerm();
     this.#log.commitTo(index);
-    this.#commitBroadcastPending = this.#peers.length > 0;
+    if (this.#peers.length > 0) this.#noteCommitUntold();
     if (!wasCommittedInTerm && this.#committedInTerm()) {
       // §6.4: reads that arrived before the first commit of this term get today's commitIndex.
       if (this.#reads.admitWaiting(this.#log.commitIndex(), this.#heartbeatSeq + 1) > 0) {
@@ -1475,20 +1485,41 @@ export class RaftCore {
     for (const rs of this.#reads.confirm(quorumValue(acked))) this.#readStates.push(rs);
   }
 
-  /** Deferred broadcasts, run at the start of ready(): new entries, commit notices, read heartbeats. */
+  /**
+   * Deferred broadcasts, run at the start of ready(): new entries, read heartbeats, and commit
+   * notices once due (CoreConfig.commitNoticeDelayTicks); a pending notice that every follower got on an
+   * append meanwhile is dropped.
+   */
   #flushDeferred(): void {
     if (this.#role !== 'leader') return;
     const readSeq = this.#readBroadcastPending ? this.#reads.maxPendingSeq() : 0;
+    let untold = false;
     for (const peer of this.#peers) {
       const pr = this.#progress.get(peer)!;
       if (this.#appendPending) this.#sendAppends(peer, pr);
       const commitKnown = Math.min(this.#log.commitIndex(), pr.matchIndex);
-      const needsCommit = this.#commitBroadcastPending && commitKnown > pr.commitSentIndex;
+      const needsCommit = this.#commitNoticeDue && commitKnown > pr.commitSentIndex;
       if (needsCommit || pr.lastSentSeq < readSeq) this.#sendHeartbeat(peer, pr);
+      if (commitKnown > pr.commitSentIndex) untold = true;
     }
     this.#appendPending = false;
-    this.#commitBroadcastPending = false;
+    if (this.#commitNoticeDue || !untold) this.#clearCommitNotice();
     this.#readBroadcastPending = false;
+  }
+
+  /**
+   * A follower may now learn a higher commit index: tell it on the next AppendEntries, or by a
+   * notice once CoreConfig.commitNoticeDelayTicks passed (at once when 0).
+   */
+  #noteCommitUntold(): void {
+    this.#commitNoticePending = true;
+    if ((this.#config.commitNoticeDelayTicks ?? 0) === 0) this.#commitNoticeDue = true;
+  }
+
+  #clearCommitNotice(): void {
+    this.#commitNoticePending = false;
+    this.#commitNoticeWaitTicks = 0;
+    this.#commitNoticeDue = false;
   }
 
   #send(msg: Message): void {

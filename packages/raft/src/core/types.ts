@@ -345,6 +345,14 @@ export interface CoreConfig {
    * (the message or the install may have been lost). Default 2 × electionTimeoutTicks.
    */
   readonly snapshotRetryTicks?: number;
+  /**
+   * Leader: ticks a commit notice (an empty AppendEntries whose only news is a higher leaderCommit)
+   * is held back so that it can ride on the next AppendEntries with entries instead (Raft §5.3:
+   * leaderCommit travels on every AppendEntries). Followers then learn commits up to this many ticks
+   * later (the heartbeat tells them anyway); the leader's own commit, answers and reads never wait.
+   * Default 0: the notice goes out with the next ready(). docs/architecture.md, "Cost of a write".
+   */
+  readonly commitNoticeDelayTicks?: number;
   readonly unsafe?: UnsafeVariants;
 }
 

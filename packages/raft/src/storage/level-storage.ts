@@ -3,7 +3,8 @@
  * or a new term/vote; keys that sort in index order.
  *
  * A hard state that changes only commitIndex is not written on its own: it is kept in memory and
- * written with the next batch or on close (see persist).
+ * written with the next batch, by a flush COMMIT_FLUSH_DELAY_MS later if no batch came, or on close
+ * (see persist). `durableCommitIndex()` says how far the commit index on disk goes.
  *
  * Layout: 'm' → {clusterId, nodeId} (identity, written once); 'b' → the bootstrap membership
  * (written once, RaftStorage.readBootstrap); 'p' + id → peers seen with data; 'h' → HardState;
@@ -68,6 +69,14 @@ export function entryKey(index: number): string {
   return ENTRY_PREFIX + index.toString(16).padStart(16, '0');
 }
 
+/**
+ * How long a commitIndex-only hard state may wait for a batch to ride on before it is written (and
+ * fsynced) by itself (ms). On a busy node the next batch comes first and the flush finds nothing;
+ * on a quiet one the commit index on disk (what a node shows, docs/architecture.md) catches up
+ * within this delay plus one fsync.
+ */
+export const COMMIT_FLUSH_DELAY_MS = 50;
+
 /** Options of LevelRaftStorage.open. */
 export interface LevelStorageOptions {
   /** Directory of this node's LevelDB; created if missing. */
@@ -94,6 +103,10 @@ export class LevelRaftStorage implements RaftStorage {
    * writes it. Invariant: when non-null it equals #hardState.
    */
   #deferredHardState: HardState | null = null;
+  /** Timer of the flush of #deferredHardState (null = none armed). */
+  #flushTimer: NodeJS.Timeout | null = null;
+  /** commitIndex of the newest hard state whose fsynced write completed (RaftStorage). */
+  #durableCommitIndex: LogIndex = asIndex(0);
   /** Serialises writes so batches reach LevelDB in call order. */
   #tail: Promise<void> = Promise.resolve();
   #recovered = false;
@@ -168,6 +181,7 @@ export class LevelRaftStorage implements RaftStorage {
     const entries = await this.readEntries(base);
     const hardState = checkRecovered(await this.readHardState(), entries, snapshot?.meta ?? null);
     this.#hardState = hardState;
+    this.#durableCommitIndex = hardState.commitIndex;
     this.#lastIndex = asIndex(base + entries.length);
     this.#log?.info(
       {
@@ -300,16 +314,43 @@ export class LevelRaftStorage implements RaftStorage {
     if (snapshot === null && batch.entries.length === 0 && hs !== null && this.#onlyCommit(hs)) {
       this.#hardState = hs;
       this.#deferredHardState = hs;
+      this.#flushTimer ??= setTimeout(() => this.#flushDeferred(), COMMIT_FLUSH_DELAY_MS);
       return this.#tail;
     }
+    const written = batch.hardState ?? this.#deferredHardState;
     const ops = this.#batchOps(batch);
     if (ops.length === 0) return this.#tail;
-    const write = this.#tail.then(() => this.#db.batch(ops, { sync: true }));
+    const write = this.#tail
+      .then(() => this.#db.batch(ops, { sync: true }))
+      .then(() => this.#noteDurable(written));
     this.#tail =
       snapshot === null
         ? write
         : write.then(() => this.#clearBelow(snapshot.meta.index, snapshot.meta.index));
     return write;
+  }
+
+  /** commitIndex of the newest hard state on disk, fsynced (RaftStorage). Never decreases. */
+  durableCommitIndex(): LogIndex {
+    return this.#durableCommitIndex;
+  }
+
+  #noteDurable(hardState: HardState | null): void {
+    if (hardState !== null && hardState.commitIndex > this.#durableCommitIndex)
+      this.#durableCommitIndex = hardState.commitIndex;
+  }
+
+  /** Writes a commitIndex-only hard state that no batch carried within COMMIT_FLUSH_DELAY_MS. */
+  #flushDeferred(): void {
+    this.#flushTimer = null;
+    const deferred = this.#deferredHardState;
+    if (deferred === null || this.#closed) return;
+    this.#deferredHardState = null;
+    const value = this.#packr.pack(deferred);
+    // A failure here surfaces on the next persist or close, which chain on the tail.
+    this.#tail = this.#tail
+      .then(() => this.#db.put(HARD_STATE_KEY, value, { sync: true }))
+      .then(() => this.#noteDurable(deferred));
   }
 
   /** True when `hs` differs from the last hard state only in commitIndex (or not at all). */
@@ -396,6 +437,8 @@ export class LevelRaftStorage implements RaftStorage {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    if (this.#flushTimer !== null) clearTimeout(this.#flushTimer);
+    this.#flushTimer = null;
     const deferred = this.#deferredHardState;
     this.#deferredHardState = null;
     if (deferred !== null) {

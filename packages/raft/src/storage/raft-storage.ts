@@ -37,6 +37,9 @@ export interface PersistBatch {
  *   unsynced or not written until the next write or close() (commitIndex is volatile in Raft
  *   Figure 2): after a crash the node may recover an older commitIndex — never one beyond what it
  *   had — and then replays fewer entries on open and learns the rest from the leader.
+ * - `durableCommitIndex()`: the commitIndex of the newest hard state whose write is fsynced (the
+ *   recovered one after `recover()`). It never decreases, and a crash never recovers less — what a
+ *   node may show as its commit index (docs/architecture.md).
  * - `saveSnapshot(snapshot)`: stores a locally taken snapshot atomically and durably (fsync). It
  *   does not touch the log: the old snapshot and every entry stay until `compactLog`.
  * - `compactLog(compactIndex, snapshotIndex)`: deletes entries ≤ compactIndex and snapshots older
@@ -60,6 +63,7 @@ export interface PersistBatch {
  */
 export interface RaftStorage extends LogStorage, StableStorage {
   persist(batch: PersistBatch): Promise<void>;
+  durableCommitIndex(): LogIndex;
   saveSnapshot(snapshot: Snapshot): Promise<void>;
   compactLog(compactIndex: LogIndex, snapshotIndex: LogIndex): Promise<void>;
   recover(): Promise<CoreInitialState>;
@@ -146,6 +150,10 @@ export class MemoryRaftStorage implements RaftStorage {
   }
   saveHardState(hardState: HardState): Promise<void> {
     return this.persist({ hardState, entries: [] });
+  }
+
+  durableCommitIndex(): LogIndex {
+    return this.#hardState.commitIndex;
   }
 
   persist(batch: PersistBatch): Promise<void> {

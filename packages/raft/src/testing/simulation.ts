@@ -27,6 +27,7 @@ import type {
   UnsafeVariants,
 } from '../core/types.js';
 import { SafetyChecker, SimViolation } from './checkers.js';
+import { runtimeCommitNoticeDelayTicks } from '../core/config.js';
 import type { ViolationKind } from './checkers.js';
 import { EventQueue } from './event-queue.js';
 import { SimRandom } from './prng.js';
@@ -642,5 +643,11 @@ function drawCoreConfig(
     bytesPerMessageMax: random.pick([64, 1 << 20]),
     inflightMessagesMax: random.pick([1, 4, 32]),
   };
-  return unsafe === undefined ? base : { ...base, unsafe };
+  // Held-back commit notices (as the runtime runs them) on about half the seeds, without a draw of
+  // its own so that every seed keeps its schedule.
+  const withNotices = {
+    ...base,
+    commitNoticeDelayTicks: base.bytesPerMessageMax === 64 ? 0 : runtimeCommitNoticeDelayTicks,
+  };
+  return unsafe === undefined ? withNotices : { ...withNotices, unsafe };
 }

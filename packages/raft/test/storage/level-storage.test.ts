@@ -1,6 +1,7 @@
 // Proves LevelRaftStorage persists hard state and entries atomically, recovers them in index
-// order, truncates a conflicting suffix, defers a commitIndex-only hard state to the next write
-// (a crash then recovers the older commitIndex), and refuses a data directory of another cluster/node.
+// order, truncates a conflicting suffix, defers a commitIndex-only hard state to the next write or
+// a flush shortly after (a crash before then recovers the older commitIndex, and durableCommitIndex
+// never shows the deferred one), and refuses a data directory of another cluster/node.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
@@ -100,6 +101,29 @@ t.test('a commitIndex-only hard state rides with the next write; close() writes 
   t.equal(initial.entries.length, 3);
   await storage.close();
 });
+
+t.test(
+  'durableCommitIndex: only what is fsynced; a lone commit is flushed by itself',
+  async (t) => {
+    const dataDir = t.testdir();
+    let storage = await LevelRaftStorage.open({ dataDir, ...id });
+    await storage.recover();
+    await storage.persist({ hardState: hard(1, 'n1', 1), entries: [entry(1, 1), entry(2, 1)] });
+    t.equal(storage.durableCommitIndex(), 1, 'a batch carries its hard state');
+    await storage.persist({ hardState: hard(1, 'n1', 2), entries: [] });
+    t.equal(storage.durableCommitIndex(), 1, 'a deferred commit index is not shown as durable');
+    // No batch follows: the flush writes it by itself (COMMIT_FLUSH_DELAY_MS); wait for it.
+    const deadline = Date.now() + 60_000;
+    while (storage.durableCommitIndex() < 2 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
+    t.equal(storage.durableCommitIndex(), 2, 'flushed without another write');
+    await storage.close();
+    storage = await LevelRaftStorage.open({ dataDir, ...id });
+    t.same((await storage.recover()).hardState, hard(1, 'n1', 2), 'and on disk');
+    t.equal(storage.durableCommitIndex(), 2, 'recovered as durable');
+    await storage.close();
+  },
+);
 
 t.test('a crash loses at most a deferred commitIndex, never entries or the vote', async (t) => {
   const dataDir = t.testdir();
