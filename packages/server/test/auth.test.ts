@@ -1,28 +1,12 @@
 // Proves the auth layer through buildApp (app.inject, fake Raft): 401 without or with a bad token on every route family, 403 when roles do not cover the route (admin-only families included), secrets shown once and never listed, ownership refusals, per-token quotas as 429 with Retry-After, revocation taking effect at once, and nothing changed with auth off.
 import t from 'tap';
-import { ADMIN_ROLE, encodeEnvelope, ROOT_TOKEN_NAME } from '@tenure/coord-state';
-import { hashSecret } from '../src/auth/secrets.js';
-import { harness, send, type Harness } from './fixtures/harness.js';
+import { createRootToken, harness, send, type Harness } from './fixtures/harness.js';
 
 const ROOT = 'root-secret-for-tests-0123456789';
 
 async function authHarness(args: string[] = []): Promise<Harness> {
   const h = await harness(['--auth', ...args]);
-  const { hash, salt } = await hashSecret(ROOT);
-  await h.raft.propose(
-    encodeEnvelope({
-      v: 1,
-      command: {
-        type: 'auth.createToken',
-        name: ROOT_TOKEN_NAME,
-        roles: [ADMIN_ROLE],
-        quota: null,
-        hash,
-        salt,
-      },
-      idempotency: null,
-    }),
-  );
+  await createRootToken(h, ROOT);
   return h;
 }
 

@@ -2,10 +2,9 @@
 // "Forwarded requests"): only a proof made with the cluster's key (from the replicated root token
 // and the cluster id) over this method, URL and node, and recent, skips the leader's count.
 import t from 'tap';
-import { ADMIN_ROLE, encodeEnvelope, ROOT_TOKEN_NAME, type TokenRecord } from '@tenure/coord-state';
+import { ADMIN_ROLE, ROOT_TOKEN_NAME, type TokenRecord } from '@tenure/coord-state';
 import { ForwardProof, PROOF_AGE_MAX_MS } from '../src/auth/forward-proof.js';
-import { hashSecret } from '../src/auth/secrets.js';
-import { harness, send } from './fixtures/harness.js';
+import { createRootToken, harness, send } from './fixtures/harness.js';
 
 const ROOT = 'root-secret-for-tests-0123456789';
 const root: TokenRecord = {
@@ -41,21 +40,7 @@ t.test('a proof verifies only for its cluster, root key, request and time', asyn
 t.test('a client sending Tenure-Forwarded itself is still rate-limited', async (t) => {
   const h = await harness(['--auth']);
   t.teardown(h.close);
-  const { hash, salt } = await hashSecret(ROOT);
-  await h.raft.propose(
-    encodeEnvelope({
-      v: 1,
-      command: {
-        type: 'auth.createToken',
-        name: ROOT_TOKEN_NAME,
-        roles: [ADMIN_ROLE],
-        quota: null,
-        hash,
-        salt,
-      },
-      idempotency: null,
-    }),
-  );
+  await createRootToken(h, ROOT);
   const admin = { authorization: `Bearer ${ROOT}` };
   await send(
     h.app,

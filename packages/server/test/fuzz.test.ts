@@ -4,14 +4,8 @@
 // with auth off and on (any Authorization, forged Tenure-Forwarded headers; docs/security.md).
 import t from 'tap';
 import fc from 'fast-check';
-import {
-  ADMIN_ROLE,
-  encodeEnvelope,
-  ERROR_HTTP_STATUS,
-  ROOT_TOKEN_NAME,
-} from '@tenure/coord-state';
-import { hashSecret } from '../src/auth/secrets.js';
-import { harness, type Harness } from './fixtures/harness.js';
+import { ERROR_HTTP_STATUS } from '@tenure/coord-state';
+import { createRootToken, harness, type Harness } from './fixtures/harness.js';
 
 /** Fixed seed and a bounded number of runs: the same inputs every run, fast in the suite. */
 const SEED = Number(process.env.FUZZ_SEED ?? 20261201);
@@ -153,21 +147,7 @@ const authHeaders = fc.record(
 
 /** Makes the root token of an auth-on harness. */
 async function withRoot(h: Harness): Promise<void> {
-  const { hash, salt } = await hashSecret(ROOT);
-  await h.raft.propose(
-    encodeEnvelope({
-      v: 1,
-      command: {
-        type: 'auth.createToken',
-        name: ROOT_TOKEN_NAME,
-        roles: [ADMIN_ROLE],
-        quota: null,
-        hash,
-        salt,
-      },
-      idempotency: null,
-    }),
-  );
+  await createRootToken(h, ROOT);
 }
 
 async function fuzz(t: Tap.Test, auth: boolean, runs: number): Promise<void> {
