@@ -29,6 +29,7 @@ import {
   type RequestSpec,
 } from './request.js';
 import type { TenureWorkloadOptions } from './tenure-workload.js';
+import { sleepUnlessAborted } from '../util/sleep.js';
 
 /** What the primitive workers share with the rest of the workload. */
 export interface PrimitivesContext {
@@ -58,22 +59,7 @@ export function sharedLockNames(namePrefix: string): string[] {
 
 const enc = encodeURIComponent;
 
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      resolve();
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+const sleep = sleepUnlessAborted;
 
 function think(c: PrimitivesContext, r: Random): Promise<void> {
   return sleep(r.int(c.o.thinkMs[0], c.o.thinkMs[1]), c.signal);

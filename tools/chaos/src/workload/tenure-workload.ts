@@ -42,6 +42,7 @@ import {
   watchWorker,
   type PrimitivesContext,
 } from './primitives-workload.js';
+import { sleepUnlessAborted } from '../util/sleep.js';
 
 /** Workload knobs (all optional; defaults in `defaultWorkloadOptions`). */
 export interface TenureWorkloadOptions {
@@ -105,22 +106,7 @@ export function defaultWorkloadOptions(ttlMs = 3_000): TenureWorkloadOptions {
   };
 }
 
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      resolve();
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+const sleep = sleepUnlessAborted;
 
 const enc = encodeURIComponent;
 
