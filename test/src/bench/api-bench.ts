@@ -13,38 +13,66 @@
  * gracefully at the end so the .cpuprofile files are written, and profiles the bench client too.
  * `--target follower` sends every request to a follower (measures the forwarding hop).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { cpus } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { latencyHistogram } from '@tenure/testkit';
-import { LocalCluster, REPO_ROOT } from '../support/cluster.js';
+import { LocalCluster, REPO_ROOT, type ClusterOptions } from '../support/cluster.js';
+import { fetchTrusting, TestCa, tlsArgs } from '../support/tls.js';
 
 interface Answer {
   readonly status: number;
   readonly body: { fencingToken?: number; [k: string]: unknown };
 }
 
-/** Minimal kept-alive JSON client for one node. */
+/** `--secure`: the client's CA, certificate and bearer (HTTPS with client certificates, auth on). */
+interface BenchSecurity {
+  readonly caPem: string;
+  readonly certPem: string;
+  readonly keyPem: string;
+  readonly bearer: string;
+}
+
+/** Minimal kept-alive JSON client for one node (HTTPS with a bearer under `--secure`). */
 class BenchClient {
   readonly #agent: Agent;
+  readonly #request: typeof request;
   readonly #host: string;
   readonly #port: number;
   readonly #idempotencyKeys: boolean;
-  constructor(httpAddress: string, sockets: number, idempotencyKeys: boolean) {
+  readonly #auth: Record<string, string>;
+  constructor(
+    httpAddress: string,
+    sockets: number,
+    idempotencyKeys: boolean,
+    security: BenchSecurity | null,
+  ) {
     this.#idempotencyKeys = idempotencyKeys;
     const [host, port] = httpAddress.split(':');
     this.#host = host!;
     this.#port = Number(port);
-    this.#agent = new Agent({ keepAlive: true, maxSockets: sockets });
+    const pool = { keepAlive: true, maxSockets: sockets };
+    this.#agent =
+      security === null
+        ? new Agent(pool)
+        : new HttpsAgent({
+            ...pool,
+            ca: security.caPem,
+            cert: security.certPem,
+            key: security.keyPem,
+          });
+    this.#request = security === null ? request : httpsRequest;
+    this.#auth = security === null ? {} : { authorization: `Bearer ${security.bearer}` };
   }
   call(method: string, path: string, body?: unknown): Promise<Answer> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     return new Promise((resolve, reject) => {
-      const req = request(
+      const req = this.#request(
         {
           host: this.#host,
           port: this.#port,
@@ -53,8 +81,9 @@ class BenchClient {
           agent: this.#agent,
           headers:
             payload === undefined
-              ? {}
+              ? this.#auth
               : {
+                  ...this.#auth,
                   'content-type': 'application/json',
                   'content-length': Buffer.byteLength(payload),
                   // Like @tenure/client, which sends one key per mutating call.
@@ -212,6 +241,7 @@ interface BenchOptions {
   readonly profileDir: string | null;
   readonly raftStatsDir: string | null;
   readonly idempotencyKeys: boolean;
+  readonly secure: boolean;
   readonly nodeArgs: string;
   readonly serverArgs: readonly string[];
   readonly logLevel: string;
@@ -242,6 +272,10 @@ function benchCommand(): Command {
       'measure group commit in the servers (persist calls, entries per persist, persist ms incl. fsync) into dir',
     )
     .option('--idempotency-keys', 'send an Idempotency-Key on every write, as @tenure/client does')
+    .option(
+      '--secure',
+      'HTTPS with client certificates, peer mutual TLS and auth on (what `npm start -- --secure` runs); the bench uses an application token',
+    )
     .option('--node-args <args>', 'extra node flags for the servers (NODE_OPTIONS)', '')
     .option('--server-args <args>', 'extra tenure-server flags (space separated)', '')
     .option('--log-level <level>', 'server log level', 'warn')
@@ -260,6 +294,7 @@ interface BenchFlags {
   profile?: string;
   raftStats?: string;
   idempotencyKeys?: boolean;
+  secure?: boolean;
   nodeArgs: string;
   serverArgs: string;
   logLevel: string;
@@ -288,6 +323,7 @@ function parseOptions(argv: readonly string[]): BenchOptions {
     profileDir: v.profile === undefined ? null : resolve(v.profile),
     raftStatsDir: v.raftStats === undefined ? null : resolve(v.raftStats),
     idempotencyKeys: v.idempotencyKeys === true,
+    secure: v.secure === true,
     nodeArgs: v.nodeArgs,
     serverArgs: v.serverArgs.split(' ').filter((a) => a.length > 0),
     logLevel: v.logLevel,
@@ -318,7 +354,12 @@ async function main(): Promise<void> {
   if (nodeOptions.length > 0)
     process.env.NODE_OPTIONS = `${savedNodeOptions ?? ''} ${nodeOptions}`.trim();
   if (o.profileDir !== null) mkdirSync(o.profileDir, { recursive: true });
-  const cluster = await LocalCluster.start({ logLevel: o.logLevel, extraArgs: o.serverArgs });
+  const secured = o.secure ? secureCluster() : null;
+  const cluster = await LocalCluster.start({
+    logLevel: o.logLevel,
+    extraArgs: o.serverArgs,
+    ...secured?.options,
+  });
   if (savedNodeOptions === undefined) delete process.env.NODE_OPTIONS;
   else process.env.NODE_OPTIONS = savedNodeOptions;
   const stop = (): void => {
@@ -344,6 +385,7 @@ async function main(): Promise<void> {
       cluster.node(targetId).httpAddress,
       Math.max(...levels) * 2,
       o.idempotencyKeys,
+      secured === null ? null : await secured.appToken(cluster),
     );
     const results: Result[] = [];
     let run = 0;
@@ -524,7 +566,54 @@ async function main(): Promise<void> {
   } finally {
     session?.disconnect();
     await cluster.teardown();
+    secured?.remove();
   }
+}
+
+/**
+ * `--secure`: a CA and certificates in a temporary directory, the cluster options that turn on
+ * HTTPS with client certificates, peer mutual TLS and auth (docs/security.md), and an application
+ * token whose role may write leases and semaphores (what a real client holds; root is not it).
+ */
+function secureCluster(): {
+  options: Partial<ClusterOptions>;
+  appToken: (c: LocalCluster) => Promise<BenchSecurity>;
+  remove: () => void;
+} {
+  const dir = mkdtempSync(join(tmpdir(), 'tenure-bench-tls-'));
+  const ca = new TestCa(dir, 'bench CA');
+  const user = ca.issue('bench-client');
+  const nodeFiles = new Map(['n1', 'n2', 'n3'].map((id) => [id, ca.issue(id)]));
+  const root = `bench-root-${randomUUID()}`;
+  return {
+    options: {
+      scheme: 'https',
+      fetch: fetchTrusting([ca.ca.certPem], user.pem),
+      nodeArgs: (n) => [...tlsArgs(nodeFiles.get(n.id)!, ca.caFile, { clientCa: true }), '--auth'],
+      env: { TENURE_ROOT_TOKEN: root },
+      token: root,
+    },
+    appToken: async (c) => {
+      const role = await c.request(c.nodes[0]!.id, 'PUT', '/v1/auth/roles/bench', {
+        rules: [{ kinds: ['lease', 'semaphore', 'kv'], prefix: '', actions: ['read', 'write'] }],
+      });
+      if (role.status !== 200) throw new Error(`role: ${role.status} ${JSON.stringify(role.body)}`);
+      const token = await c.request(c.nodes[0]!.id, 'POST', '/v1/auth/tokens', {
+        name: 'bench',
+        roles: ['bench'],
+        quota: { requestsPerSecond: 0, leasesMax: 1e8, sessionsMax: 1e8, waitersMax: 1e8 }, // a bench, not a tenant
+      });
+      if (token.status !== 200)
+        throw new Error(`token: ${token.status} ${JSON.stringify(token.body)}`);
+      return {
+        caPem: ca.ca.certPem,
+        certPem: user.pem.certPem,
+        keyPem: user.pem.keyPem,
+        bearer: token.body.secret as string,
+      };
+    },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 void main();
