@@ -134,3 +134,31 @@ t.test('long-polls beyond --long-polls-max get 429 with Retry-After', async (t) 
   t.equal(await polls.hold(async () => 'yes'), 'yes', 'admitted once the first ended');
   t.equal(polls.open, 0);
 });
+
+t.test('with auth, a refused request is closed, its announced body never read', async (t) => {
+  const { h, port } = await listening(['--auth']);
+  t.teardown(h.close);
+  const totalBytes = 256 * 1024 * 1024;
+  const c = rawConnection(port);
+  let closed = false;
+  const answer = c.closed.then((text) => {
+    closed = true;
+    return text;
+  });
+  c.socket.write(
+    'PUT /v1/kv/big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+      `Content-Length: ${totalBytes}\r\n\r\n`,
+  );
+  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  let sentBytes = 0;
+  while (!closed && sentBytes < totalBytes) {
+    sentBytes += chunk.length;
+    if (!c.socket.write(chunk))
+      await Promise.race([new Promise((r) => c.socket.once('drain', r)), c.closed]);
+  }
+  if (!closed) c.socket.destroy();
+  const text = await answer;
+  t.same(statuses(text), [401], 'answered 401');
+  t.match(text, /connection: close/i, 'and closed');
+  t.ok(sentBytes < totalBytes, `the body was not read to its end (${sentBytes} bytes sent)`);
+});

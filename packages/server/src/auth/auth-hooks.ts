@@ -74,6 +74,14 @@ function accessOf(request: FastifyRequest, coord: CoordState, withBody: boolean)
   });
 }
 
+/** True when `request` announces a body (a non-zero Content-Length, or chunked). */
+function announcesBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return (
+    (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
+  );
+}
+
 /** True when `request` carries Tenure-Forwarded with a valid proof from a node of this cluster. */
 function provenForward(request: FastifyRequest, proof: ForwardProof): boolean {
   const from = request.headers[FORWARDED_HEADER];
@@ -93,14 +101,21 @@ export function installAuth(app: FastifyInstance, config: ServerConfig, coord: C
   const authenticator = new Authenticator((name) => coord.authToken(name));
   const limiter = new RateLimiter();
   const proof = new ForwardProof(config.clusterId, (name) => coord.authToken(name));
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     if ('open' in accessOf(request, coord, false)) return;
-    const token = await authenticator.authenticate(request.headers.authorization);
-    const rate = rateOf(token, config);
-    // A follower already counted a forwarded request against the rate where it was served; only
-    // a proven forward (forward-proof.ts) skips it: anyone can send Tenure-Forwarded.
-    if (rate > 0 && !provenForward(request, proof)) limiter.take(token.name, rate);
-    request.tenureAuth = { token, principal: principalOf(token, config) };
+    try {
+      const token = await authenticator.authenticate(request.headers.authorization);
+      const rate = rateOf(token, config);
+      // A follower already counted a forwarded request against the rate where it was served; only
+      // a proven forward (forward-proof.ts) skips it: anyone can send Tenure-Forwarded.
+      if (rate > 0 && !provenForward(request, proof)) limiter.take(token.name, rate);
+      request.tenureAuth = { token, principal: principalOf(token, config) };
+    } catch (err) {
+      // Refused before its body was read: close rather than read (and decrypt) whatever body an
+      // unauthenticated client announced to keep the connection alive.
+      if (announcesBody(request)) void reply.header('connection', 'close');
+      throw err;
+    }
   });
   app.addHook('preHandler', (request, _reply, done) => {
     const auth = request.tenureAuth;
