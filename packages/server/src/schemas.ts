@@ -41,6 +41,15 @@ const revision = (description: string) =>
   Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description });
 const jsonValue = (description: string) => Type.Unknown({ description });
 
+/** A name prefix (NAME_PREFIX_RULE): in listings, and in role rules, where a prefix no name can have would match nothing. */
+export function namePrefix(description: string) {
+  return Type.String({
+    pattern: NAME_PREFIX_RULE.pattern,
+    maxLength: NAME_PREFIX_RULE.charsMax,
+    description,
+  });
+}
+
 export const nameParams = Type.Object({ name: name('lease name') }, strict);
 export const groupParams = Type.Object({ group: name('election group') }, strict);
 export const keyParams = Type.Object({ key: name('KV key') }, strict);
@@ -94,13 +103,7 @@ export function querySchemas(longPollMsMax: number) {
   return {
     list: Type.Object(
       {
-        prefix: Type.Optional(
-          Type.String({
-            pattern: NAME_PREFIX_RULE.pattern,
-            maxLength: NAME_PREFIX_RULE.charsMax,
-            description: 'only names starting with this prefix',
-          }),
-        ),
+        prefix: Type.Optional(namePrefix('only names starting with this prefix')),
         after: Type.Optional(
           name('cursor: only names after this one (the nextCursor of the previous page)'),
         ),

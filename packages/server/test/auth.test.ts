@@ -74,6 +74,15 @@ t.test(
       admin,
     );
     t.equal(role.statusCode, 200, role.body);
+    const slash = await send(
+      h.app,
+      'PUT',
+      '/v1/auth/roles/slashed',
+      { rules: [{ kinds: ['lease'], prefix: 'jobs/', actions: ['write'] }] },
+      admin,
+    );
+    t.equal(slash.statusCode, 400, 'a prefix no name can start with is refused');
+    t.match(slash.json().error.field, /prefix/);
     const made = await send(
       h.app,
       'POST',

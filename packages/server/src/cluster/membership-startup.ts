@@ -34,6 +34,9 @@ interface JsonAnswer {
   readonly body: Record<string, unknown>;
 }
 
+/** Why the last call of a join loop got no answer (unreachable, TLS, timeout), for its warnings. */
+let lastCallFailure = '';
+
 /**
  * How this node calls its peers' HTTP APIs: the scheme every node serves, an agent that trusts
  * `--tls-ca` and presents the node's own certificate (for `--tls-client-ca`), and with auth on the
@@ -82,7 +85,9 @@ async function callJson(
     });
     const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
     return { status: res.status, body };
-  } catch {
+  } catch (err) {
+    const cause = (err as { cause?: { message?: string } }).cause?.message;
+    lastCallFailure = cause ?? (err as Error).message;
     return null; // unreachable, refused, timed out: the caller decides
   }
 }
@@ -96,9 +101,37 @@ interface MemberAnswer {
 }
 
 /**
+ * A join call answered 401 or 403: joining needs an admin token in TENURE_ROOT_TOKEN.
+ * Throws StartRefusedError naming it; otherwise returns.
+ */
+function refuseOnAuth(answer: JsonAnswer | null, config: ServerConfig): void {
+  if (answer === null || (answer.status !== 401 && answer.status !== 403)) return;
+  const error = answer.body.error as { message?: string } | undefined;
+  throw new StartRefusedError(
+    `cannot join through ${config.join}: ${answer.status} ${error?.message ?? ''}; with auth on, ` +
+      'give this node an admin token in TENURE_ROOT_TOKEN (docs/security.md)',
+  );
+}
+
+/**
+ * The cluster id `config.join` serves (its open `/healthz`) must be this node's, or their Raft
+ * links refuse each other for good. Throws StartRefusedError naming the id to use.
+ */
+async function checkClusterId(config: ServerConfig, via: PeerCalls): Promise<void> {
+  const answer = await callJson(via, `${config.join}/healthz`, { method: 'GET' });
+  const theirs = answer?.status === 200 ? answer.body.clusterId : undefined;
+  if (typeof theirs === 'string' && theirs !== config.clusterId)
+    throw new StartRefusedError(
+      `the cluster at ${config.join} has cluster id "${theirs}" and this node "${config.clusterId}": ` +
+        `start it with --cluster-id ${theirs}`,
+    );
+}
+
+/**
  * `--join`: the members the cluster has now (GET /v1/cluster/members on `config.join`, retried
  * while unreachable), as the peers this node starts with: itself plus every other member.
- * Throws StartRefusedError when no member answers in time.
+ * Throws StartRefusedError when no member answers in time, when the member refuses the token
+ * (401/403), or when the cluster's id is not this node's.
  */
 export async function joinPeers(
   config: ServerConfig,
@@ -112,12 +145,22 @@ export async function joinPeers(
   };
   for (let attempt = 1; attempt <= JOIN_ATTEMPTS_MAX; attempt++) {
     const answer = await callJson(via, `${config.join}/v1/cluster/members`, { method: 'GET' });
+    refuseOnAuth(answer, config);
     if (answer?.status === 200 && Array.isArray(answer.body.members)) {
+      await checkClusterId(config, via);
       const members = (answer.body.members as MemberAnswer[]).filter((m) => m.id !== self.id);
       log.info({ join: config.join, members: members.map((m) => m.id) }, 'learned the members');
       return [self, ...members.map((m) => ({ ...m }))];
     }
-    if (attempt % 10 === 1) log.warn({ join: config.join, attempt }, 'waiting for the cluster');
+    if (attempt % 10 === 1)
+      log.warn(
+        {
+          join: config.join,
+          attempt,
+          ...(answer === null ? { failure: lastCallFailure } : { status: answer.status }),
+        },
+        'waiting for the cluster',
+      );
     await sleep(JOIN_RETRY_MS);
   }
   throw new StartRefusedError(`no member answered at ${config.join}`);
@@ -148,6 +191,7 @@ export async function requestJoin(
       log.info({ join: config.join }, 'added as a learner; catching up, waiting to be promoted');
       return true;
     }
+    refuseOnAuth(answer, config);
     const error = answer?.body.error as { code?: string; message?: string } | undefined;
     if (error?.code === 'already_exists')
       throw new StartRefusedError(`cannot join: ${error.message ?? 'already a member elsewhere'}`);

@@ -12,7 +12,6 @@ import {
   AUTH_KINDS,
   NAME_RULE,
   ROLES_PER_TOKEN_MAX,
-  RULE_PREFIX_CHARS_MAX,
   RULES_PER_ROLE_MAX,
   type RoleView,
   type TokenView,
@@ -21,7 +20,7 @@ import { hashSecret, newSecret } from '../auth/secrets.js';
 import { unwrap } from '../gateway.js';
 import * as R from '../response-schemas.js';
 import { routeSchema } from '../route-schema.js';
-import { readQuery } from '../schemas.js';
+import { namePrefix, readQuery } from '../schemas.js';
 import type { RoutePluginOptions } from './leases.js';
 
 const strict = { additionalProperties: false } as const;
@@ -46,10 +45,7 @@ const rule = Type.Object(
       minItems: 1,
       maxItems: AUTH_KINDS.length,
     }),
-    prefix: Type.String({
-      maxLength: RULE_PREFIX_CHARS_MAX,
-      description: 'name prefix ("" = all)',
-    }),
+    prefix: namePrefix('name prefix ("" = all); characters of names only'),
     actions: Type.Array(Type.Unsafe<string>({ type: 'string', enum: [...AUTH_ACTIONS] }), {
       minItems: 1,
       maxItems: AUTH_ACTIONS.length,
