@@ -40,8 +40,9 @@ export interface RaftStatus {
   readonly term: Term;
   readonly leaderId: NodeId | null;
   /**
-   * The commit index this node has made durable: never above what a crash could lose, so it never goes
-   * down, across restarts too (docs/api.md). Raft's in-memory commitIndex may be a little ahead.
+   * The commit index this node has handed to its disk (written with its batch, or a lone commit
+   * index within the storage's flush delay): never below an acknowledged write's index, never down
+   * while the node runs (docs/api.md). Raft's in-memory commitIndex may be a little ahead.
    */
   readonly commitIndex: LogIndex;
   /**

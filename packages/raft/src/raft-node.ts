@@ -130,11 +130,11 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   /** The reported cluster time (frozen while leaderless; cluster-time-estimate.ts). */
   readonly #clusterTime: ClusterTimeEstimate;
   /**
-   * commitIndex recovered at open. What the node shows is the larger of this and the storage's
-   * durableCommitIndex() (docs/api.md: a node never reports a commit index it could lose in a
-   * crash, so what /v1/cluster shows never goes down, across restarts too).
+   * commitIndex of the last hard state handed to storage (recovered at open): written with its
+   * batch, or — a lone commit index — flushed within the storage's delay. What the node shows
+   * (docs/api.md), so an acknowledged write's index is never above it.
    */
-  readonly #recoveredCommitIndex: LogIndex;
+  #persistedCommitIndex: LogIndex;
 
   private constructor(
     options: RaftNodeOptions<R>,
@@ -159,7 +159,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#transport = parts.transport;
     this.#appliedIndex = parts.appliedIndex;
     this.#snapshotIndex = parts.snapshotIndex;
-    this.#recoveredCommitIndex = parts.durableCommitIndex;
+    this.#persistedCommitIndex = parts.durableCommitIndex;
     this.#clusterTime = new ClusterTimeEstimate(resolved.electionTimeoutTicks * resolved.tickMs);
     this.#log = parts.log;
     this.#book = parts.book;
@@ -329,6 +329,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
         snapshot: ready.snapshot,
       });
       if (this.#stopped) return;
+      if (ready.hardState !== null)
+        this.#persistedCommitIndex = asIndex(
+          Math.max(this.#persistedCommitIndex, ready.hardState.commitIndex),
+        );
       const durationMs = performance.now() - startMs;
       this.#callListener(() => this.#observer.persisted?.(durationMs, ready.entries.length));
     }
@@ -357,9 +361,12 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     }
   }
 
-  /** The commit index this node shows: on its disk, fsynced (RaftStorage.durableCommitIndex). */
+  /**
+   * The commit index this node shows: handed to storage with its hard state, and at least what
+   * storage has fsynced (RaftStorage.durableCommitIndex).
+   */
   #durableCommitIndex(): LogIndex {
-    return asIndex(Math.max(this.#recoveredCommitIndex, this.#storage.durableCommitIndex()));
+    return asIndex(Math.max(this.#persistedCommitIndex, this.#storage.durableCommitIndex()));
   }
 
   #notePeerWithData(id: NodeId): void {

@@ -200,7 +200,7 @@ export class Gateway {
       if (target === null) throw noLeader();
       if (target === self && this.#d.raft.status().role === 'leader') return fn();
     }
-    const address = httpAddressOf(this.#d.raft.status(), this.#d.config.peers, target);
+    const address = httpAddressOf(this.#d.config.peers, target, () => this.#d.raft.status());
     if (address === null || target === self) throw noLeader();
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);
     // docs/api.md Deadlines: the whole request ends by our deadline. The leader gets our remaining

@@ -46,16 +46,18 @@ export interface MemberView {
 }
 
 /**
- * The HTTP address of member `id`: from the membership in effect (members added at run time are
- * only there), else from `--peers`; null when neither knows it. Where followers forward to.
+ * The HTTP address of member `id`, where followers forward to: from `--peers` when it lists `id`,
+ * else from the membership in effect (members added at run time are only there; `status` is read
+ * only then: it is too costly for every forwarded request); null when neither knows it.
  */
 export function httpAddressOf(
-  s: RaftStatus,
   peers: readonly PeerConfig[],
   id: string,
+  status: () => RaftStatus,
 ): string | null {
   const a =
-    s.members.find((m) => m.id === id)?.httpAddress ?? peers.find((p) => p.id === id)?.httpAddress;
+    peers.find((p) => p.id === id)?.httpAddress ??
+    status().members.find((m) => m.id === id)?.httpAddress;
   return a === undefined || a === '' ? null : a;
 }
 

@@ -146,7 +146,7 @@ export const snapshotRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
   async function askReadIndex(request: FastifyRequest, leaderId: string | null): Promise<number> {
     if (request.tenure.forwarded || leaderId === null || leaderId === config.nodeId)
       throw noLeader(`this node (${config.nodeId}) knows no leader`);
-    const address = httpAddressOf(raft.status(), config.peers, leaderId);
+    const address = httpAddressOf(config.peers, leaderId, () => raft.status());
     if (address === null)
       throw noLeader(`this node does not know the address of leader ${leaderId}`);
     const left = remainingMs(request.tenure);
