@@ -27,7 +27,7 @@ import type {
   UnsafeVariants,
 } from '../core/types.js';
 import { SafetyChecker, SimViolation } from './checkers.js';
-import { runtimeCommitNoticeDelayTicks } from '../core/config.js';
+import { simulatedCommitNoticeDelayTicks } from '../core/config.js';
 import type { ViolationKind } from './checkers.js';
 import { EventQueue } from './event-queue.js';
 import { SimRandom } from './prng.js';
@@ -647,7 +647,7 @@ function drawCoreConfig(
   // its own so that every seed keeps its schedule.
   const withNotices = {
     ...base,
-    commitNoticeDelayTicks: base.bytesPerMessageMax === 64 ? 0 : runtimeCommitNoticeDelayTicks,
+    commitNoticeDelayTicks: base.bytesPerMessageMax === 64 ? 0 : simulatedCommitNoticeDelayTicks,
   };
   return unsafe === undefined ? withNotices : { ...withNotices, unsafe };
 }
