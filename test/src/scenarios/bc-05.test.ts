@@ -16,6 +16,11 @@ import {
 const ttlMs = 4000;
 /** Leadership time before each kill (ms). */
 const killEveryMs = 1000;
+/**
+ * B's TTL (ms): long enough to outlive the last restart and leader wait on a loaded machine, so the
+ * final read sees B (with 10 s, a slow restart let B's lease expire before the read: a CI failure).
+ */
+const holderBTtlMs = 120_000;
 /** Pause between a kill and the restart of that node (ms). */
 const restartAfterMs = 500;
 
@@ -113,7 +118,7 @@ t.test('BC-05: leader kills do not keep an abandoned lease alive', async (t) => 
         via,
         'POST',
         '/v1/leases/bc05/acquire',
-        { holder: 'B', ttlMs: 10_000 },
+        { holder: 'B', ttlMs: holderBTtlMs },
         { 'request-timeout-ms': '1000' },
         3000,
       )
@@ -151,5 +156,5 @@ t.test('BC-05: leader kills do not keep an abandoned lease alive', async (t) => 
   t.ok(granted.token > a.body.fencingToken, 'B got a higher token');
   const leader = await c.waitForLeader();
   const g = await c.request(leader, 'GET', '/v1/leases/bc05');
-  t.equal(g.body.holder, 'B', 'get(L) shows B');
+  t.equal(g.body.holder, 'B', `get(L) shows B (${g.status} ${JSON.stringify(g.body)})`);
 });
