@@ -29,13 +29,10 @@ const JOIN_RETRY_MS = 1000;
 /** Attempts of each join call before giving up (about ten minutes). */
 const JOIN_ATTEMPTS_MAX = 600;
 
-interface JsonAnswer {
-  readonly status: number;
-  readonly body: Record<string, unknown>;
-}
-
-/** Why the last call of a join loop got no answer (unreachable, TLS, timeout), for its warnings. */
-let lastCallFailure = '';
+/** A peer's answer, or why there was none (unreachable, refused, TLS, timeout). */
+type JsonAnswer =
+  | { readonly status: number; readonly body: Record<string, unknown> }
+  | { readonly status: null; readonly failure: string };
 
 /**
  * How this node calls its peers' HTTP APIs: the scheme every node serves, an agent that trusts
@@ -71,7 +68,7 @@ async function callJson(
   via: PeerCalls,
   url: string,
   init: { method: string; body?: unknown },
-): Promise<JsonAnswer | null> {
+): Promise<JsonAnswer> {
   const headers: Record<string, string> = {};
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   if (via.authorization !== null) headers['authorization'] = via.authorization;
@@ -87,8 +84,7 @@ async function callJson(
     return { status: res.status, body };
   } catch (err) {
     const cause = (err as { cause?: { message?: string } }).cause?.message;
-    lastCallFailure = cause ?? (err as Error).message;
-    return null; // unreachable, refused, timed out: the caller decides
+    return { status: null, failure: cause ?? (err as Error).message }; // the caller decides
   }
 }
 
@@ -104,8 +100,8 @@ interface MemberAnswer {
  * A join call answered 401 or 403: joining needs an admin token in TENURE_ROOT_TOKEN.
  * Throws StartRefusedError naming it; otherwise returns.
  */
-function refuseOnAuth(answer: JsonAnswer | null, config: ServerConfig): void {
-  if (answer === null || (answer.status !== 401 && answer.status !== 403)) return;
+function refuseOnAuth(answer: JsonAnswer, config: ServerConfig): void {
+  if (answer.status !== 401 && answer.status !== 403) return;
   const error = answer.body.error as { message?: string } | undefined;
   throw new StartRefusedError(
     `cannot join through ${config.join}: ${answer.status} ${error?.message ?? ''}; with auth on, ` +
@@ -119,7 +115,7 @@ function refuseOnAuth(answer: JsonAnswer | null, config: ServerConfig): void {
  */
 async function checkClusterId(config: ServerConfig, via: PeerCalls): Promise<void> {
   const answer = await callJson(via, `${config.join}/healthz`, { method: 'GET' });
-  const theirs = answer?.status === 200 ? answer.body.clusterId : undefined;
+  const theirs = answer.status === 200 ? answer.body.clusterId : undefined;
   if (typeof theirs === 'string' && theirs !== config.clusterId)
     throw new StartRefusedError(
       `the cluster at ${config.join} has cluster id "${theirs}" and this node "${config.clusterId}": ` +
@@ -146,7 +142,7 @@ export async function joinPeers(
   for (let attempt = 1; attempt <= JOIN_ATTEMPTS_MAX; attempt++) {
     const answer = await callJson(via, `${config.join}/v1/cluster/members`, { method: 'GET' });
     refuseOnAuth(answer, config);
-    if (answer?.status === 200 && Array.isArray(answer.body.members)) {
+    if (answer.status === 200 && Array.isArray(answer.body.members)) {
       await checkClusterId(config, via);
       const members = (answer.body.members as MemberAnswer[]).filter((m) => m.id !== self.id);
       log.info({ join: config.join, members: members.map((m) => m.id) }, 'learned the members');
@@ -157,7 +153,7 @@ export async function joinPeers(
         {
           join: config.join,
           attempt,
-          ...(answer === null ? { failure: lastCallFailure } : { status: answer.status }),
+          ...(answer.status === null ? { failure: answer.failure } : { status: answer.status }),
         },
         'waiting for the cluster',
       );
@@ -187,16 +183,21 @@ export async function requestJoin(
       method: 'POST',
       body,
     });
-    if (answer?.status === 200) {
+    if (answer.status === 200) {
       log.info({ join: config.join }, 'added as a learner; catching up, waiting to be promoted');
       return true;
     }
     refuseOnAuth(answer, config);
-    const error = answer?.body.error as { code?: string; message?: string } | undefined;
+    const error =
+      answer.status === null
+        ? undefined
+        : (answer.body.error as { code?: string; message?: string } | undefined);
     if (error?.code === 'already_exists')
       throw new StartRefusedError(`cannot join: ${error.message ?? 'already a member elsewhere'}`);
     log.warn(
-      { join: config.join, attempt, status: answer?.status, error },
+      answer.status === null
+        ? { join: config.join, attempt, failure: answer.failure }
+        : { join: config.join, attempt, status: answer.status, error },
       'join not done yet; retrying',
     );
     await sleep(JOIN_RETRY_MS);
@@ -239,7 +240,7 @@ async function probe(
         }),
       ),
   );
-  return answers.flatMap((a) => (a?.status === 200 ? [a.body as unknown as MemberProbe] : []));
+  return answers.flatMap((a) => (a.status === 200 ? [a.body as unknown as MemberProbe] : []));
 }
 
 /**
