@@ -28,6 +28,26 @@ export interface RootBootstrapOptions {
   readonly proposeTimeoutMs: number;
 }
 
+/**
+ * The log entry creating `root` (role `admin`, no quota) from the operator's `secret`: only the
+ * salted hash enters it (docs/security.md).
+ */
+export async function rootTokenEnvelope(secret: string): Promise<CommandEnvelope> {
+  const { hash, salt } = await hashSecret(secret);
+  return {
+    v: 1,
+    command: {
+      type: 'auth.createToken',
+      name: ROOT_TOKEN_NAME,
+      roles: [ADMIN_ROLE],
+      quota: null,
+      hash,
+      salt,
+    },
+    idempotency: null,
+  };
+}
+
 /** Watches leadership and creates `root` once; returns the unsubscribe function. */
 export function bootstrapRootToken(o: RootBootstrapOptions): () => void {
   let inFlight = false;
@@ -39,19 +59,7 @@ export function bootstrapRootToken(o: RootBootstrapOptions): () => void {
     }
     inFlight = true;
     try {
-      const { hash, salt } = await hashSecret(o.rootToken);
-      const envelope: CommandEnvelope = {
-        v: 1,
-        command: {
-          type: 'auth.createToken',
-          name: ROOT_TOKEN_NAME,
-          roles: [ADMIN_ROLE],
-          quota: null,
-          hash,
-          salt,
-        },
-        idempotency: null,
-      };
+      const envelope = await rootTokenEnvelope(o.rootToken);
       const applied = await o.raft.propose(o.encodeEnvelope(envelope), {
         timeoutMs: o.proposeTimeoutMs,
       });
