@@ -2,7 +2,8 @@
  * The waiting side of a lease or semaphore acquire with `waitMs` (docs/api.md, Leases and
  * Semaphores): after the acquire is queued FIFO by the state machine, wait for the waiter's fate —
  * granted, timed out, cancelled — and answer it; when the client goes away first, withdraw the
- * waiter (and release a grant that arrived meanwhile, which nobody would ever use). Withdrawals
+ * waiter. A grant that arrived before the withdrawal stands until its TTL: the client may be
+ * retrying with the same Idempotency-Key, and that retry is answered with the grant. Withdrawals
  * are proposed through the gateway, with its shape checks, deadline and metrics.
  */
 import assert from 'node:assert/strict';
@@ -145,47 +146,24 @@ export class LeaseWaits {
   }
 
   /**
-   * The client of a waiting acquire went away: withdraw its waiter; if it was granted in the
-   * meantime, release the grant. Best effort, on the leader only (a follower forwarded the wait).
+   * The client of a waiting acquire went away: withdraw its waiter. Best effort, on the leader only
+   * (a follower forwarded the wait). A waiter already granted keeps its grant: releasing it here
+   * would end a grant that a retry of the same request (same Idempotency-Key) is then answered
+   * with — the client would hold a lease the log had already ended (a chaos run found this). The
+   * grant ends by its TTL, like any grant whose holder went away.
    */
   #withdraw(q: QueuedAcquire & { readonly kind: WaitKind }): void {
-    const { coord, config, raft, logger } = this.#d;
+    const { config, raft, logger } = this.#d;
     if (raft.status().role !== 'leader') return;
-    const timeoutMs = config.requestTimeoutMsDefault;
     const { kind, name, holder, waiterId } = q;
     const cancel: Command =
       kind === 'lease'
         ? { type: 'lease.cancelWait', name, holder, waiterId }
         : { type: 'semaphore.cancelWait', name, holder, waiterId };
     this.#gw
-      .proposeDetached(cancel, timeoutMs)
-      .then(() => {
-        const o = coord.waiterOutcome(name, waiterId);
-        if (o.kind !== 'granted' || !this.#isLive(kind, name, o.fencingToken)) return undefined;
-        const ref = { name, holder, fencingToken: o.fencingToken };
-        const release: Command =
-          kind === 'lease'
-            ? { type: 'lease.release', ...ref }
-            : { type: 'semaphore.release', ...ref };
-        return this.#gw.proposeDetached(release, timeoutMs);
-      })
+      .proposeDetached(cancel, config.requestTimeoutMsDefault)
       .catch((err: unknown) =>
         logger.debug({ err, name, waiterId }, 'withdrawing an abandoned waiter failed'),
       );
-  }
-
-  /** Whether the grant with `fencingToken` of the lease or semaphore `name` is live now. */
-  #isLive(kind: WaitKind, name: string, fencingToken: number): boolean {
-    const t = this.#nowMs();
-    const { coord } = this.#d;
-    if (kind === 'semaphore')
-      return (
-        coord.getSemaphore(name, t)?.holders.some((h) => h.fencingToken === fencingToken) ?? false
-      );
-    const v = coord.leaseState(name, t);
-    if (v === null) return false;
-    return 'holders' in v
-      ? v.holders.some((h) => h.fencingToken === fencingToken)
-      : v.fencingToken === fencingToken;
   }
 }

@@ -4,7 +4,7 @@
 // holder's lease ran out answers 409 held naming the holder at the withdrawal — when the name was
 // held — not today's holder (nobody), which would claim a free lease was held.
 import t from 'tap';
-import { encodeEnvelope } from '@tenure/coord-state';
+import { decodeEnvelope, encodeEnvelope } from '@tenure/coord-state';
 import { harness, send } from './fixtures/harness.js';
 
 t.test(
@@ -54,3 +54,42 @@ async function waitFor(cond: () => boolean, what: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+t.test(
+  'a waiter granted just before its client went away keeps the grant; the retry gets it live',
+  async (t) => {
+    const h = await harness();
+    t.teardown(h.close);
+    const a = await send(h.app, 'POST', '/v1/leases/g/acquire', { holder: 'A', ttlMs: 60_000 });
+    t.equal(a.statusCode, 200);
+    // The withdrawal races the grant: A's release is applied just before the leader's cancel.
+    const propose = h.raft.propose.bind(h.raft);
+    let raced = false;
+    h.raft.propose = async (data, opts) => {
+      if (!raced && decodeEnvelope(data).command.type === 'lease.cancelWait') {
+        raced = true;
+        const release = { holder: 'A', fencingToken: a.json().fencingToken };
+        t.equal((await send(h.app, 'POST', '/v1/leases/g/release', release)).statusCode, 200);
+      }
+      return propose(data, opts);
+    };
+    const address = await h.app.listen({ host: '127.0.0.1', port: 0 });
+    const key = { 'idempotency-key': 'race-1' };
+    const body = { holder: 'B', ttlMs: 60_000, waitMs: 60_000 };
+    const aborted = new AbortController();
+    const first = fetch(`${address}/v1/leases/g/acquire`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...key },
+      body: JSON.stringify(body),
+      signal: aborted.signal,
+    }).catch(() => 'aborted');
+    await waitFor(() => h.coord.counts().waiters === 1, 'B queued');
+    aborted.abort();
+    t.equal(await first, 'aborted');
+    await waitFor(() => raced && h.coord.counts().waiters === 0, 'the withdrawal was proposed');
+    const retry = await send(h.app, 'POST', '/v1/leases/g/acquire', body, key);
+    t.equal(retry.statusCode, 200, 'the retry is answered with the grant');
+    const now = await send(h.app, 'GET', '/v1/leases/g');
+    t.match(now.json(), { holder: 'B', fencingToken: retry.json().fencingToken }, 'and it is live');
+  },
+);

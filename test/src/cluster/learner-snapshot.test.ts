@@ -5,25 +5,19 @@
 // and ends with the leader's exact replica (same applied index, same state hash). Prints the catch-up
 // time and the leader's RSS and CPU while it sends.
 import t from 'tap';
+import { pollUntil } from '@tenure/testkit';
 import { readFileSync } from 'node:fs';
 import { LocalCluster } from '../support/cluster.js';
 import { retrying } from '../support/http-client.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 /** Bounds a broken cluster only (a loaded 2-core machine is slow, never this slow). */
 const UNTIL_MS = 600_000;
 const STATE_MIB = Number(process.env.TENURE_SNAPSHOT_MB ?? '4');
 const VALUE_BYTES = 1024 * 1024 - 1024;
 
-async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + UNTIL_MS;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+/** Polls `check` until it returns a value (not undefined/false); fails after UNTIL_MS. */
+const until = <T>(what: string, check: () => Promise<T>) =>
+  pollUntil(what, check, { timeoutMs: UNTIL_MS, intervalMs: 100 });
 
 interface ReplicaState {
   appliedIndex: number;
@@ -83,7 +77,7 @@ t.test(`a learner catches up from a ${STATE_MIB} MiB snapshot`, async (t) => {
   const leaderPid = c.pid(leaderId)!;
   // The leader compacted past the start of its log: a new node can only start from a snapshot.
   await until('the leader took a snapshot', async () =>
-    /took snapshot/.test(readFileSync(c.node(leaderId).logFile, 'utf8')) ? true : undefined,
+    /took snapshot/.test(readFileSync(c.node(leaderId).logFile, 'utf8')),
   );
 
   const n4 = await c.addNode('n4');
@@ -99,10 +93,9 @@ t.test(`a learner catches up from a ${STATE_MIB} MiB snapshot`, async (t) => {
   t.teardown(() => clearInterval(sampler));
   const startedMs = Date.now();
   await c.restart('n4', UNTIL_MS, { join: c.node(leaderId).url });
-  await until('n4 ready', async () =>
-    (await c.request('n4', 'GET', '/readyz', undefined, {}, 5000)).status === 200
-      ? true
-      : undefined,
+  await until(
+    'n4 ready',
+    async () => (await c.request('n4', 'GET', '/readyz', undefined, {}, 5000)).status === 200,
   );
   const catchUpMs = Date.now() - startedMs;
   clearInterval(sampler);

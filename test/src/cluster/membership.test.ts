@@ -1,5 +1,6 @@
 // Proves membership changes on real processes (docs/operations.md): a SIGKILLed node whose disk is lost is refused at start, then replaced (remove, wipe, --join, promote) and the cluster survives the loss of any other node; a cluster grows 3 → 5 → 3 (removing the leader too) under a writer without losing an acknowledged write; a changed --peers never changes the voters.
 import t from 'tap';
+import { pollUntil } from '@tenure/testkit';
 import { readFileSync } from 'node:fs';
 import { LocalCluster } from '../support/cluster.js';
 import { retrying } from '../support/http-client.js';
@@ -13,16 +14,9 @@ interface Members {
   configIndex: number;
 }
 
-/** Polls `check` until it returns a value (not undefined); fails after UNTIL_MS. */
-async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + UNTIL_MS;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+/** Polls `check` until it returns a value (not undefined/false); fails after UNTIL_MS. */
+const until = <T>(what: string, check: () => Promise<T>) =>
+  pollUntil(what, check, { timeoutMs: UNTIL_MS, intervalMs: 100 });
 
 /** A membership change through any node, retried on 503/504 and while another change commits. */
 async function change(c: LocalCluster, method: string, path: string, body?: unknown) {
@@ -46,8 +40,9 @@ async function roles(c: LocalCluster): Promise<string[]> {
 }
 
 async function ready(c: LocalCluster, id: string): Promise<void> {
-  await until(`${id} ready`, async () =>
-    (await c.request(id, 'GET', '/readyz', undefined, {}, 5000)).status === 200 ? true : undefined,
+  await until(
+    `${id} ready`,
+    async () => (await c.request(id, 'GET', '/readyz', undefined, {}, 5000)).status === 200,
   );
 }
 
@@ -79,7 +74,7 @@ t.test(
         { to: 'n3' },
         { totalMs: 10_000 },
       );
-      return (await c.waitForLeader()) === 'n3' ? true : undefined;
+      return (await c.waitForLeader()) === 'n3';
     });
     await c.kill('n3');
     c.wipe('n3');
@@ -93,9 +88,7 @@ t.test(
     t.same(await roles(c), ['n1:follower', 'n2:follower']);
 
     await c.restart('n3', undefined, { join: c.node('n1').url });
-    await until('n3 a learner', async () =>
-      (await roles(c)).includes('n3:learner') ? true : undefined,
-    );
+    await until('n3 a learner', async () => (await roles(c)).includes('n3:learner'));
     await ready(c, 'n3');
     const promoted = await change(c, 'POST', '/v1/cluster/members/n3/promote');
     t.equal(promoted.status, 200, 'n3 promoted');
@@ -144,7 +137,7 @@ t.test('grow 3 → 5 → 3 under a writer: no acknowledged write is lost', async
   // A node added at run time is not in the others' --peers: followers still forward to it.
   await until('n5 leads', async () => {
     await retrying(c, 'POST', '/v1/cluster/transfer-leadership', { to: 'n5' }, { totalMs: 10_000 });
-    return (await c.waitForLeader(UNTIL_MS, c.running())) === 'n5' ? true : undefined;
+    return (await c.waitForLeader(UNTIL_MS, c.running())) === 'n5';
   });
   const via = await c.request('n1', 'PUT', '/v1/kv/via-n1', { value: 1 });
   t.equal(via.status, 200, `n1 forwards a write to leader n5: ${JSON.stringify(via.body)}`);

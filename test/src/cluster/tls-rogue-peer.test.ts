@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import tls from 'node:tls';
 import { Packr } from 'msgpackr';
 import t from 'tap';
+import { pollUntil } from '@tenure/testkit';
 import { asIndex, asTerm, TcpTransport, type Message, type PeerTlsOptions } from '@tenure/raft';
 import { LocalCluster, type NodeInfo } from '../support/cluster.js';
 import { fetchTrusting, TestCa, tlsArgs } from '../support/tls.js';
@@ -20,17 +21,6 @@ const otherCa = new TestCa(join(dir, 'other'), 'rogue CA');
 const nodeFiles = new Map(['n1', 'n2', 'n3'].map((id) => [id, ca.issue(id)]));
 const rogueFiles = otherCa.issue('n3');
 const TERM_JUMP = 1000;
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` every 100 ms until it is true; fails after `timeoutMs`. */
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 120_000) {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 const appendAhead = (to: string, term: number): Message => ({
   type: 'AppendEntries',
@@ -113,7 +103,7 @@ t.test('rogue peers are refused at the handshake; term and writes are undisturbe
   });
   let writes = 0;
   for (const n of [n1, n2, n3]) {
-    await until(() => refusals(n) >= 1, `${n.id} to log a refused peer`);
+    await pollUntil(`${n.id} to log a refused peer`, () => refusals(n) >= 1);
     const put = await c.request(leader, 'PUT', `/v1/kv/rogue-${n.id}`, { value: writes });
     t.equal(put.status, 200, `write while ${n.id} refuses a rogue`);
     writes++;
@@ -133,9 +123,9 @@ t.test('rogue peers are refused at the handshake; term and writes are undisturbe
     ca: ca.ca.certPem,
   });
   t.teardown(() => trusted.close());
-  await until(
-    async () => ((await c.clusterView('n1', 10_000))?.term ?? 0) >= rogueTerm,
+  await pollUntil(
     'n1 to adopt the trusted peer term',
+    async () => ((await c.clusterView('n1', 10_000))?.term ?? 0) >= rogueTerm,
   );
   t.pass('a peer with a certificate from the cluster CA is heard (the refusals above were TLS)');
 });

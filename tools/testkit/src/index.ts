@@ -22,3 +22,4 @@ export {
 export { SeededRandom, seededFloats } from './random.js';
 export { freePort, freePorts } from './ports.js';
 export { latencyHistogram, percentiles, type Percentiles } from './percentiles.js';
+export { pollUntil, type PollOptions, type Polled } from './poll.js';

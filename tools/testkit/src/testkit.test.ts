@@ -1,8 +1,9 @@
 // Proves testkit's shared helpers: the seeded generator replays from its seed, free ports are
-// distinct and bindable, and percentiles match nearest-rank values within HDR's 0.1%.
+// distinct and bindable, percentiles match nearest-rank values within HDR's 0.1%, and pollUntil
+// waits through false answers and thrown errors and names what it waited for.
 import { createServer } from 'node:net';
 import t from 'tap';
-import { SeededRandom, freePorts, percentiles, seededFloats } from './index.js';
+import { SeededRandom, freePorts, percentiles, pollUntil, seededFloats } from './index.js';
 
 t.test('the same seed gives the same sequence; floats stay in [0, 1)', async (t) => {
   const a = seededFloats(42);
@@ -34,3 +35,24 @@ t.test('percentiles: nearest rank within 0.1%, exact max, negatives, empty', asy
   t.equal(shifted.max, -1000);
   t.same(percentiles([]), { p50: null, p90: null, p99: null, max: null });
 });
+
+t.test(
+  'pollUntil: resolves with the first value, retries false and throws, names what timed out',
+  async (t) => {
+    let calls = 0;
+    const value = await pollUntil(
+      'the third call',
+      () => {
+        calls++;
+        if (calls === 1) throw new Error('not yet');
+        return calls === 3 ? { calls } : false;
+      },
+      { intervalMs: 1 },
+    );
+    t.same(value, { calls: 3 });
+    await t.rejects(
+      pollUntil('never', () => Promise.reject(new Error('down')), { timeoutMs: 20, intervalMs: 1 }),
+      /timed out after 20 ms waiting for never \(last error: down\)/,
+    );
+  },
+);

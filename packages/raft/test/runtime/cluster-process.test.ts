@@ -7,7 +7,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { freePorts } from '@tenure/testkit';
+import { freePorts, pollUntil } from '@tenure/testkit';
 import type { RaftStatus } from '../../src/api.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -15,18 +15,8 @@ const demoNode = path.join(repoRoot, 'packages/raft/src/bench/demo-node.ts');
 const deadlineMs = 30_000;
 const ids = ['n1', 'n2', 'n3'];
 
-async function until<T>(
-  probe: () => Promise<T | undefined | null | false>,
-  what: string,
-): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() - start > deadlineMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = <T>(probe: () => Promise<T>, what: string) =>
+  pollUntil(what, probe, { timeoutMs: deadlineMs, intervalMs: 20 });
 
 interface Proc {
   child: ChildProcess;

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import tls from 'node:tls';
 import t, { type Test } from 'tap';
-import { freePorts } from '@tenure/testkit';
+import { freePorts, pollUntil } from '@tenure/testkit';
 import { TcpTransport } from '../../src/transport/tcp-transport.js';
 import type { PeerTlsOptions } from '../../src/transport/peer-tls.js';
 import { frameHeader } from '../../src/transport/frame-decoder.js';
@@ -26,13 +26,8 @@ const certs = (id: 'n1' | 'n2' | 'rogue', ca = CA): PeerTlsOptions => ({
 const deadlineMs = 30_000;
 
 /** Resolves when `predicate` holds, polling every 5 ms; rejects after deadlineMs. */
-async function until(predicate: () => boolean, what: string): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > deadlineMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+const until = (predicate: () => boolean, what: string) =>
+  pollUntil(what, predicate, { timeoutMs: deadlineMs, intervalMs: 5 });
 
 const timeoutNow = (from: string, to: string, term: number): Message => ({
   type: 'TimeoutNow',

@@ -6,7 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { freePorts, SeededRandom } from '@tenure/testkit';
+import { freePorts, SeededRandom, pollUntil } from '@tenure/testkit';
 import { TcpTransport } from '../../src/transport/tcp-transport.js';
 import { asIndex, asTerm, type InstallSnapshotMsg, type Message } from '../../src/core/types.js';
 
@@ -14,13 +14,9 @@ const deadlineMs = 60_000;
 const FRAME_BYTES_MAX = 128 * 1024;
 const CHUNK_BYTES = 16 * 1024;
 
-async function until(predicate: () => boolean, what: string): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > deadlineMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+/** Resolves when `predicate` holds, polling every 5 ms; rejects after deadlineMs. */
+const until = (predicate: () => boolean, what: string) =>
+  pollUntil(what, predicate, { timeoutMs: deadlineMs, intervalMs: 5 });
 
 function randomBytes(seed: number, length: number): Uint8Array {
   const random = new SeededRandom(seed);

@@ -3,7 +3,7 @@
 // per-peer send queue.
 import net from 'node:net';
 import t, { type Test } from 'tap';
-import { freePort } from '@tenure/testkit';
+import { freePort, pollUntil } from '@tenure/testkit';
 import { TcpTransport } from '../../src/transport/tcp-transport.js';
 import { MemoryNetwork } from '../../src/transport/memory-transport.js';
 import { frameHeader } from '../../src/transport/frame-decoder.js';
@@ -12,14 +12,9 @@ import { asIndex, asTerm, type AppendEntriesMsg, type Message } from '../../src/
 
 const deadlineMs = 10_000;
 
-/** Resolves when `predicate` holds, polling each event-loop turn; rejects after deadlineMs. */
-async function until(predicate: () => boolean, what: string): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > deadlineMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+/** Resolves when `predicate` holds, polling every 5 ms; rejects after deadlineMs. */
+const until = (predicate: () => boolean, what: string) =>
+  pollUntil(what, predicate, { timeoutMs: deadlineMs, intervalMs: 5 });
 
 const append = (from: string, to: string, seq: number): AppendEntriesMsg => ({
   type: 'AppendEntries',
