@@ -8,6 +8,8 @@ import { checkLinearizability } from './linearizability.js';
 import { checkFencing } from './fencing.js';
 import { checkLeaseTiming } from './lease-timing.js';
 import { checkDurability } from './durability.js';
+import { checkRevokes } from './revoke.js';
+import { checkHolderHistory } from './holder-history.js';
 import { DEFAULT_TIMING } from './testing.js';
 import type { HistoryOp, JsonObject } from '../types.js';
 
@@ -16,6 +18,8 @@ const seeds = Array.from({ length: 25 }, (_, i) => 1000 + i);
 t.test('histories of a correct server pass every history checker', async (t) => {
   let ops = 0;
   let unknownPartitions = 0;
+  let revokes = 0;
+  let historyEntries = 0;
   for (const seed of seeds) {
     const h = simulateHistory({
       random: createRandom(seed),
@@ -34,9 +38,17 @@ t.test('histories of a correct server pass every history checker', async (t) => 
     if (!tim.ok) t.fail(`seed ${seed} timing: ${tim.violations[0]!.message}`);
     const dur = checkDurability(h);
     if (!dur.ok) t.fail(`seed ${seed} durability: ${dur.violations[0]!.message}`);
+    const rev = checkRevokes(h);
+    if (!rev.ok) t.fail(`seed ${seed} revoke: ${rev.violations[0]!.message}`);
+    revokes += Number(rev.stats['tokensRevoked']);
+    const his = checkHolderHistory(h, 0.01);
+    if (!his.ok) t.fail(`seed ${seed} holder-history: ${his.violations[0]!.message}`);
+    historyEntries += Number(his.stats['entriesChecked']);
   }
   t.equal(unknownPartitions, 0, 'every search finished within budget');
   t.ok(ops > 2000, `checked ${ops} ops`);
+  t.ok(revokes > 20, `${revokes} acknowledged revokes judged`);
+  t.ok(historyEntries > 200, `${historyEntries} holder-history entries judged`);
 });
 
 /** Replaces the answer of the `n`-th ok lease.get showing a holder by an older token / other holder. */
