@@ -134,6 +134,10 @@ export type OpKind =
   | 'lease.release'
   | 'lease.get'
   | 'lease.watch'
+  /** Operator revoke (docs/api.md Operator revoke): ends the grant, fences its token. */
+  | 'lease.revoke'
+  /** Holder history read (docs/api.md Holder history): `{name, grants: [...]}`, newest first. */
+  | 'lease.history'
   | 'election.campaign'
   | 'election.renew'
   | 'election.resign'

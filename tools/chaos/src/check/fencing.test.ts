@@ -3,7 +3,8 @@
 import t from 'tap';
 import { checkFencing, fencingChecker } from './fencing.js';
 import type { FencedWriteRecord } from '@tenure/testkit';
-import { HistoryBuilder, ok, fail, runRecord } from './testing.js';
+import { HistoryBuilder, ok, fail, runRecord, unknown } from './testing.js';
+import type { JsonObject, OpOutcome } from '../types.js';
 
 const rec = (
   seq: number,
@@ -203,3 +204,31 @@ t.test("BC-15: a write rejected inside the writer's belief interval is flagged",
     ],
   );
 });
+
+t.test(
+  'a write rejected after an operator may have revoked its grant is not flagged',
+  async (t) => {
+    const write = (h: HistoryBuilder, at: number): void => {
+      h.add(
+        'a',
+        'fs.write',
+        { resource: 'lease:L', fencingToken: 1, writer: 'A', beliefUntilMs: 2000 },
+        at,
+        at + 10,
+        fail('stale_token'),
+      );
+    };
+    for (const [revoke, outcome, flagged] of [
+      [{ name: 'L' }, unknown(), false],
+      [{ name: 'L', fencingToken: 1 }, ok({ name: 'L', revoked: [1] }), false],
+      [{ name: 'L', fencingToken: 2 }, ok({ name: 'L', revoked: [2] }), true],
+      [{ name: 'L', fencingToken: 1 }, fail('not_holder'), true],
+      [{ name: 'M' }, ok({ name: 'M', revoked: [1] }), true],
+    ] satisfies [JsonObject, OpOutcome, boolean][]) {
+      const h = new HistoryBuilder();
+      h.add('op', 'lease.revoke', revoke, 900, 950, outcome);
+      write(h, 1000);
+      t.equal(checkFencing(h.ops, []).ok, !flagged, JSON.stringify([revoke, outcome]));
+    }
+  },
+);

@@ -14,7 +14,10 @@
  *    held the grant was rejected as stale — a newer grant existed before the writer's safe deadline:
  *    an early expiry, or a client whose deadline is wrong. Judged for raw workers from
  *    `args.beliefUntilMs` (write answered before it) and for the client library from
- *    `value.believedAfter` (its handle still said "held" after the rejection).
+ *    `value.believedAfter` (its handle still said "held" after the rejection). A write whose grant
+ *    an operator may have revoked before the answer (a revoke of the resource naming its token or
+ *    none, sent before the write completed, not refused: docs/api.md Operator revoke) is excused:
+ *    revoke ends a grant without telling its holder.
  *
  * The store's log comes from `fenced-store.jsonl` in the run folder (or is passed in); without it,
  * the accepted `fs.write` ops of the history stand in (ordered by real time only where they do not
@@ -23,7 +26,7 @@
 import { join } from 'node:path';
 import type { Checker, CheckResult, HistoryOp, RunRecord, Violation } from '../types.js';
 import { FENCED_STORE_LOG, type FencedWriteRecord } from '@tenure/testkit';
-import { describeOp, num, obj, okValue, readJsonl, str } from './history.js';
+import { describeOp, effectOf, num, obj, okValue, readJsonl, str } from './history.js';
 import { mergeAttempts } from './merge.js';
 
 /** One observation of a resource's current grant token. */
@@ -181,9 +184,25 @@ export function checkFencing(
   };
 }
 
+/** Send times of lease revokes that may have taken effect, by `lease:NAME`, with their token (null = all). */
+function revokesByResource(
+  ops: readonly HistoryOp[],
+): Map<string, { sentMs: number; token: number | null }[]> {
+  const out = new Map<string, { sentMs: number; token: number | null }[]>();
+  for (const op of ops) {
+    if (op.kind !== 'lease.revoke' || effectOf(op.outcome) === 'fail') continue;
+    const r = `lease:${str(op.args, 'name')}`;
+    const l = out.get(r) ?? [];
+    l.push({ sentMs: op.invokeMs, token: num(op.args, 'fencingToken') });
+    out.set(r, l);
+  }
+  return out;
+}
+
 /** `belief-violated`: rejected fs.write ops sent (and answered) inside the writer's belief interval. */
 export function beliefViolations(ops: readonly HistoryOp[]): Violation[] {
   const out: Violation[] = [];
+  const revokes = revokesByResource(ops);
   for (const op of ops) {
     if (
       op.kind !== 'fs.write' ||
@@ -200,7 +219,12 @@ export function beliefViolations(ops: readonly HistoryOp[]): Violation[] {
       typeof v === 'object' &&
       !Array.isArray(v) &&
       v['believedAfter'] === true;
-    if ((until !== null && op.completeMs <= until) || libBelieved) {
+    const token = num(op.args, 'fencingToken');
+    const completeMs = op.completeMs;
+    const revoked = (revokes.get(str(op.args, 'resource') ?? '') ?? []).some(
+      (r) => r.sentMs < completeMs && (r.token === null || r.token === token),
+    );
+    if (((until !== null && op.completeMs <= until) || libBelieved) && !revoked) {
       out.push({
         property: 'belief-violated',
         timeMs: op.completeMs,

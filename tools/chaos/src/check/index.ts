@@ -32,6 +32,8 @@ import { semaphoreChecker } from './semaphore.js';
 import { sharedLockChecker } from './shared-lock.js';
 import { sessionsChecker } from './sessions.js';
 import { watchChecker } from './watch.js';
+import { revokeChecker } from './revoke.js';
+import { holderHistoryChecker } from './holder-history.js';
 
 export { checkLinearizability } from './linearizability.js';
 export { checkFencing } from './fencing.js';
@@ -43,6 +45,8 @@ export { checkSemaphores } from './semaphore.js';
 export { checkSharedLocks } from './shared-lock.js';
 export { checkSessions } from './sessions.js';
 export { checkWatch } from './watch.js';
+export { checkRevokes } from './revoke.js';
+export { checkHolderHistory } from './holder-history.js';
 export { mergeAttempts } from './merge.js';
 export { pairEvents, readJsonl } from './history.js';
 
@@ -57,8 +61,8 @@ export const DEFAULT_RUN_TIMING: RunTiming = {
 
 /**
  * `createCheckers` (types.ts CheckerFactory): linearizability, fencing, raft, lease-timing,
- * durability, liveness, then the primitives' semaphore, shared-lock, sessions and watch — in that
- * order. `searchBudgetMs` bounds the linearizability search
+ * durability, liveness, then the primitives' semaphore, shared-lock, sessions and watch, then
+ * operator revoke and holder history — in that order. `searchBudgetMs` bounds the linearizability search
  * (default 60 s); the others are linear or n·log n.
  */
 export const createCheckers: CheckerFactory = (options: CheckerOptions): readonly Checker[] => [
@@ -75,6 +79,8 @@ export const createCheckers: CheckerFactory = (options: CheckerOptions): readonl
   sharedLockChecker(),
   sessionsChecker(),
   watchChecker(),
+  revokeChecker(),
+  holderHistoryChecker(),
 ];
 
 /** Reads a run folder into a RunRecord (see the module comment for the files). */

@@ -2,7 +2,8 @@
  * Checker (d): lease timing (docs/concepts.md, §2; BC-03, BC-05, BC-18, BC-28).
  *
  * - `early-expiry`: for consecutive observed grants t1 < t2 of one resource (lease or election
- *   group), if t1 was not (possibly) released/resigned before t2 was first seen, then t2's first
+ *   group), if t1 was not (possibly) released/resigned/revoked (docs/api.md Operator revoke: a revoke
+ *   naming t1 or no token) before t2 was first seen, then t2's first
  *   evidence (earliest completion of an op showing it) must be ≥ send time of t1's last acked
  *   acquire/renew (campaign/renew for elections) + ttlMs × (1 − maxDriftRatio).
  * - `late-expiry` (leases only): a grant that was never released and whose holder sent no renew of
@@ -273,9 +274,16 @@ export function checkLeaseTiming(
   };
 }
 
-/** True when `op` may have ended grant `g` voluntarily (release of its token / resign of its candidate). */
+/**
+ * True when `op` may have ended grant `g` before its time: a release of its token, an operator
+ * revoke of its token or of every live grant (docs/api.md Operator revoke), a resign of its candidate.
+ */
 function endsGrant(op: HistoryOp, g: GrantFacts, isLease: boolean): boolean {
   if (effectOf(op.outcome) === 'fail') return false;
+  if (isLease && op.kind === 'lease.revoke') {
+    const t = num(op.args, 'fencingToken');
+    return t === null || t === g.token;
+  }
   if (isLease)
     return (
       op.kind === 'lease.release' &&

@@ -4,6 +4,7 @@
 import t from 'tap';
 import { checkLinearizability, partitionOps } from './linearizability.js';
 import { HistoryBuilder, ok, fail, unknown } from './testing.js';
+import type { JsonObject, OpOutcome } from '../types.js';
 
 const opts = { maxDriftRatio: 0.01, searchBudgetMs: 10_000 };
 const L = 'L';
@@ -732,4 +733,102 @@ t.test('a budget that is too small reports unknown instead of hanging', async (t
   });
   t.ok(r.ok, 'unknown is not a violation');
   t.equal(r.stats['partitionsUnknown'], 1);
+});
+
+/** A holds token 1 from t=0; an operator revokes `revoke` at [100, 110] with `outcome`. */
+function revokedLease(revoke: JsonObject, outcome: OpOutcome): HistoryBuilder {
+  const h = new HistoryBuilder();
+  h.add(
+    'a',
+    'lease.acquire',
+    { name: L, holder: 'A', ttlMs: 3000 },
+    0,
+    10,
+    ok({ name: L, holder: 'A', fencingToken: 1, ttlMs: 3000 }),
+  );
+  h.add('op', 'lease.revoke', { name: L, ...revoke }, 100, 110, outcome);
+  return h;
+}
+
+t.test(
+  'revoke ends the grant at once: renew refused, next grant higher, history shows it',
+  async (t) => {
+    for (const revoke of [{}, { fencingToken: 1 }]) {
+      const h = revokedLease(revoke, ok({ name: L, revoked: [1] }));
+      h.add(
+        'a',
+        'lease.renew',
+        { name: L, holder: 'A', fencingToken: 1 },
+        120,
+        130,
+        fail('lease_expired'),
+      );
+      h.add(
+        'b',
+        'lease.acquire',
+        { name: L, holder: 'B', ttlMs: 3000 },
+        140,
+        150,
+        ok({ name: L, holder: 'B', fencingToken: 4, ttlMs: 3000 }),
+      );
+      h.add(
+        'q',
+        'lease.history',
+        { name: L },
+        160,
+        170,
+        ok({
+          name: L,
+          grants: [
+            { holder: 'B', fencingToken: 4, grantedAtMs: 9, endedAtMs: null, endReason: null },
+            { holder: 'A', fencingToken: 1, grantedAtMs: 1, endedAtMs: 5, endReason: 'revoked' },
+          ],
+        }),
+      );
+      h.add('op', 'lease.revoke', { name: L, fencingToken: 1 }, 180, 190, fail('not_holder'));
+      const r = checkLinearizability(h.ops, opts);
+      t.ok(r.ok, JSON.stringify(r.violations));
+    }
+  },
+);
+
+t.test('a revoked token still live after the ack is not linearizable', async (t) => {
+  const h = revokedLease({}, ok({ name: L, revoked: [1] }));
+  h.add(
+    'q',
+    'lease.get',
+    { name: L },
+    120,
+    130,
+    ok({ name: L, holder: 'A', fencingToken: 1, ttlMs: 3000, remainingMs: 2800 }),
+  );
+  t.notOk(checkLinearizability(h.ops, opts).ok, 'GET shows the revoked grant');
+  const w = revokedLease({ fencingToken: 1 }, ok({ name: L, revoked: [1] }));
+  w.add(
+    'a',
+    'kv.put',
+    { key: 'k', value: 1, fence: { lease: L, fencingToken: 1 } },
+    120,
+    130,
+    ok({ key: 'k', revision: 3 }),
+  );
+  t.notOk(checkLinearizability(w.ops, opts).ok, 'a fenced write with the revoked token');
+  const none = revokedLease({}, ok({ name: L, revoked: [] }));
+  t.notOk(checkLinearizability(none.ops, opts).ok, 'revoked: [] while A certainly held it');
+  const refused = revokedLease({ fencingToken: 1 }, fail('not_holder'));
+  t.notOk(checkLinearizability(refused.ops, opts).ok, 'not_holder for the live token');
+  const hist = revokedLease({}, unknown());
+  hist.add('q', 'lease.history', { name: L }, 120, 130, ok({ name: L, grants: [] }));
+  hist.add(
+    'q',
+    'lease.get',
+    { name: L },
+    140,
+    150,
+    ok({ name: L, holder: 'A', fencingToken: 1, ttlMs: 3000, remainingMs: 2800 }),
+  );
+  t.notOk(
+    checkLinearizability(hist.ops, opts).ok,
+    'history says free, then a GET shows the grant again',
+  );
 });

@@ -27,6 +27,14 @@
  *   its ttl becomes the shorter of the old and new one.
  * - KV: a delete of an absent key may answer 200 or 404; a put's revision must exceed the key's
  *   current revision (global revisions are not compared across keys/partitions).
+ * - Operator revoke (docs/api.md) ends the live grant like an expiry, at once and whatever the time:
+ *   the lock-delay of the revoked grant applies as after an expiry. An answer `revoked: [T]` binds
+ *   the current token to T; `revoked: []` says nothing was live; a 409 `not_holder` to a revoke of
+ *   token T is refused only when the model KNOWS the live grant carries T. A revoke of an exclusive
+ *   lease answering more than one token is a violation (these names are never shared).
+ * - Holder history (docs/api.md) is a linearizable read of the current grant only: its live entry
+ *   (`endReason: null`, newest first) is checked like a GET; a list with no live entry says the
+ *   lease is free. The ended entries are the holder-history checker's business (holder-history.ts).
  * - Any 4xx other than the conflict codes of docs/api.md (e.g. 400, 429) is "no effect, no information".
  * - The initial state is empty: the workload uses run-unique resource names.
  */
@@ -108,6 +116,8 @@ export const MODELLED_KINDS: ReadonlySet<string> = new Set([
   'lease.renew',
   'lease.release',
   'lease.get',
+  'lease.revoke',
+  'lease.history',
   'election.campaign',
   'election.renew',
   'election.resign',
@@ -159,7 +169,8 @@ export function prepareOp(op: HistoryOp): ModelOp | null {
   const resources = opResources(op);
   if (resources.length === 0) return null;
   const effect = effectOf(op.outcome);
-  const isRead = op.kind.endsWith('.get') || op.kind === 'fence.check';
+  const isRead =
+    op.kind.endsWith('.get') || op.kind === 'fence.check' || op.kind === 'lease.history';
   if (isRead && effect === 'maybe') return null;
   const code = op.outcome.status === 'fail' ? op.outcome.code : null;
   if (effect === 'fail' && code !== null && !isInformativeFailure(op.kind, code)) return null;
@@ -180,6 +191,7 @@ function isInformativeFailure(kind: string, code: string): boolean {
       return code === 'held';
     case 'lease.renew':
     case 'lease.release':
+    case 'lease.revoke':
     case 'election.renew':
     case 'election.resign':
     case 'election.proclaim':
@@ -335,6 +347,10 @@ function applyOp(res: ResMap, m: ModelOp, nowLo: number): ResMap[] {
       return leaseRenewRelease(res, m, nowLo, true);
     case 'lease.get':
       return leaseGet(res, m);
+    case 'lease.revoke':
+      return leaseRevoke(res, m);
+    case 'lease.history':
+      return leaseHistory(res, m);
     case 'fence.check':
       return fenceCheck(res, m);
     case 'election.campaign':
@@ -454,6 +470,59 @@ function leaseGet(res: ResMap, m: ModelOp): ResMap[] {
   const v = m.value;
   if (l.g === null || v === null || str(v, 'holder') !== l.g.h) return [];
   const o = observe(l.tok, l.next, num(v, 'fencingToken'));
+  return o === null ? [] : [with1(res, r, { ...l, tok: o.tok, next: o.next })];
+}
+
+/** The `revoked` token list of an answer, [] when absent, null when malformed. */
+function revokedTokens(v: JsonObject): number[] | null {
+  const list = v['revoked'];
+  if (!Array.isArray(list)) return null;
+  return list.every((x) => typeof x === 'number') ? (list as number[]) : null;
+}
+
+/**
+ * Operator revoke (docs/api.md): with `fencingToken` T it ends the live grant carrying T (409
+ * `not_holder` when none does), without it every live grant; the lock-delay applies as after an
+ * expiry. Answers `revoked: [tokens]`.
+ */
+function leaseRevoke(res: ResMap, m: ModelOp): ResMap[] {
+  const r = m.resources[0]!;
+  const l = res[r] as LeaseRes;
+  const t = num(m.op.args, 'fencingToken');
+  if (m.effect === 'fail') {
+    if (t === null) return [];
+    const knownMatch = l.g !== null && l.tok !== null && l.tok === t;
+    return knownMatch ? [] : [res];
+  }
+  const shown = m.value === null ? null : revokedTokens(m.value);
+  if (m.value !== null && (shown === null || shown.length > 1)) return [];
+  if (t !== null && shown !== null && shown.length === 1 && shown[0] !== t) return [];
+  if (l.g === null) {
+    // Nothing live: an acknowledged revoke says so (`revoked: []`), and only without a token.
+    if (m.effect === 'ok') return t === null && shown!.length === 0 ? [res] : [];
+    return [res];
+  }
+  if (shown !== null && shown.length === 0) return [];
+  const want = t ?? shown?.[0] ?? null;
+  const o = want === null ? { tok: l.tok, next: l.next } : observe(l.tok, l.next, want);
+  if (o === null) return m.effect === 'ok' ? [] : [res];
+  return [with1(res, r, { t: 'L', g: null, tok: null, next: o.next, delayed: l.g.ld })];
+}
+
+/** Holder history as a read of the current grant: its live entry, or none when free. */
+function leaseHistory(res: ResMap, m: ModelOp): ResMap[] {
+  const r = m.resources[0]!;
+  const l = res[r] as LeaseRes;
+  const v = m.value;
+  if (v === null) return [res];
+  const grants = v['grants'];
+  if (!Array.isArray(grants)) return [];
+  const live = grants.filter(
+    (e) => e !== null && typeof e === 'object' && !Array.isArray(e) && e['endReason'] === null,
+  ) as JsonObject[];
+  if (live.length === 0) return l.g === null ? [res] : [];
+  if (live.length > 1 || l.g === null || str(live[0], 'holder') !== l.g.h) return [];
+  const o = observe(l.tok, l.next, num(live[0], 'fencingToken'));
   return o === null ? [] : [with1(res, r, { ...l, tok: o.tok, next: o.next })];
 }
 

@@ -3,7 +3,9 @@
  * by concurrent logical clients, producing histories with real-time intervals, lost responses and
  * late-applied requests. The checkers' tests use it to show the model is sound (every such history
  * passes) and that mutated histories are caught. Expiry happens at accept time + ttlMs plus a random
- * extra delay (a frozen, leaderless period), never earlier (docs/concepts.md).
+ * extra delay (a frozen, leaderless period), never earlier (docs/concepts.md). Leases also answer
+ * operator revoke and holder history (docs/api.md): the sim's run time stands in for cluster time,
+ * and an expired grant's `endedAtMs` is its (late) due time.
  */
 import type { HistoryOp, JsonObject, OpKind, OpOutcome, Random } from '../types.js';
 
@@ -12,7 +14,19 @@ interface SimGrant {
   token: number;
   ttlMs: number;
   expiresAt: number;
+  grantedAt: number;
 }
+/** An ended lease grant as holder history shows it (docs/api.md Holder history). */
+interface SimEnded {
+  holder: string;
+  fencingToken: number;
+  grantedAtMs: number;
+  endedAtMs: number;
+  endReason: 'released' | 'expired' | 'revoked';
+}
+
+/** Ended grants kept per lease (docs/api.md: at least the last 16). */
+const HISTORY_KEPT = 16;
 interface SimCand {
   c: string;
   value: string | null;
@@ -53,10 +67,44 @@ export function createReferenceTenure(random: Random, freezeMsMax: number): Refe
   const leaseNext = new Map<string, number>();
   const elections = new Map<string, { q: SimCand[]; token: number; next: number; rev: number }>();
   const kv = new Map<string, { value: number; revision: number }>();
+  const ended = new Map<string, SimEnded[]>();
   let logIndex = 0;
 
+  const endLease = (name: string, g: SimGrant, reason: SimEnded['endReason'], at: number): void => {
+    leases.delete(name);
+    const list = ended.get(name) ?? [];
+    list.push({
+      holder: g.holder,
+      fencingToken: g.token,
+      grantedAtMs: g.grantedAt,
+      endedAtMs: at,
+      endReason: reason,
+    });
+    if (list.length > HISTORY_KEPT) list.shift();
+    ended.set(name, list);
+  };
+  const historyOf = (name: string, limit: number): JsonObject[] => {
+    const g = leases.get(name);
+    const live: JsonObject[] =
+      g === undefined
+        ? []
+        : [
+            {
+              holder: g.holder,
+              fencingToken: g.token,
+              mode: 'exclusive',
+              grantedAtMs: g.grantedAt,
+              endedAtMs: null,
+              endReason: null,
+            },
+          ];
+    const done: JsonObject[] = (ended.get(name) ?? []).map((e) => ({ ...e, mode: 'exclusive' }));
+    return [...live, ...done.reverse()].slice(0, limit);
+  };
+
   const expire = (now: number): void => {
-    for (const [name, g] of leases) if (g.expiresAt <= now) leases.delete(name);
+    for (const [name, g] of leases)
+      if (g.expiresAt <= now) endLease(name, g, 'expired', g.expiresAt);
     for (const e of elections.values()) {
       const headBefore = e.q[0]?.c;
       e.q = e.q.filter((c) => c.expiresAt > now);
@@ -106,6 +154,7 @@ export function createReferenceTenure(random: Random, freezeMsMax: number): Refe
             token: t,
             ttlMs: ttl,
             expiresAt: now + ttl + ttlExtra(),
+            grantedAt: now,
           });
           return okv({ name, holder: a['holder'] as string, fencingToken: t, ttlMs: ttl });
         }
@@ -122,7 +171,7 @@ export function createReferenceTenure(random: Random, freezeMsMax: number): Refe
         if (g === undefined || g.holder !== a['holder'] || g.token !== a['fencingToken'])
           return err(r.next() < 0.5 ? 'not_holder' : 'lease_expired');
         if (kind === 'lease.release') {
-          leases.delete(name);
+          endLease(name, g, 'released', now);
           return okv({ name, released: true });
         }
         g.expiresAt = now + g.ttlMs + ttlExtra();
@@ -139,6 +188,18 @@ export function createReferenceTenure(random: Random, freezeMsMax: number): Refe
               ttlMs: g.ttlMs,
               remainingMs: Math.max(0, Math.round(g.expiresAt - now)),
             });
+      }
+      case 'lease.revoke': {
+        const g = leases.get(name);
+        const t = a['fencingToken'];
+        if (typeof t === 'number' && g?.token !== t) return err('not_holder');
+        if (g === undefined) return okv({ name, revoked: [] });
+        endLease(name, g, 'revoked', now);
+        return okv({ name, revoked: [g.token] });
+      }
+      case 'lease.history': {
+        const limit = typeof a['limit'] === 'number' ? a['limit'] : 20;
+        return okv({ name, grants: historyOf(name, limit) });
       }
       case 'election.campaign':
       case 'election.renew': {
@@ -264,7 +325,7 @@ export function simulateHistory(o: SimOptions): HistoryOp[] {
   }));
   const next = (p: (typeof procs)[number], now: number): void => {
     if (p.left-- <= 0) return;
-    const choice = r.int(0, 11);
+    const choice = r.int(0, 13);
     const L = r.pick(['L1', 'L2']);
     let kind: OpKind;
     let args: JsonObject;
@@ -327,9 +388,21 @@ export function simulateHistory(o: SimOptions): HistoryOp[] {
           fence: { lease: L, fencingToken: p.token ?? 1 },
         };
         break;
-      default:
+      case 11:
         kind = 'kv.get';
         args = { key: r.pick(['k', 'f-L1', 'f-L2']) };
+        break;
+      case 12:
+        // Operator revoke: of every live grant, of the token this client last saw, or of a stale one.
+        kind = 'lease.revoke';
+        args =
+          r.next() < 0.4
+            ? { name: L, reason: 'sim' }
+            : { name: L, fencingToken: r.next() < 0.7 ? (p.token ?? 1) : r.int(1, 6) };
+        break;
+      default:
+        kind = 'lease.history';
+        args = { name: L, limit: r.pick([3, 20]) };
         break;
     }
     const id = ++opId;

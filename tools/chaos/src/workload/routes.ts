@@ -14,7 +14,11 @@ export function routeOf(method: string, path: string): { kind: OpKind; args: Jso
   if (v1 !== 'v1' || res === undefined || rest.length > 0) return null;
   if (res === 'leases' && name !== undefined) {
     if (method === 'GET' && action === undefined) return { kind: 'lease.get', args: { name } };
-    if (method === 'POST' && (action === 'acquire' || action === 'renew' || action === 'release'))
+    if (method === 'GET' && action === 'history') return { kind: 'lease.history', args: { name } };
+    if (
+      method === 'POST' &&
+      (action === 'acquire' || action === 'renew' || action === 'release' || action === 'revoke')
+    )
       return { kind: `lease.${action}`, args: { name } };
   }
   if (res === 'elections' && name !== undefined) {

@@ -12,7 +12,9 @@
  * - counter workers: read-increment-write a KV counter with conditional puts (BC-13);
  * - readers: linearizable GETs of leases, groups, keys and fence checks — or `?consistency=stale`
  *   reads in the deliberately unsafe mode (`staleReads`), which the linearizability checker must
- *   flag under partitions (BC-08).
+ *   flag under partitions (BC-08);
+ * - operators: holder-history reads of the lease workers' names and, at a modest rate, operator
+ *   revokes of their grants (operator-workload.ts).
  *
  * Belief interval (docs/concepts.md): a grant is believed held until firstSend + ttlMs × (1 − maxDriftRatio)
  * − safetyMarginMs of the acquire/renew that granted it, on the run clock; no side effect is sent
@@ -43,6 +45,12 @@ import {
   type PrimitivesContext,
 } from './primitives-workload.js';
 import { sleepUnlessAborted } from '../util/sleep.js';
+import {
+  HISTORY_LIMIT_MAX,
+  historyRead,
+  operatorWorker,
+  type OperatorContext,
+} from './operator-workload.js';
 
 /** Workload knobs (all optional; defaults in `defaultWorkloadOptions`). */
 export interface TenureWorkloadOptions {
@@ -58,6 +66,12 @@ export interface TenureWorkloadOptions {
   readonly sessionWorkers: number;
   /** Streaming-watch clients (`client.watch()` over the primitives' names). */
   readonly watchers: number;
+  /** Operators: holder-history reads and revokes of the lease names (operator-workload.ts). */
+  readonly operators: number;
+  /** An operator's pause before each step, ms [min, max]. */
+  readonly operatorPauseMs: readonly [number, number];
+  /** Probability that an operator step revokes (after its history read). */
+  readonly revokeProbability: number;
   readonly leaseNames: number;
   readonly electionGroups: number;
   readonly ttlMs: number;
@@ -90,6 +104,11 @@ export function defaultWorkloadOptions(ttlMs = 3_000): TenureWorkloadOptions {
     sharedLockWorkers: 2,
     sessionWorkers: 2,
     watchers: 1,
+    operators: 1,
+    // About one history read every 1.5 s and one revoke every 5 s: each name is revoked now and
+    // then, while most grants still end by release or expiry.
+    operatorPauseMs: [500, 2500],
+    revokeProbability: 0.3,
     leaseNames: 3,
     electionGroups: 1,
     ttlMs,
@@ -232,6 +251,14 @@ export function createTenureWorkload(
       spawn('rw', o.sharedLockWorkers, prim(sharedLockWorker));
       spawn('sess', o.sessionWorkers, prim(sessionWorker));
       spawn('watch', o.watchers, prim(watchWorker));
+      const oc: OperatorContext = {
+        signal: controller.signal,
+        leases: c.leases,
+        pauseMs: o.operatorPauseMs,
+        revokeProbability: o.revokeProbability,
+        mutate: (req, spec) => mutate(c, req, spec),
+      };
+      spawn('oper', o.operators, (_c, req, r) => operatorWorker(oc, req, r));
       options.log(
         `workload ${prefix}: ${loops.length} clients, fenced store ${fs.url}${o.staleReads ? ', STALE reads' : ''}`,
       );
@@ -667,6 +694,9 @@ async function finalPhase(c: Ctx): Promise<void> {
   for (const name of c.leases)
     if (c.cluster.clock.now() <= endBy)
       await c.finalReq.send(leaseGet(name, false, { final: true }));
+  for (const name of c.leases)
+    if (c.cluster.clock.now() <= endBy)
+      await c.finalReq.send(historyRead(name, HISTORY_LIMIT_MAX, { final: true }));
   for (const group of c.groups) {
     if (c.cluster.clock.now() <= endBy)
       await c.finalReq.send({

@@ -53,6 +53,7 @@ async function run(
       sharedLockWorkers: 0,
       sessionWorkers: 0,
       watchers: 0,
+      operatorPauseMs: [20, 150],
       staleReads: plan.staleReads,
       finalPhaseMs: 10_000,
       requestTimeoutMs: plan.requestTimeoutMs,
@@ -92,7 +93,14 @@ const libraryCycled = (ops: readonly HistoryOp[]): boolean =>
   );
 
 t.test('a correct server passes every checker under the full workload', async (t) => {
-  const kindsNeeded = ['lease.renew', 'election.renew', 'fence.check', 'kv.get'];
+  const kindsNeeded = [
+    'lease.renew',
+    'election.renew',
+    'fence.check',
+    'kv.get',
+    'lease.history',
+    'lease.revoke',
+  ];
   const { record, verdict } = await run(t, {
     staleLagMs: 0,
     staleReads: false,
@@ -116,6 +124,8 @@ t.test('a correct server passes every checker under the full workload', async (t
     'kv.get',
     'fs.write',
     'fence.check',
+    'lease.history',
+    'lease.revoke',
   ])
     t.ok(kinds.has(k as never), `workload issued ${k}`);
   t.ok(
