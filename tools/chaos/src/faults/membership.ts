@@ -98,12 +98,13 @@ async function remove(
     await memberChange(ctx, via, 'DELETE', `/v1/cluster/members/${node}`, [200, 404], deadline);
     return ctx.clock.now();
   } catch (error) {
-    if (ctx.backend.nodeState(node) === 'stopped') await ctx.backend.startNode(node);
+    const restart = ctx.backend.nodeState(node) === 'stopped';
+    if (restart) await ctx.backend.startNode(node);
     ctx.record({
       kind: 'membership',
       action: 'heal',
       targets: [node],
-      detail: `removal of ${node} failed, restarted on its data: ${(error as Error).message}`,
+      detail: `removal of ${node} failed${restart ? ', restarted on its data' : ''}: ${(error as Error).message}`,
       faultId,
     });
     throw error;
