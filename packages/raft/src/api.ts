@@ -1,6 +1,7 @@
 /**
  * Public API of a running Raft node, as the server uses it (implemented by raft-node.ts).
  */
+import type { MemberAddress } from './core/membership.js';
 import type { LogIndex, NodeId, Role, Term } from './core/types.js';
 
 /**
@@ -102,6 +103,14 @@ export interface RaftNodeApi<R> {
   /** Leader only: hand leadership to `to` (or the most up-to-date follower); resolves when done. */
   transferLeadership(to?: NodeId, opts?: RequestOptions): Promise<void>;
   status(): RaftStatus;
+  /**
+   * Where member `id` listens, from this node's address book: the book of each membership as it
+   * takes effect (a `config` entry appended or rolled back, recovered on restart; dissertation
+   * §4.1), over the recorded bootstrap and the command-line peers. So a member removed and added
+   * again at a new address is found at the new one. Undefined for an id never seen. O(1), no
+   * allocation: cheap enough for every forwarded request, unlike `status()`.
+   */
+  memberAddress(id: NodeId): MemberAddress | undefined;
   /**
    * Leader only: one single-server membership change (dissertation §4.1); resolves with the status
    * once the change is committed and applied here. A leader asked to remove itself hands

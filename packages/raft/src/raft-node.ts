@@ -66,6 +66,7 @@ import {
 import {
   isMember,
   type ConfigurationState,
+  type MemberAddress,
   type MemberAddresses,
   type Membership,
 } from './core/membership.js';
@@ -644,6 +645,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       ),
       members,
     };
+  }
+
+  memberAddress(id: NodeId): MemberAddress | undefined {
+    return this.#book.get(id);
   }
 
   /** One member as this node sees it; progress (matchIndex, lastContactMs) on the leader only. */

@@ -200,7 +200,9 @@ export class Gateway {
       if (target === null) throw noLeader();
       if (target === self && this.#d.raft.status().role === 'leader') return fn();
     }
-    const address = httpAddressOf(this.#d.config.peers, target, () => this.#d.raft.status());
+    const address = httpAddressOf(this.#d.config.peers, target, (id) =>
+      this.#d.raft.memberAddress(id),
+    );
     if (address === null || target === self) throw noLeader();
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);
     // docs/api.md Deadlines: the whole request ends by our deadline. The leader gets our remaining

@@ -5,7 +5,7 @@
  * reachability rule lives, for those routes and the metrics. The list is the membership in effect
  * on this node (voters, then learners).
  */
-import type { MemberStatus, RaftStatus } from '@tenure/raft';
+import type { MemberAddress, MemberStatus, RaftStatus } from '@tenure/raft';
 import type { PeerConfig } from './config.js';
 
 /** The leader's view of a member; empty on any other node, which cannot know. */
@@ -46,19 +46,20 @@ export interface MemberView {
 }
 
 /**
- * The HTTP address of member `id`, where followers forward to: from `--peers` when it lists `id`,
- * else from the membership in effect (members added at run time are only there; `status` is read
- * only then: it is too costly for every forwarded request); null when neither knows it.
+ * The HTTP address of member `id`, where followers forward to: from the membership in effect
+ * (`RaftNodeApi.memberAddress`, an O(1) lookup in the address book its `config` entries carry), so
+ * a member that moved to a new address under its old id is reached at the new one; else from
+ * `--peers`; null when neither knows it. Called on every forwarded request: never reads `status()`.
  */
 export function httpAddressOf(
   peers: readonly PeerConfig[],
   id: string,
-  status: () => RaftStatus,
+  memberAddress: (id: string) => MemberAddress | undefined,
 ): string | null {
-  const a =
-    peers.find((p) => p.id === id)?.httpAddress ??
-    status().members.find((m) => m.id === id)?.httpAddress;
-  return a === undefined || a === '' ? null : a;
+  const fromMembership = memberAddress(id)?.httpAddress;
+  if (fromMembership !== undefined && fromMembership !== '') return fromMembership;
+  const fromPeers = peers.find((p) => p.id === id)?.httpAddress;
+  return fromPeers === undefined || fromPeers === '' ? null : fromPeers;
 }
 
 /**

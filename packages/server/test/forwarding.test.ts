@@ -1,4 +1,6 @@
-// Proves a follower forwards writes and linearizable reads to the leader once, answers stale reads locally, and says 503 no_leader rather than forwarding twice.
+// Proves a follower forwards writes and linearizable reads to the leader once — at the address the
+// membership gives, which wins over --peers for a member that moved — answers stale reads locally,
+// and says 503 no_leader rather than forwarding twice.
 import t from 'tap';
 import { FORWARD_HOP_MARGIN_MS } from '../src/gateway.js';
 import { harness, send } from './fixtures/harness.js';
@@ -50,6 +52,17 @@ t.test('linearizable reads are forwarded; stale reads are local', async (t) => {
   t.equal(stale.headers['tenure-stale'], 'true');
   t.equal(stale.json().holder, 'A');
   t.equal(h.forwarder.calls.length, 1);
+});
+
+t.test('a leader that moved under its old id is reached at its new address', async (t) => {
+  const h = await harness();
+  t.teardown(h.close);
+  // n2 was removed and added again at a new address; --peers still says 127.0.0.1:7002.
+  h.raft.movedMembers.set('n2', { raftAddress: '10.9.9.2:7102', httpAddress: '10.9.9.2:7002' });
+  h.raft.setRole('follower', 'n2');
+  const res = await send(h.app, 'PUT', '/v1/kv/k', { value: 1 });
+  t.same(res.json(), { forwarded: true });
+  t.equal(h.forwarder.calls[0]?.httpAddress, '10.9.9.2:7002');
 });
 
 t.test('the leader error answer passes through unchanged', async (t) => {

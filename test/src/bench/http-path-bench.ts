@@ -76,6 +76,9 @@ class ImmediateRaft implements RaftNodeApi<ApplyOutput> {
       configCommitted: true,
     };
   }
+  memberAddress(): undefined {
+    return undefined;
+  }
   changeMembership(): Promise<RaftStatus> {
     return Promise.reject(new Error('single-node bench: no membership changes'));
   }

@@ -6,6 +6,7 @@
  */
 import { join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { faultKinds } from './faults/index.js';
 
 /** Parsed options. `durationMs` is the mixed run's length; `seed` is random unless given. */
 export interface ChaosArgs {
@@ -55,7 +56,7 @@ export function chaosProgram(defaults: ChaosArgDefaults, write: (text: string) =
     .option('--seconds <n>', 'length of a mixed run in seconds (instead of --minutes)', positive)
     .option(
       '--faults <list>',
-      'crash,pause,partition,netem,clock,restart-all,rolling-restart',
+      `comma-separated fault kinds of ${faultKinds.join(',')}; one the backend or topology cannot do is skipped`,
       defaults.faults.join(','),
     )
     .option('--seed <s>', 'PRNG seed (default random, printed; replay with it)', seedOf)

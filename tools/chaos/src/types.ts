@@ -84,6 +84,13 @@ export interface LeaderSample {
    * node was (re)started while the poll was in flight (either lifetime may have answered).
    */
   readonly incarnation: number | null;
+  /**
+   * Which data directory answered: the backend's wipe count (`ChaosBackend.dataGeneration`), null
+   * when unknown (with `incarnation`). A wiped node that rejoined is a new Raft identity under the
+   * old id (term and commit index start again from 0). Absent in runs recorded before membership
+   * faults existed: read as 0.
+   */
+  readonly dataGeneration?: number | null;
 }
 
 /**
@@ -282,7 +289,14 @@ export type WorkloadFactory = (options: WorkloadOptions) => Workload;
 
 /** Fault families the runner can schedule (`--faults` names). */
 export type FaultKind =
-  'crash' | 'pause' | 'partition' | 'netem' | 'clock' | 'restart-all' | 'rolling-restart';
+  | 'crash'
+  | 'pause'
+  | 'partition'
+  | 'netem'
+  | 'clock'
+  | 'restart-all'
+  | 'rolling-restart'
+  | 'membership';
 
 /** One line of faults.jsonl: a fault being injected or healed. */
 export interface FaultEvent {

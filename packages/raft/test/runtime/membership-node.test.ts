@@ -2,7 +2,8 @@
 // joining node is added as a learner, catches up and is promoted; changes are refused one at a time
 // with stable codes; the membership (with its address book) survives a restart and wins over a
 // disagreeing peer list; the data of a removed member refuses to open; a leader asked to remove
-// itself hands leadership over first.
+// itself hands leadership over first; a member removed and added again at a new address is found
+// there by every node's address book (memberAddress), a restart with the old peer list included.
 import t from 'tap';
 import { RaftNode } from '../../src/raft-node.js';
 import type { RaftNodeOptions } from '../../src/raft-node-options.js';
@@ -167,6 +168,47 @@ t.test('one change at a time; a leader removing itself hands over first', async 
     'the old leader is removed',
   );
 });
+
+t.test(
+  'a member moved to a new address is found there by every node (memberAddress)',
+  async (t) => {
+    const { network, members } = await cluster(t);
+    const leader = await until(() => leaderOf(members), 'a leader');
+    await leader.node.propose(encode('x'));
+    const [moving, other] = [...members.values()].filter((m) => m !== leader) as [Member, Member];
+    const id = moving.node.id;
+    t.same(other.node.memberAddress(id), {
+      raftAddress: `${id}.raft:1`,
+      httpAddress: `${id}.http:2`,
+    });
+    t.equal(other.node.memberAddress('n9'), undefined, 'an id never seen');
+
+    await changeWhenReady(leader, (n) => n.changeMembership({ type: 'remove', id }));
+    await moving.node.stop();
+    members.delete(id);
+    const moved = { raftAddress: `${id}.moved:1`, httpAddress: `${id}.moved:2` };
+    await changeWhenReady(leader, (n) =>
+      n.changeMembership({ type: 'addLearner', id, address: { id, ...moved } }),
+    );
+    t.same(leader.node.memberAddress(id), moved, 'the leader');
+    await until(
+      () => other.node.memberAddress(id)?.raftAddress === moved.raftAddress,
+      'a follower',
+    );
+    t.same(other.node.memberAddress(id), moved);
+    t.same(other.node.memberAddress(leader.node.id), {
+      raftAddress: `${leader.node.id}.raft:1`,
+      httpAddress: `${leader.node.id}.http:2`,
+    });
+
+    // Restarted with its old peer list (the moved member at its old address): the log's book wins.
+    await other.node.stop();
+    other.storage.reopen();
+    const again = await open(network, other.node.id, other.storage);
+    members.set(other.node.id, again);
+    t.same(again.node.memberAddress(id), moved, 'after a restart with the old --peers');
+  },
+);
 
 t.test('the data of a removed member refuses to open', async (t) => {
   const { network, members } = await cluster(t);

@@ -146,7 +146,7 @@ export const snapshotRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
   async function askReadIndex(request: FastifyRequest, leaderId: string | null): Promise<number> {
     if (request.tenure.forwarded || leaderId === null || leaderId === config.nodeId)
       throw noLeader(`this node (${config.nodeId}) knows no leader`);
-    const address = httpAddressOf(config.peers, leaderId, () => raft.status());
+    const address = httpAddressOf(config.peers, leaderId, (id) => raft.memberAddress(id));
     if (address === null)
       throw noLeader(`this node does not know the address of leader ${leaderId}`);
     const left = remainingMs(request.tenure);

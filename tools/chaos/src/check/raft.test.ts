@@ -101,3 +101,35 @@ t.test('term going back is flagged', async (t) => {
   t.notOk(r.ok);
   t.equal(r.violations[0]!.property, 'term-regression');
 });
+
+t.test(
+  'a node wiped and rejoined is a new identity: term and commit index start again',
+  async (t) => {
+    // n3 removed, wiped (data generation 1) and started with --join: term 0, commitIndex 0.
+    const rejoin = (timeMs: number, term: number, commitIndex: number, incarnation = 2) => ({
+      ...s(timeMs, 'n3', term === 0 ? null : 'n1', term, commitIndex, true, incarnation),
+      dataGeneration: 1,
+    });
+    const before = [s(0, 'n3', 'n1', 7, 900, true, 1), s(200, 'n3', 'n1', 7, 905, true, 1)];
+    const r = checkRaft([
+      ...before,
+      rejoin(5_000, 0, 0),
+      rejoin(5_200, 7, 880),
+      rejoin(5_400, 7, 990),
+    ]);
+    t.ok(r.ok, JSON.stringify(r.violations));
+    const again = checkRaft([...before, rejoin(5_000, 7, 880), rejoin(5_200, 6, 870)]);
+    t.same(
+      again.violations.map((v) => v.property),
+      ['commit-index-regression', 'term-regression'],
+      'within the new identity the rules hold again',
+    );
+    t.match(again.violations[1]!.message, /^n3\/g1: term 7/);
+    // Without the generation (or with the old one) the same samples are a regression.
+    const unmarked = checkRaft([...before, { ...rejoin(5_000, 0, 0), dataGeneration: 0 }]);
+    t.equal(unmarked.violations[0]?.property, 'term-regression');
+    // A sample whose data generation is unknown (wiped mid-poll) is not compared.
+    const unknown = checkRaft([...before, { ...rejoin(5_000, 0, 0, 1), dataGeneration: null }]);
+    t.ok(unknown.ok, JSON.stringify(unknown.violations));
+  },
+);

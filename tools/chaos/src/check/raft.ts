@@ -9,12 +9,14 @@
  *   whose incarnation is unknown (restarted mid-poll) is not compared. The rule is written in
  *   tools/chaos/README.md ("What the Raft checker checks").
  * - `term-regression`: a node's term never goes down, across restarts too (currentTerm is
- *   persisted, Raft Figure 2).
+ *   persisted, Raft Figure 2) — within one identity (node-identity.ts): a node wiped and rejoined
+ *   under its old id starts again from term 0 (its commit index too, in a new incarnation anyway).
  * Followers naming different leaders for one term are counted in stats (`leaderViewConflicts`)
  * and only become violations with `strictLeaderViews` (a node may keep a stale leader id briefly
  * after its term moved, which is a reporting quirk rather than split brain).
  */
 import type { Checker, CheckResult, LeaderSample, RunRecord, Violation } from '../types.js';
+import { nodeIdentity } from './node-identity.js';
 
 /** Options: treat conflicting follower views of a term's leader as violations. */
 export interface RaftCheckOptions {
@@ -30,8 +32,9 @@ export function checkRaft(
   const sorted = samples.filter((s) => s.reachable).sort((a, b) => a.timeMs - b.timeMs);
   const selfLeaders = new Map<number, Map<string, LeaderSample>>();
   const views = new Map<number, Map<string, LeaderSample>>();
-  const lastByNode = new Map<string, LeaderSample>();
-  /** Last known commitIndex per node and incarnation (`n2#3`). */
+  /** Last sample per identity (`n2`, or `n2/g1` after a wipe). */
+  const lastByIdentity = new Map<string, LeaderSample>();
+  /** Last known commitIndex per identity and incarnation (`n2#3`, `n2/g1#4`). */
   const commitByIncarnation = new Map<string, { commitIndex: number; timeMs: number }>();
   let conflicts = 0;
   for (const s of sorted) {
@@ -66,20 +69,22 @@ export function checkRaft(
         m.set(s.leader, s);
       }
     }
-    const regression = commitIndexRegression(commitByIncarnation, s);
+    const identity = nodeIdentity(s);
+    if (identity === null) continue;
+    const regression = commitIndexRegression(commitByIncarnation, identity, s);
     if (regression !== null) violations.push(regression);
-    const prev = lastByNode.get(s.node);
+    const prev = lastByIdentity.get(identity);
     if (prev !== undefined) {
       if (prev.term !== null && s.term !== null && s.term < prev.term) {
         violations.push({
           property: 'term-regression',
           timeMs: s.timeMs,
-          message: `${s.node}: term ${prev.term} at ${prev.timeMs.toFixed(0)} ms, then ${s.term} at ${s.timeMs.toFixed(0)} ms`,
+          message: `${identity}: term ${prev.term} at ${prev.timeMs.toFixed(0)} ms, then ${s.term} at ${s.timeMs.toFixed(0)} ms`,
         });
       }
     }
     const merged: LeaderSample = { ...s, term: s.term ?? prev?.term ?? null };
-    lastByNode.set(s.node, merged);
+    lastByIdentity.set(identity, merged);
   }
   const terms = new Set([...selfLeaders.keys(), ...views.keys()]);
   return {
@@ -95,23 +100,24 @@ export function checkRaft(
 }
 
 /**
- * Compares `s` with the last commitIndex seen from the same node in the same incarnation and
+ * Compares `s` with the last commitIndex seen from the same identity in the same incarnation and
  * records `s` as the new last; returns the violation when it went down. Samples without a
  * commitIndex or with an unknown incarnation are skipped.
  */
 function commitIndexRegression(
   last: Map<string, { commitIndex: number; timeMs: number }>,
+  identity: string,
   s: LeaderSample,
 ): Violation | null {
   if (s.commitIndex === null || s.incarnation === null) return null;
-  const key = `${s.node}#${s.incarnation}`;
+  const key = `${identity}#${s.incarnation}`;
   const prev = last.get(key);
   last.set(key, { commitIndex: s.commitIndex, timeMs: s.timeMs });
   if (prev === undefined || s.commitIndex >= prev.commitIndex) return null;
   return {
     property: 'commit-index-regression',
     timeMs: s.timeMs,
-    message: `${s.node} (incarnation ${s.incarnation}): commitIndex ${prev.commitIndex} at ${prev.timeMs.toFixed(0)} ms, then ${s.commitIndex} at ${s.timeMs.toFixed(0)} ms`,
+    message: `${identity} (incarnation ${s.incarnation}): commitIndex ${prev.commitIndex} at ${prev.timeMs.toFixed(0)} ms, then ${s.commitIndex} at ${s.timeMs.toFixed(0)} ms`,
   };
 }
 

@@ -7,6 +7,7 @@ import type { FaultKind } from '../types.js';
 import type { ActiveFault, FaultContext } from './fault.js';
 import * as clock from './clock.js';
 import * as crash from './crash.js';
+import * as membership from './membership.js';
 import * as netem from './netem.js';
 import * as partition from './partition.js';
 import * as pause from './pause.js';
@@ -29,6 +30,11 @@ export type FaultPlan =
       readonly kind: 'rolling-restart';
       readonly holdMs: number;
       readonly params: rollingRestart.RollingRestartParams;
+    }
+  | {
+      readonly kind: 'membership';
+      readonly holdMs: number;
+      readonly params: membership.MembershipParams;
     };
 
 /** Every fault kind, in the order `--faults` documents them. */
@@ -40,6 +46,7 @@ export const faultKinds: readonly FaultKind[] = [
   'clock',
   'restart-all',
   'rolling-restart',
+  'membership',
 ];
 
 /** Parses `--faults a,b,c`. Throws naming the unknown kind. */
@@ -72,5 +79,7 @@ export function injectPlan(ctx: FaultContext, plan: FaultPlan): Promise<ActiveFa
       return restartAll.inject(ctx);
     case 'rolling-restart':
       return rollingRestart.inject(ctx, plan.params);
+    case 'membership':
+      return membership.inject(ctx, plan.params);
   }
 }

@@ -33,5 +33,7 @@ export function describePlan(plan: FaultPlan): string {
       return `kill all nodes, restart after ${(plan.holdMs / 1000).toFixed(1)} s`;
     case 'rolling-restart':
       return `rolling restart (down ${plan.params.downMs} ms each)`;
+    case 'membership':
+      return `replace ${target(plan.params.target)} (${plan.params.removal === 'lost-disk' ? 'SIGKILL, ' : 'live, '}remove, wipe), rejoin after ${(plan.holdMs / 1000).toFixed(1)} s`;
   }
 }

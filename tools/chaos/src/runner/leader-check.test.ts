@@ -61,6 +61,16 @@ t.test('a term going backwards fails', async (t) => {
   t.match(result.violations[0], { property: 'term-monotonic' });
 });
 
+t.test('a wiped and rejoined node starts a new term history (its data generation)', async (t) => {
+  const rejoined = { ...s(100, 'n1', null, 0), dataGeneration: 1 };
+  const ok = await leaderSampleChecker().check(record([s(0, 'n1', null, 5), rejoined]));
+  t.ok(ok.ok, JSON.stringify(ok.violations));
+  const back = await leaderSampleChecker().check(
+    record([s(0, 'n1', null, 5), { ...s(100, 'n1', null, 6), dataGeneration: 1 }, rejoined]),
+  );
+  t.match(back.violations[0], { property: 'term-monotonic', message: /^n1\/g1 reported term 0/ });
+});
+
 t.test('leaderless stretch', async (t) => {
   const stats = leaderStats(
     [

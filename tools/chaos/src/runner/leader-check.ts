@@ -2,9 +2,10 @@
  * The harness's own checker over leader samples (docs/concepts.md "at most one leader per term"): no two
  * nodes may ever claim — in their own `/v1/cluster` answer — to be leader in the same term, and
  * a node's reported term never decreases, even across restarts (currentTerm is persisted, Raft
- * Figure 2). Also counts leader terms and the longest leaderless stretch for summary.md.
+ * Figure 2) — per identity (check/node-identity.ts): a node wiped and rejoined starts from term 0. Also counts leader terms and the longest leaderless stretch for summary.md.
  */
 import type { Checker, CheckResult, LeaderSample, NodeId, Violation } from '../types.js';
+import { nodeIdentity } from '../check/node-identity.js';
 
 /** Longest stretch (ms) in which no majority-agreed leader was sampled, and the number of distinct leader terms. */
 export function leaderStats(
@@ -43,18 +44,19 @@ export function leaderSampleChecker(): Checker {
     check(run): CheckResult {
       const violations: Violation[] = [];
       const leaderOfTerm = new Map<number, { node: NodeId; timeMs: number }>();
-      const lastTerm = new Map<NodeId, { term: number; timeMs: number }>();
+      const lastTerm = new Map<string, { term: number; timeMs: number }>();
       for (const s of run.leaderSamples) {
         if (!s.reachable || s.term === null) continue;
-        const previous = lastTerm.get(s.node);
+        const identity = nodeIdentity(s);
+        const previous = identity === null ? undefined : lastTerm.get(identity);
         if (previous !== undefined && s.term < previous.term) {
           violations.push({
             property: 'term-monotonic',
-            message: `${s.node} reported term ${s.term} at ${s.timeMs.toFixed(0)} ms after term ${previous.term} at ${previous.timeMs.toFixed(0)} ms`,
+            message: `${identity} reported term ${s.term} at ${s.timeMs.toFixed(0)} ms after term ${previous.term} at ${previous.timeMs.toFixed(0)} ms`,
             timeMs: s.timeMs,
           });
         }
-        lastTerm.set(s.node, { term: s.term, timeMs: s.timeMs });
+        if (identity !== null) lastTerm.set(identity, { term: s.term, timeMs: s.timeMs });
         if (s.leader !== s.node) continue;
         const claimed = leaderOfTerm.get(s.term);
         if (claimed === undefined) leaderOfTerm.set(s.term, { node: s.node, timeMs: s.timeMs });

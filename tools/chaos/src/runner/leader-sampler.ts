@@ -16,6 +16,8 @@ export interface LeaderSamplerOptions {
   readonly endpoints: () => readonly NodeEndpoint[];
   /** The node's process start count (`ChaosBackend.incarnation`). */
   readonly incarnation: (id: NodeId) => number;
+  /** The node's data directory generation (`ChaosBackend.dataGeneration`); absent: always 0. */
+  readonly dataGeneration?: (id: NodeId) => number;
   readonly clock: RunClock;
   /** Poll period per node, ms. Default 200. */
   readonly intervalMs?: number;
@@ -69,6 +71,8 @@ export class LeaderSampler {
     this.#inFlight.add(endpoint.id);
     const timeMs = this.#options.clock.now();
     const startsBefore = this.#options.incarnation(endpoint.id);
+    const generation = (id: NodeId): number => this.#options.dataGeneration?.(id) ?? 0;
+    const generationBefore = generation(endpoint.id);
     let sample: LeaderSample;
     try {
       const reply = await httpJson('GET', `${endpoint.httpUrl}/v1/cluster`, undefined, {
@@ -85,6 +89,8 @@ export class LeaderSampler {
         commitIndex: numberOrNull(body?.commitIndex),
         appliedIndex: numberOrNull(body?.appliedIndex),
         incarnation: this.#options.incarnation(endpoint.id) === startsBefore ? startsBefore : null,
+        // Unchanged over the poll: every process that could have answered ran on this directory.
+        dataGeneration: generation(endpoint.id) === generationBefore ? generationBefore : null,
       };
     } catch {
       sample = {
@@ -96,6 +102,7 @@ export class LeaderSampler {
         commitIndex: null,
         appliedIndex: null,
         incarnation: null,
+        dataGeneration: null,
       };
     } finally {
       this.#inFlight.delete(endpoint.id);

@@ -32,11 +32,15 @@ export async function runMixed(options: MixedRunOptions): Promise<SessionResult>
   const log = options.log;
   const leaseTtlMs = options.leaseTtlMs ?? 3_000;
   const random = session.random.fork('nemesis');
-  const kinds = feasibleKinds(options.faults, session.backend.capabilities);
+  const kinds = feasibleKinds(
+    options.faults,
+    session.backend.capabilities,
+    session.backend.nodeIds.length,
+  );
   for (const kind of options.faults)
     if (!kinds.includes(kind))
       session.notes.push(
-        `fault ${kind} skipped: the ${session.backend.kind} backend cannot do it here`,
+        `fault ${kind} skipped: the ${session.backend.kind} backend with ${session.backend.nodeIds.length} nodes cannot do it here`,
       );
   if (!session.backend.capabilities.netemDelay && kinds.includes('netem'))
     session.notes.push(

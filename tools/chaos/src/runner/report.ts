@@ -123,6 +123,7 @@ const faultColours: Record<FaultEvent['kind'], string> = {
   clock: '#17becf',
   'restart-all': '#7f0000',
   'rolling-restart': '#bcbd22',
+  membership: '#2ca02c',
 };
 
 const termPalette = [

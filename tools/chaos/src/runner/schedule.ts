@@ -20,6 +20,12 @@ export interface ScheduleContext {
   readonly capabilities: BackendCapabilities;
 }
 
+/**
+ * Fewest nodes a membership fault needs: with one of them removed, the others must still form a
+ * cluster that takes writes (docs/operations.md: keep an odd number of voters, remove one at a time).
+ */
+export const membershipNodesMin = 3;
+
 /** Quiet time between two faults, ms. */
 export const gapMsMin = 1_000;
 export const gapMsMax = 4_000;
@@ -29,14 +35,19 @@ const pickTarget = (random: Random): NodeTarget => {
   return r < 0.5 ? 'leader' : r < 0.8 ? 'follower' : 'random';
 };
 
-/** Kinds the backend can actually perform (clock needs libfaketime). */
+/**
+ * Kinds the backend and topology can actually perform (clock needs libfaketime; membership needs a
+ * backend that wipes and joins, and at least `membershipNodesMin` nodes).
+ */
 export function feasibleKinds(
   kinds: readonly FaultKind[],
   capabilities: BackendCapabilities,
+  nodeCount: number,
 ): FaultKind[] {
   return kinds.filter((kind) => {
     if (kind === 'clock') return capabilities.clockRate || capabilities.wallClockStep;
     if (kind === 'netem') return capabilities.netemLoss || capabilities.netemDelay;
+    if (kind === 'membership') return capabilities.membership && nodeCount >= membershipNodesMin;
     return true;
   });
 }
@@ -135,6 +146,16 @@ export function planFault(random: Random, kind: FaultKind, ctx: ScheduleContext)
       return { kind, holdMs: random.int(500, 3_000) };
     case 'rolling-restart':
       return { kind, holdMs: 0, params: { downMs: random.int(300, 1_500), leaderWaitMs: 10_000 } };
+    case 'membership':
+      // The hold is the time on two voters, as long as an operator's replacement might take.
+      return {
+        kind,
+        holdMs: random.int(1_000, 8_000),
+        params: {
+          target: pickTarget(random),
+          removal: random.next() < 0.5 ? 'lost-disk' : 'live',
+        },
+      };
   }
 }
 
@@ -150,6 +171,7 @@ export const faultWeights: Readonly<Record<FaultKind, number>> = {
   clock: 2,
   'restart-all': 1,
   'rolling-restart': 1,
+  membership: 1,
 };
 
 /** Picks the next kind (weighted by `faultWeights`) and plans it; also returns the quiet gap before it. */

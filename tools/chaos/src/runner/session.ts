@@ -169,6 +169,7 @@ export class Session {
     this.sampler = new LeaderSampler({
       endpoints: () => backend.endpoints(),
       incarnation: (id) => backend.incarnation(id),
+      dataGeneration: (id) => backend.dataGeneration(id),
       clock,
     });
     this.history = modules.createHistory?.(clock) ?? createFallbackHistory(clock);
@@ -429,4 +430,5 @@ export const defaultFaultKinds: readonly FaultKind[] = [
   'partition',
   'netem',
   'clock',
+  'membership',
 ];

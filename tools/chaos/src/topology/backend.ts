@@ -29,6 +29,13 @@ export interface NodeStartOptions {
    * without a jump.
    */
   readonly clockRate?: number;
+  /**
+   * Start with `--join <url>` (the HTTP URL of a live member) instead of `--peers`, as an operator
+   * brings back a removed node with an empty data directory (docs/operations.md, "Replace a failed
+   * node"). Only this start: later starts use `--peers` again (the node's data then holds the
+   * membership, which wins over `--peers`).
+   */
+  readonly join?: string;
 }
 
 /** What a backend can do. */
@@ -42,6 +49,8 @@ export interface BackendCapabilities {
   readonly clockRate: boolean;
   /** Runtime wall-clock steps (monotonic untouched). */
   readonly wallClockStep: boolean;
+  /** Wiping a node's data directory and starting it with `--join` (membership faults). */
+  readonly membership: boolean;
 }
 
 /** Control of one cluster's processes and network. Every method throws on a failed system call. */
@@ -59,6 +68,14 @@ export interface ChaosBackend {
    * a count ≥ k. The Raft checker compares volatile state (commitIndex) only within one.
    */
   incarnation(id: NodeId): number;
+  /**
+   * How many times the harness has wiped the node's data directory (0 at first). A node started
+   * on a wiped directory is a new Raft identity under the old id: its term and commit index start
+   * from 0 again, so the checkers compare persistent state only within one generation.
+   */
+  dataGeneration(id: NodeId): number;
+  /** Deletes a stopped node's data directory (a lost disk). Throws when the node is not stopped. */
+  wipeNode(id: NodeId): Promise<void>;
   /** Builds the network and starts every node (does not wait for a leader). */
   up(): Promise<void>;
   /** Starts a stopped node from its own data dir. Throws when it is not stopped. */

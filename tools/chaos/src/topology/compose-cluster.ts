@@ -18,6 +18,7 @@ import {
   type BackendCapabilities,
   type ChaosBackend,
   type LinkBlock,
+  type NodeStartOptions,
 } from './backend.js';
 import type { NetemSpec } from './netns.js';
 import { run, runSyncQuiet } from '../util/exec.js';
@@ -62,6 +63,7 @@ export class ComposeCluster implements ChaosBackend {
     netemDelay: false,
     clockRate: false,
     wallClockStep: false,
+    membership: false,
   };
   readonly clientAddresses: readonly ClientAddress[] = [{ id: 'c0', localAddress: null }];
   readonly #options: ComposeClusterOptions;
@@ -133,6 +135,14 @@ export class ComposeCluster implements ChaosBackend {
     return this.#starts.get(id) ?? 0;
   }
 
+  dataGeneration(): number {
+    return 0;
+  }
+
+  async wipeNode(): Promise<void> {
+    throw new UnsupportedFaultError('compose', 'wipe a data volume');
+  }
+
   #started(id: NodeId): void {
     this.#starts.set(id, this.incarnation(id) + 1);
   }
@@ -147,7 +157,8 @@ export class ComposeCluster implements ChaosBackend {
     for (const id of this.nodeIds) this.#states.set(id, 'running');
   }
 
-  async startNode(id: NodeId): Promise<void> {
+  async startNode(id: NodeId, options: NodeStartOptions = {}): Promise<void> {
+    if (options.join !== undefined) throw new UnsupportedFaultError('compose', 'start with --join');
     this.#started(id);
     await this.#compose(['start', id]);
     this.#states.set(id, 'running');

@@ -16,6 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import {
   appendFileSync,
   closeSync,
+  rmSync,
   existsSync,
   mkdirSync,
   openSync,
@@ -75,6 +76,8 @@ interface NodeSlot {
   state: NodeProcessState;
   /** Process starts so far (see `ChaosBackend.incarnation`). */
   starts: number;
+  /** Data directory wipes so far (see `ChaosBackend.dataGeneration`). */
+  wipes: number;
   child: ChildProcess | null;
   exited: Promise<void> | null;
 }
@@ -106,6 +109,7 @@ export class NetnsCluster implements ChaosBackend {
       netemDelay: topology.netemAvailable,
       clockRate: faketimeLib !== null,
       wallClockStep: faketimeLib !== null && options.wallClockFaults === true,
+      membership: true,
     };
     this.clientAddresses = topology.clients.map((c, i) => ({
       id: c.id,
@@ -130,6 +134,7 @@ export class NetnsCluster implements ChaosBackend {
         clockFile: join(options.runDir, 'nodes', `${id}.faketime`),
         state: 'stopped',
         starts: 0,
+        wipes: 0,
         child: null,
         exited: null,
       });
@@ -186,6 +191,22 @@ export class NetnsCluster implements ChaosBackend {
     return this.#slot(id).starts;
   }
 
+  dataGeneration(id: NodeId): number {
+    return this.#slot(id).wipes;
+  }
+
+  async wipeNode(id: NodeId): Promise<void> {
+    const slot = this.#slot(id);
+    if (slot.state !== 'stopped') throw new Error(`wipeNode ${id}: node is ${slot.state}`);
+    slot.wipes++;
+    rmSync(slot.dataDir, { recursive: true, force: true });
+    appendFileSync(
+      slot.logPath,
+      `--- harness: wiped ${id} data (generation ${slot.wipes}) ${new Date().toISOString()}\n`,
+    );
+    this.#log(`node ${id} data wiped (generation ${slot.wipes})`);
+  }
+
   async up(): Promise<void> {
     for (const id of this.nodeIds) await this.startNode(id);
   }
@@ -207,6 +228,7 @@ export class NetnsCluster implements ChaosBackend {
       raftAddress: slot.endpoint.raftAddress,
       members,
       dataDir: slot.dataDir,
+      ...(options.join !== undefined ? { join: options.join } : {}),
     });
     const env: Record<string, string> = {
       ...(process.env as Record<string, string>),
@@ -233,7 +255,7 @@ export class NetnsCluster implements ChaosBackend {
     const logFd = openSync(slot.logPath, 'a');
     appendFileSync(
       logFd,
-      `--- harness: start ${id} ${new Date().toISOString()}${rate !== 1 ? ` clockRate=${rate}` : ''}\n`,
+      `--- harness: start ${id} ${new Date().toISOString()}${rate !== 1 ? ` clockRate=${rate}` : ''}${options.join !== undefined ? ` join=${options.join}` : ''}\n`,
     );
     const child = spawn('ip', this.topology.execArgv(id, [command.file, ...command.args]), {
       stdio: ['ignore', logFd, logFd],

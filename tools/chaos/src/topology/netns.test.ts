@@ -1,17 +1,18 @@
 // Proves the netns topology works as the faults need it: nodes reachable from the root namespace,
 // peer-only and client-only blocks cut exactly the links they name, netem delays, SIGSTOP/SIGCONT
-// and SIGKILL+restart act on the real node process, teardown/cleanup leave nothing behind, and a
+// and SIGKILL+restart act on the real node process, a wipe empties a stopped node's data and starts
+// a new data generation (and a start may --join), teardown/cleanup leave nothing behind, and a
 // cleanup (in any process) removes only runs whose owner is verifiably dead.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NetnsCluster, findLibfaketime } from './netns-cluster.js';
 import { cleanupLeftovers, netemArgs } from './netns.js';
 import { currentOwner, readProcStat } from './run-owner.js';
-import type { NodeCommandBuilder } from './node-command.js';
+import { tenureServerCommand, type NodeCommandBuilder } from './node-command.js';
 import { httpJson, HttpTransportError } from '../util/http.js';
 import { run } from '../util/exec.js';
 
@@ -19,7 +20,7 @@ import { run } from '../util/exec.js';
 // (to test node-to-node links) and answers the status or the error.
 const fakeNodeSource = `
 const http = require('node:http');
-const [id, address] = process.argv.slice(1);
+const [id, address, join] = process.argv.slice(1);
 const [host, port] = address.split(':');
 http.createServer((req, res) => {
   const url = new URL(req.url, 'http://x');
@@ -30,13 +31,13 @@ http.createServer((req, res) => {
     return;
   }
   if (url.pathname === '/time') return res.end(JSON.stringify({ dateMs: Date.now(), perfMs: performance.now() }));
-  res.end(JSON.stringify({ id, pid: process.pid }));
+  res.end(JSON.stringify({ id, pid: process.pid, join: join || null }));
 }).listen(Number(port), host);
 `;
 
 const fakeNode: NodeCommandBuilder = (spec) => ({
   file: process.execPath,
-  args: ['-e', fakeNodeSource, spec.id, spec.httpAddress],
+  args: ['-e', fakeNodeSource, spec.id, spec.httpAddress, spec.join ?? ''],
   env: {},
 });
 
@@ -56,6 +57,25 @@ t.test('netemArgs builds tc netem arguments', async (t) => {
   ]);
   t.same(netemArgs({ reorderPercent: 20 }), ['delay', '1ms', 'reorder', '20%', '50%']);
   t.same(netemArgs({}), []);
+});
+
+t.test('the server command names the voters with --peers, or joins with --join', async (t) => {
+  const member = { id: 'n1', raftAddress: '10.0.0.1:7101', httpAddress: '10.0.0.1:7001' };
+  const spec = {
+    id: 'n1',
+    httpAddress: member.httpAddress,
+    raftAddress: member.raftAddress,
+    members: [member],
+    dataDir: '/data/n1',
+  };
+  const build = tenureServerCommand('/repo');
+  const plain = build(spec).args;
+  t.equal(plain[plain.indexOf('--peers') + 1], 'n1=10.0.0.1:7101@10.0.0.1:7001');
+  t.notOk(plain.includes('--join'));
+  const joining = build({ ...spec, join: 'http://10.0.0.2:7002' }).args;
+  t.equal(joining[joining.indexOf('--join') + 1], 'http://10.0.0.2:7002');
+  t.notOk(joining.includes('--peers'), '--join instead of --peers');
+  t.ok(joining.includes('--http') && joining.includes('--raft'), 'what --join needs');
 });
 
 t.test(
@@ -198,6 +218,31 @@ t.test(
         }
       }
     });
+
+    await t.test(
+      'wipe empties a stopped node, counts a generation; a start may join',
+      async (t) => {
+        const dataDir = join(runDir, 'data', 'n3');
+        await t.rejects(cluster.wipeNode('n3'), /running/, 'never under a running node');
+        await cluster.killNode('n3');
+        mkdirSync(dataDir, { recursive: true });
+        writeFileSync(join(dataDir, 'log'), 'x');
+        t.equal(cluster.dataGeneration('n3'), 0);
+        await cluster.wipeNode('n3');
+        t.notOk(existsSync(join(dataDir, 'log')), 'data gone');
+        t.equal(cluster.dataGeneration('n3'), 1);
+        await cluster.startNode('n3', { join: e1.httpUrl });
+        for (let attempt = 0; ; attempt++) {
+          try {
+            t.match((await get(`${e3.httpUrl}/`)).json, { id: 'n3', join: e1.httpUrl });
+            break;
+          } catch (error) {
+            if (attempt > 100) throw error;
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        }
+      },
+    );
 
     await t.test('down removes namespaces and links', async (t) => {
       const prefix = cluster.topology.prefix;

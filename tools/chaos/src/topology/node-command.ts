@@ -25,6 +25,11 @@ export interface NodeLaunchSpec {
   readonly members: readonly MemberAddress[];
   /** The node's own data directory (survives restarts within a run). */
   readonly dataDir: string;
+  /**
+   * The HTTP URL of a member to join through (`--join`, docs/operations.md) instead of naming
+   * the voters with `--peers`; absent on an ordinary start.
+   */
+  readonly join?: string;
 }
 
 /** What to exec (inside the node's namespace for the netns backend). */
@@ -54,7 +59,8 @@ export function peersFlag(members: readonly MemberAddress[]): string {
 
 /**
  * The real server: `node <repoRoot>/packages/server/dist/main.js` with flags. `repoRoot` is the
- * checkout (the folder holding packages/).
+ * checkout (the folder holding packages/). `--http` and `--raft` are always given, so a start with
+ * `spec.join` has what `--join` needs.
  */
 export function tenureServerCommand(
   repoRoot: string,
@@ -65,8 +71,7 @@ export function tenureServerCommand(
       join(repoRoot, 'packages/server/dist/main.js'),
       '--id',
       spec.id,
-      '--peers',
-      peersFlag(spec.members),
+      ...(spec.join !== undefined ? ['--join', spec.join] : ['--peers', peersFlag(spec.members)]),
       '--http',
       spec.httpAddress,
       '--raft',
