@@ -293,11 +293,18 @@ export function bodySchemas(limits: LimitsConfig) {
   };
 }
 
-/** Canonical spelling of the headers of `headerSchema` (header names arrive lower-cased). */
+/**
+ * Canonical spelling of every request header Tenure reads (header names arrive lower-cased). Each
+ * carries one value: a repeated one is 400 (arrival-headers.ts).
+ */
 export const HEADER_NAMES: Readonly<Record<string, string>> = {
   'idempotency-key': 'Idempotency-Key',
   'request-timeout-ms': 'Request-Timeout-Ms',
   'last-event-id': 'Last-Event-ID',
+  authorization: 'Authorization',
+  'content-type': 'Content-Type',
+  'tenure-forwarded': 'Tenure-Forwarded',
+  'tenure-forwarded-proof': 'Tenure-Forwarded-Proof',
 };
 
 /**

@@ -112,3 +112,24 @@ t.test('a leader elected while waiting is used', async (t) => {
   t.equal(res.statusCode, 200);
   t.equal(res.json().holder, 'A');
 });
+
+t.test(
+  'a client-sent Tenure-Forwarded (auth off) is 400 unless it names another node',
+  async (t) => {
+    const h = await harness();
+    t.teardown(h.close);
+    h.raft.setRole('follower', 'n2');
+    for (const value of ['true', 'n1', '']) {
+      const res = await send(
+        h.app,
+        'POST',
+        '/v1/leases/L/acquire',
+        { holder: 'A', ttlMs: 1000 },
+        { 'tenure-forwarded': value },
+      );
+      t.equal(res.statusCode, 400, `Tenure-Forwarded: ${JSON.stringify(value)}`);
+      t.match(res.json().error, { code: 'invalid_argument', field: 'header Tenure-Forwarded' });
+    }
+    t.equal(h.forwarder.calls.length, 0);
+  },
+);
