@@ -150,10 +150,11 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   });
   // After validation: the headers are checked (and the timeout coerced to a number); the deadline
   // still counts from the request's arrival.
+  const timeouts = { defaultMs: config.requestTimeoutMsDefault, maxMs: config.requestTimeoutMsMax };
   app.addHook('preHandler', (request, reply, done) => {
     try {
       const startMs = performance.now() - reply.elapsedTime;
-      request.tenure = buildRequestContext(request, reply, startMs, config.requestTimeoutMsDefault);
+      request.tenure = buildRequestContext(request, reply, startMs, timeouts);
     } catch (err) {
       done(err as Error);
       return;

@@ -27,23 +27,24 @@ declare module 'fastify' {
 
 /**
  * The context of a request whose headers passed the route's header schema (schemas.ts
- * `headerSchema`: `Request-Timeout-Ms` is then an integer in range, `Idempotency-Key` 1–128
+ * `headerSchema`: `Request-Timeout-Ms` is then an integer ≥ 1, `Idempotency-Key` 1–128
  * characters; a repeated header and a `Tenure-Forwarded` no node sent were refused on arrival,
  * arrival-headers.ts). `startMs` is the request's arrival (performance.now() ms); absent headers take
- * `timeoutMsDefault` and no key.
+ * the default deadline and no key. A deadline above `timeouts.maxMs` counts as `maxMs`: a client
+ * cannot know each node's maximum, and an answer by an earlier deadline still comes within its own.
  */
 export function buildRequestContext(
   request: FastifyRequest,
   reply: FastifyReply,
   startMs: number,
-  timeoutMsDefault: number,
+  timeouts: { readonly defaultMs: number; readonly maxMs: number },
 ): RequestContext {
   // Typed as text by node:http; the header schema's validator has made the timeout a number.
   const timeoutMs: unknown = request.headers['request-timeout-ms'];
   const key: unknown = request.headers['idempotency-key'];
   return new LazyContext(
     startMs,
-    typeof timeoutMs === 'number' ? timeoutMs : timeoutMsDefault,
+    typeof timeoutMs === 'number' ? Math.min(timeoutMs, timeouts.maxMs) : timeouts.defaultMs,
     typeof key === 'string' ? key : null,
     request.tenureForwardedBy !== null,
     reply,

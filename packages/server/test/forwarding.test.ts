@@ -133,3 +133,22 @@ t.test(
     t.equal(h.forwarder.calls.length, 0);
   },
 );
+
+t.test('a Request-Timeout-Ms above the maximum counts as the maximum', async (t) => {
+  const h = await harness(['--request-timeout-ms-max', '3000', '--request-timeout-ms', '1000']);
+  t.teardown(h.close);
+  h.raft.setRole('follower', 'n2');
+  const res = await send(
+    h.app,
+    'POST',
+    '/v1/leases/L/acquire',
+    { holder: 'A', ttlMs: 1000 },
+    { 'request-timeout-ms': '999999999999' },
+  );
+  t.equal(res.statusCode, 200, 'accepted, not refused');
+  const call = h.forwarder.calls[0]!;
+  t.ok(
+    call.req.requestTimeoutMs <= 3000 - FORWARD_HOP_MARGIN_MS && call.timeoutMs <= 3000,
+    `the deadline is the maximum (leader budget ${call.req.requestTimeoutMs} ms)`,
+  );
+});
