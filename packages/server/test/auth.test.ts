@@ -168,6 +168,8 @@ t.test('ownership: another token is refused whatever it sends; the owner is not'
     const r = await send(h.app, 'POST', `/v1/leases/L/${op}`, body, b);
     t.equal(r.statusCode, 403, op);
     t.equal(r.json().error.code, 'forbidden');
+    t.match(r.json().error.message, /taken by another token/);
+    t.notOk('owner' in r.json().error, 'no owner field: token names are for admins only');
   }
   const steal = await send(h.app, 'POST', '/v1/leases/L/acquire', { holder: 'A', ttlMs: 5000 }, b);
   t.equal(steal.statusCode, 403, 'renew-by-acquire with the holder string is refused too');
