@@ -108,6 +108,15 @@ t.test(
     );
     t.equal(again.statusCode, 409);
     t.equal(again.json().error.code, 'already_exists');
+    const del = await send(h.app, 'DELETE', '/v1/auth/roles/jobs', undefined, admin);
+    t.equal(del.statusCode, 409, 'a role tokens still name is not deleted');
+    t.match(del.json().error, {
+      code: 'in_use',
+      name: 'jobs',
+      tokens: ['worker'],
+      tokenCount: 1,
+      message: /role jobs is named by 1 token\(s\): worker/,
+    });
 
     const w = bearer(secret);
     const expect: Record<string, number> = {
