@@ -2,9 +2,16 @@
 // "Forwarded requests"): only a proof made with the cluster's key (from the replicated root token
 // and the cluster id) over this method, URL and node, and recent, skips the leader's count.
 import t from 'tap';
-import { ADMIN_ROLE, ROOT_TOKEN_NAME, type TokenRecord } from '@tenure/coord-state';
+import {
+  ADMIN_ROLE,
+  encodeEnvelope,
+  readSnapshotFile,
+  ROOT_TOKEN_NAME,
+  type TokenRecord,
+} from '@tenure/coord-state';
+import { hashSecret } from '../src/auth/secrets.js';
 import { ForwardProof, PROOF_AGE_MAX_MS } from '../src/auth/forward-proof.js';
-import { createRootToken, harness, send } from './fixtures/harness.js';
+import { createRootToken, harness, send, type Harness } from './fixtures/harness.js';
 
 const ROOT = 'root-secret-for-tests-0123456789';
 const root: TokenRecord = {
@@ -140,4 +147,59 @@ t.test('a follower signs the read-index question of a backup like any forward', 
     ),
     'the leader verifies it, so it does not count against the rate again',
   );
+});
+
+/** Makes the same root token (same salt and hash: the same forward key) on every harness. */
+async function sameRoot(secret: string, ...nodes: Harness[]): Promise<void> {
+  const { hash, salt } = await hashSecret(secret);
+  const command = {
+    type: 'auth.createToken' as const,
+    name: ROOT_TOKEN_NAME,
+    roles: [ADMIN_ROLE],
+    quota: null,
+    hash,
+    salt,
+  };
+  for (const h of nodes) await h.raft.propose(encodeEnvelope({ v: 1, command, idempotency: null }));
+}
+
+t.test('a backup on a follower: the leader accepts its signed read-index question', async (t) => {
+  const leader = await harness(['--auth']);
+  t.teardown(leader.close);
+  const follower = await harness(['--auth']);
+  t.teardown(follower.close);
+  await sameRoot(ROOT, leader, follower);
+  follower.raft.setRole('follower', 'n2');
+  // The follower's forwarder delivers to the leader's app, headers as the real forwarder sets them.
+  follower.forwarder.respond = async (req) => {
+    const res = await leader.app.inject({
+      method: req.method as 'GET',
+      url: req.url,
+      headers: {
+        'tenure-forwarded': req.fromNodeId,
+        'request-timeout-ms': String(Math.max(1, Math.floor(req.requestTimeoutMs))),
+        ...(req.authorization === undefined ? {} : { authorization: req.authorization }),
+        ...(req.proof === undefined ? {} : { 'tenure-forwarded-proof': req.proof }),
+        ...req.headers,
+      },
+    });
+    return { statusCode: res.statusCode, headers: {}, body: res.body };
+  };
+  const res = await follower.app.inject({
+    method: 'GET',
+    url: '/v1/cluster/snapshot',
+    headers: { authorization: `Bearer ${ROOT}` },
+  });
+  t.equal(res.statusCode, 200, res.statusCode === 200 ? 'backup file' : res.body);
+  t.equal(readSnapshotFile(res.rawPayload).header.nodeId, 'n1', 'encoded by the node asked');
+  const unsigned = await leader.app.inject({
+    method: 'GET',
+    url: '/v1/cluster/snapshot',
+    headers: {
+      authorization: `Bearer ${ROOT}`,
+      'tenure-forwarded': 'n2',
+      'tenure-snapshot-read-index': '1',
+    },
+  });
+  t.equal(unsigned.statusCode, 400, 'the same question without the proof is refused');
 });
