@@ -40,15 +40,22 @@ export interface ArrivalContext {
   readonly isOtherNode: (id: string) => boolean;
 }
 
+/** One bit per header of HEADER_NAMES (a handful: they fit one number). */
+const HEADER_BITS: ReadonlyMap<string, number> = new Map(
+  Object.keys(HEADER_NAMES).map((name, i) => [name, 2 ** i]),
+);
+
 /** The canonical name of the first header of HEADER_NAMES given more than once, or null. */
 export function repeatedHeader(rawHeaders: readonly string[]): string | null {
-  // Scans node:http's [name, value, …] list once; most requests carry a handful of headers.
-  const seen = new Set<string>();
+  // One pass over node:http's [name, value, …] list and no allocation but the lower-casing: this
+  // runs on every request.
+  let seen = 0;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!.toLowerCase();
-    if (!Object.hasOwn(HEADER_NAMES, name)) continue;
-    if (seen.has(name)) return HEADER_NAMES[name]!;
-    seen.add(name);
+    const bit = HEADER_BITS.get(name);
+    if (bit === undefined) continue;
+    if ((seen & bit) !== 0) return HEADER_NAMES[name]!;
+    seen |= bit;
   }
   return null;
 }
