@@ -173,6 +173,7 @@ t.test('exit 5 on other failures', async (t) => {
   t.equal((await run(server, ['lease', 'ls'])).code, 5);
   t.equal(exitCodeFor(new TenureError('x', { code: 'idempotency_key_reused', status: 422 })), 5);
   t.equal(exitCodeFor(new TenureError('x', { code: 'stale_token', status: 409 })), 1);
+  t.equal(exitCodeFor(new TenureError('x', { code: 'in_use', status: 409 })), 1);
   t.equal(
     exitCodeFor(new TenureError('x', { code: 'held', status: 409, outcomeUnknown: true })),
     3,

@@ -281,11 +281,40 @@ export function applyAuth(state: AuthState, cmd: AuthCommand): CommandResult {
       state.roles.set(cmd.name, role);
       return { ok: true, value: role };
     }
-    case 'auth.deleteRole':
-      if (!state.roles.delete(cmd.name))
+    case 'auth.deleteRole': {
+      if (!state.roles.has(cmd.name))
         return fail('not_found', `no role ${cmd.name}`, { name: cmd.name });
+      const users = tokensNaming(state, cmd.name);
+      if (users.length > 0) return roleInUse(cmd.name, users);
+      state.roles.delete(cmd.name);
       return { ok: true, value: { name: cmd.name, deleted: true } };
+    }
   }
+}
+
+/** Token names listed in a role-in-use refusal at most (the count is always whole). */
+export const ROLE_USERS_SHOWN_MAX = 20;
+
+/** Names of the tokens naming role `role`, sorted (same state ⇒ same answer on every replica). */
+function tokensNaming(state: AuthState, role: string): string[] {
+  const names: string[] = [];
+  for (const t of state.tokens.values()) if (t.roles.includes(role)) names.push(t.name);
+  return names.sort();
+}
+
+/**
+ * `in_use`: a role that tokens still name is not deleted (docs/security.md, "Roles"): deleting it
+ * would silently take rights from running clients, and a role made later under the same name would
+ * silently give its rights to them. Names the tokens (the first ROLE_USERS_SHOWN_MAX) and the count.
+ */
+function roleInUse(role: string, users: readonly string[]): CommandResult<never> {
+  const shown = users.slice(0, ROLE_USERS_SHOWN_MAX);
+  const more = users.length > shown.length ? ` and ${users.length - shown.length} more` : '';
+  return fail(
+    'in_use',
+    `role ${role} is named by ${users.length} token(s): ${shown.join(', ')}${more}; revoke them first, or replace the role with no rules to take its rights away`,
+    { name: role, tokens: shown, tokenCount: users.length },
+  );
 }
 
 /** Snapshot rows of the auth state, sorted by name (same state ⇒ same bytes). */

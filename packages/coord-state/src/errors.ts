@@ -17,6 +17,7 @@ export const ERROR_HTTP_STATUS = {
   reconfiguration_in_progress: 409,
   not_caught_up: 409,
   already_exists: 409,
+  in_use: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
@@ -41,6 +42,7 @@ export type StateErrorCode =
   | 'revision_mismatch'
   | 'limit_mismatch'
   | 'already_exists'
+  | 'in_use'
   | 'payload_too_large'
   | 'idempotency_key_reused'
   | 'resource_exhausted';

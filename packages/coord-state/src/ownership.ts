@@ -30,7 +30,9 @@ export function ownerFor(ctx: ApplyContext): string | null {
 
 /**
  * `forbidden` when the entry's principal is not `owner` (a recorded owner only: grants taken with
- * auth off, and commands without a principal, pass). `what` names the grant for the message.
+ * auth off, and commands without a principal, pass). `what` names the grant for the message. The
+ * owner's token name is not in the answer: token names are shown to admins only
+ * (docs/security.md).
  */
 export function refuseOther(
   ctx: ApplyContext,
@@ -39,7 +41,10 @@ export function refuseOther(
 ): CommandResult<never> | null {
   const p = ctx.principal ?? null;
   if (p === null || owner === null || owner === p.token) return null;
-  return fail('forbidden', `${what} was taken by another token`, { owner: null });
+  return fail(
+    'forbidden',
+    `${what} was taken by another token: only that token may renew, release, resign or proclaim with it (an admin may revoke it)`,
+  );
 }
 
 /** Live counts per owner token (owners with nothing live are not kept). */

@@ -98,8 +98,16 @@ t.test(
       salt: SALT,
     };
     t.ok(isAllowed(st, root, { admin: true }));
+    const inUse = d.run({ type: 'auth.deleteRole', name: 'jobs' }).result;
+    t.match(inUse, {
+      ok: false,
+      error: { code: 'in_use', details: { name: 'jobs', tokens: ['worker'], tokenCount: 1 } },
+    });
+    t.match(inUse.ok ? '' : inUse.error.message, /named by 1 token\(s\): worker; revoke them/);
+    t.ok(isAllowed(st, worker, { kind: 'lease', name: 'jobs/a', action: 'write' }), 'kept');
+    okValue(d.run({ type: 'auth.revokeToken', name: 'worker' }).result);
     okValue(d.run({ type: 'auth.deleteRole', name: 'jobs' }).result);
-    t.notOk(isAllowed(st, worker, { kind: 'lease', name: 'jobs/a', action: 'write' }), 'role gone');
+    t.notOk(d.sm.authState().roles.has('jobs'), 'role gone once no token names it');
     t.equal(errCode(d.run({ type: 'auth.deleteRole', name: 'jobs' }).result), 'not_found');
   },
 );

@@ -22,10 +22,12 @@ import { toHttpError } from './error-tables.js';
 import { Gateway } from './gateway.js';
 import { ConnectionGuard } from './connection-guard.js';
 import { LongPolls } from './long-polls.js';
+import { httpAddressOf } from './member-view.js';
 import { nodeServerFactory } from './node-server.js';
 import { errorBody, internalError } from './http-error.js';
 import { parseJsonBody } from './json-body.js';
 import { openapiOptions } from './openapi.js';
+import { installArrivalChecks } from './arrival-headers.js';
 import { installAuth } from './auth/auth-hooks.js';
 import { authRoutes } from './plugins/auth.js';
 import { clusterRoutes } from './plugins/cluster.js';
@@ -133,6 +135,11 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   const gateway = new Gateway(deps);
 
   app.decorateRequest('tenure', null as never);
+  installArrivalChecks(app as unknown as FastifyInstance, {
+    proof: gateway.forwardProof,
+    isOtherNode: (id) =>
+      id !== config.nodeId && httpAddressOf(config.peers, id, () => raft.status()) !== null,
+  });
   installAuth(app as unknown as FastifyInstance, config, deps.coord);
   // Hooks in callback style (not async): no promise and microtask per hook and request, which the
   // api-bench profile showed on the hot path. The leader id for Tenure-Leader is cached from
@@ -143,10 +150,11 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   });
   // After validation: the headers are checked (and the timeout coerced to a number); the deadline
   // still counts from the request's arrival.
+  const timeouts = { defaultMs: config.requestTimeoutMsDefault, maxMs: config.requestTimeoutMsMax };
   app.addHook('preHandler', (request, reply, done) => {
     try {
       const startMs = performance.now() - reply.elapsedTime;
-      request.tenure = buildRequestContext(request, reply, startMs, config.requestTimeoutMsDefault);
+      request.tenure = buildRequestContext(request, reply, startMs, timeouts);
     } catch (err) {
       done(err as Error);
       return;

@@ -35,12 +35,15 @@ export const FORWARD_HOP_MARGIN_MS = 50;
 
 export class Gateway {
   readonly #d: ServerDeps;
-  /** Signs forwarded requests so the leader does not count them against a rate twice. */
-  readonly #proof: ForwardProof | null;
+  /**
+   * Signs forwarded requests (and verifies them on arrival, arrival-headers.ts) so the leader
+   * knows them from a client's and does not count them against a rate twice; null with auth off.
+   */
+  readonly forwardProof: ForwardProof | null;
 
   constructor(deps: ServerDeps) {
     this.#d = deps;
-    this.#proof = deps.config.auth
+    this.forwardProof = deps.config.auth
       ? new ForwardProof(deps.config.clusterId, (name) => deps.coord.authToken(name))
       : null;
   }
@@ -177,6 +180,14 @@ export class Gateway {
     return { value: unwrap<V>(c.result), index: c.index };
   }
 
+  /** The forward proof of `method url` sent from this node now, or null without a key. */
+  signForward(method: string, url: string): string | null {
+    return (
+      this.forwardProof?.sign({ method, url, fromNodeId: this.#d.config.nodeId }, Date.now()) ??
+      null
+    );
+  }
+
   async #forward<T>(
     request: FastifyRequest,
     reply: FastifyReply,
@@ -219,10 +230,7 @@ export class Gateway {
       !ctx.forwarded && target !== self,
       'a request is forwarded at most once, to another node',
     );
-    const proof = this.#proof?.sign(
-      { method: request.method, url: request.url, fromNodeId: self },
-      Date.now(),
-    );
+    const proof = this.signForward(request.method, request.url);
     let res;
     try {
       res = await this.#d.forwarder.forward(
@@ -234,7 +242,7 @@ export class Gateway {
           idempotencyKey: ctx.idempotencyKey,
           requestTimeoutMs: leaderBudgetMs,
           fromNodeId: self,
-          ...(proof === null || proof === undefined ? {} : { proof }),
+          ...(proof === null ? {} : { proof }),
           ...(request.headers.authorization === undefined
             ? {}
             : { authorization: request.headers.authorization }),

@@ -28,6 +28,16 @@ export function httpServerOptions(config: ServerConfig): ServerOptions {
   };
 }
 
+/**
+ * Fastify's "listening at" log line with the scheme the node really serves: Fastify writes
+ * `http://` for any server it did not create itself, HTTPS included.
+ */
+export function listeningText(config: Pick<ServerConfig, 'tls'>): (address: string) => string {
+  const https = config.tls !== undefined && config.tls !== null;
+  return (address) =>
+    `Server listening at ${https ? address.replace(/^http:\/\//, 'https://') : address}`;
+}
+
 /** A Fastify server factory: HTTP, or HTTPS with `config.tls`; `guard` bounds its connections. */
 export function nodeServerFactory(
   config: ServerConfig,

@@ -18,6 +18,7 @@ import { bootstrapRootToken } from './auth/bootstrap.js';
 import { ChangeHub } from './change-hub.js';
 import { parseHostPort, type ServerConfig } from './config.js';
 import { HttpForwarder } from './forwarder.js';
+import { listeningText } from './node-server.js';
 import { createLoggers } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { CoordStateAdapter } from './state-adapter.js';
@@ -149,7 +150,7 @@ export async function startNode(
     : () => {};
   const { host, port } = parseHostPort('http', config.httpAddress);
   try {
-    await app.listen({ host, port });
+    await app.listen({ host, port, listenTextResolver: listeningText(config) });
   } catch (err) {
     advancer.stop();
     await raft.stop();

@@ -4,7 +4,6 @@
  * AbortSignal that fires when the client goes away (long-polls and waits end cleanly).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { invalidArgument } from './http-error.js';
 
 /** Header marking a request forwarded by a follower; the receiver never forwards it again. */
 export const FORWARDED_HEADER = 'tenure-forwarded';
@@ -26,44 +25,28 @@ declare module 'fastify' {
   }
 }
 
-/** How often Idempotency-Key appears in node:http's raw [name, value, …] list. */
-function keyHeaderCount(rawHeaders: readonly string[]): number {
-  let n = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2)
-    if (rawHeaders[i]!.toLowerCase() === 'idempotency-key') n++;
-  return n;
-}
-
 /**
  * The context of a request whose headers passed the route's header schema (schemas.ts
- * `headerSchema`: `Request-Timeout-Ms` is then an integer in range, `Idempotency-Key` 1–128
- * characters). `startMs` is the request's arrival (performance.now() ms); absent headers take
- * `timeoutMsDefault` and no key.
+ * `headerSchema`: `Request-Timeout-Ms` is then an integer ≥ 1, `Idempotency-Key` 1–128
+ * characters; a repeated header and a `Tenure-Forwarded` no node sent were refused on arrival,
+ * arrival-headers.ts). `startMs` is the request's arrival (performance.now() ms); absent headers take
+ * the default deadline and no key. A deadline above `timeouts.maxMs` counts as `maxMs`: a client
+ * cannot know each node's maximum, and an answer by an earlier deadline still comes within its own.
  */
 export function buildRequestContext(
   request: FastifyRequest,
   reply: FastifyReply,
   startMs: number,
-  timeoutMsDefault: number,
+  timeouts: { readonly defaultMs: number; readonly maxMs: number },
 ): RequestContext {
-  // node:http joins a repeated Idempotency-Key into one value ("a, b"): refuse it instead
-  // (docs/api.md). Only a value with a comma can be joined, so only then are the raw headers read.
-  // (A repeated Request-Timeout-Ms is "1, 2", which the header schema already refuses.)
-  const rawKey: unknown = request.headers['idempotency-key'];
-  const repeated =
-    Array.isArray(rawKey) ||
-    (typeof rawKey === 'string' &&
-      rawKey.includes(',') &&
-      keyHeaderCount(request.raw.rawHeaders) > 1);
-  if (repeated) throw invalidArgument('header Idempotency-Key', 'must be given once');
   // Typed as text by node:http; the header schema's validator has made the timeout a number.
   const timeoutMs: unknown = request.headers['request-timeout-ms'];
   const key: unknown = request.headers['idempotency-key'];
   return new LazyContext(
     startMs,
-    typeof timeoutMs === 'number' ? timeoutMs : timeoutMsDefault,
+    typeof timeoutMs === 'number' ? Math.min(timeoutMs, timeouts.maxMs) : timeouts.defaultMs,
     typeof key === 'string' ? key : null,
-    request.headers[FORWARDED_HEADER] !== undefined,
+    request.tenureForwardedBy !== null,
     reply,
   );
 }

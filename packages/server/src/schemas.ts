@@ -293,16 +293,32 @@ export function bodySchemas(limits: LimitsConfig) {
   };
 }
 
-/** Canonical spelling of the headers of `headerSchema` (header names arrive lower-cased). */
+/**
+ * Canonical spelling of every request header Tenure reads (header names arrive lower-cased). Each
+ * carries one value: a repeated one is 400 (arrival-headers.ts).
+ */
 export const HEADER_NAMES: Readonly<Record<string, string>> = {
   'idempotency-key': 'Idempotency-Key',
   'request-timeout-ms': 'Request-Timeout-Ms',
   'last-event-id': 'Last-Event-ID',
+  authorization: 'Authorization',
+  'content-type': 'Content-Type',
+  'tenure-forwarded': 'Tenure-Forwarded',
+  'tenure-forwarded-proof': 'Tenure-Forwarded-Proof',
+};
+
+/**
+ * Problems stated whole for a header, whatever rule of its schema failed: `Request-Timeout-Ms` has
+ * one message for 0, a negative number and text (docs/api.md, Request headers).
+ */
+export const HEADER_PROBLEMS: Readonly<Record<string, string>> = {
+  'request-timeout-ms': 'must be a whole number of milliseconds, at least 1',
 };
 
 /**
  * Request headers of every route: `Idempotency-Key` (1–128 characters, at-most-once effects) and
- * `Request-Timeout-Ms` (the server-side deadline, 1..`requestTimeoutMsMax`). Other headers pass.
+ * `Request-Timeout-Ms` (the server-side deadline, ≥ 1 ms; a value above `requestTimeoutMsMax`
+ * counts as that maximum: request-context.ts). Other headers pass.
  */
 export function headerSchema(requestTimeoutMsDefault: number, requestTimeoutMsMax: number) {
   return Type.Object({
@@ -316,10 +332,8 @@ export function headerSchema(requestTimeoutMsDefault: number, requestTimeoutMsMa
     'request-timeout-ms': Type.Optional(
       Type.Integer({
         minimum: 1,
-        maximum: requestTimeoutMsMax,
         default: requestTimeoutMsDefault,
-        description:
-          'server-side deadline, ms; waits and long-polls get their waitMs/timeoutMs on top',
+        description: `server-side deadline, ms (a value above this node's maximum, ${requestTimeoutMsMax}, counts as the maximum); waits and long-polls get their waitMs/timeoutMs on top`,
       }),
     ),
   });

@@ -10,7 +10,7 @@ import {
   PRINTABLE_RULE,
   type StringRule,
 } from '@tenure/coord-state';
-import { HEADER_NAMES } from './schemas.js';
+import { HEADER_NAMES, HEADER_PROBLEMS } from './schemas.js';
 
 /** The shared string rules by pattern: a pattern violation states the rule's problem. */
 const RULES_BY_PATTERN: ReadonlyMap<string, StringRule> = new Map(
@@ -80,8 +80,10 @@ export function describeValidation(
   const field = fieldOf(context, e);
   // A query parameter given twice arrives as an array, which no query schema accepts.
   const repeated = context === 'querystring' && Array.isArray(e.data) && e.instancePath !== '';
+  const header = context === 'headers' ? (e.instancePath ?? '').split('/')[1] : undefined;
+  const stated = header !== undefined ? HEADER_PROBLEMS[header] : undefined;
   const problem = repeated
     ? 'must be given once'
-    : (PROBLEMS[e.keyword ?? '']?.(e) ?? e.message ?? 'is invalid');
+    : (stated ?? PROBLEMS[e.keyword ?? '']?.(e) ?? e.message ?? 'is invalid');
   return { field, message: `${field} ${problem}` };
 }

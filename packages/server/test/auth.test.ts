@@ -108,6 +108,15 @@ t.test(
     );
     t.equal(again.statusCode, 409);
     t.equal(again.json().error.code, 'already_exists');
+    const del = await send(h.app, 'DELETE', '/v1/auth/roles/jobs', undefined, admin);
+    t.equal(del.statusCode, 409, 'a role tokens still name is not deleted');
+    t.match(del.json().error, {
+      code: 'in_use',
+      name: 'jobs',
+      tokens: ['worker'],
+      tokenCount: 1,
+      message: /role jobs is named by 1 token\(s\): worker/,
+    });
 
     const w = bearer(secret);
     const expect: Record<string, number> = {
@@ -168,6 +177,8 @@ t.test('ownership: another token is refused whatever it sends; the owner is not'
     const r = await send(h.app, 'POST', `/v1/leases/L/${op}`, body, b);
     t.equal(r.statusCode, 403, op);
     t.equal(r.json().error.code, 'forbidden');
+    t.match(r.json().error.message, /taken by another token/);
+    t.notOk('owner' in r.json().error, 'no owner field: token names are for admins only');
   }
   const steal = await send(h.app, 'POST', '/v1/leases/L/acquire', { holder: 'A', ttlMs: 5000 }, b);
   t.equal(steal.statusCode, 403, 'renew-by-acquire with the holder string is refused too');

@@ -1,13 +1,14 @@
 // Proves the error shape holds at the edges a first-time user hit: a too-long name names its
-// field without echoing it; integer headers and query values are decimal digits only and out of
-// range reads one message; a repeated Idempotency-Key, integers past 2^53 and invalid UTF-8 are
-// refused rather than silently changed; gzip and UTF-16 bodies are 415; and what node:http itself
-// refuses (oversized headers, a malformed Content-Length) still answers in the error shape.
+// field without echoing it; integer headers and query values are decimal digits only and a bad
+// deadline reads one message; a repeated Idempotency-Key, Authorization or Content-Type, integers
+// past 2^53 and invalid UTF-8 are refused rather than silently changed; gzip and UTF-16 bodies
+// are 415; and what node:http itself refuses (oversized headers, a malformed Content-Length)
+// still answers in the error shape.
 import net from 'node:net';
 import t from 'tap';
 import { gzipSync } from 'node:zlib';
 import type { AddressInfo } from 'node:net';
-import { harness, send } from './fixtures/harness.js';
+import { createRootToken, harness, send } from './fixtures/harness.js';
 
 const json = { 'content-type': 'application/json' };
 
@@ -29,7 +30,7 @@ t.test('a 10,000-character name names params.name and is not echoed', async (t) 
   t.ok(unknown.body.length < 400, 'an unknown route is not echoed whole either');
 });
 
-t.test('integer headers and query values: digits only, one range message', async (t) => {
+t.test('integer headers and query values: digits only, one message', async (t) => {
   const h = await harness();
   t.teardown(h.close);
   const timeout = async (v: string) =>
@@ -41,9 +42,7 @@ t.test('integer headers and query values: digits only, one range message', async
       })
     ).json();
   const zero = await timeout('0');
-  const huge = await timeout('999999999999');
-  t.equal(zero.error.message, huge.error.message, 'the same message below and above the range');
-  t.match(zero.error.message, /between 1 and \d+/);
+  t.match(zero.error.message, /whole number of milliseconds, at least 1/);
   for (const v of ['1e3', '0x10', '1.5', '-5', '1000abc'])
     t.match(
       await timeout(v),
@@ -71,6 +70,35 @@ t.test('two Idempotency-Key headers are refused, not joined', async (t) => {
   t.match(r, /given once/);
   const one = await send(h.app, 'PUT', '/v1/kv/k', { value: 1 }, { 'idempotency-key': 'a, b' });
   t.equal(one.statusCode, 200, 'one key with a comma is fine');
+});
+
+t.test('two Authorization or Content-Type headers are refused, not first-wins', async (t) => {
+  const h = await harness(['--auth']);
+  t.teardown(h.close);
+  const root = 'root-secret-for-tests-0123456789';
+  await createRootToken(h, root);
+  await h.app.listen({ host: '127.0.0.1', port: 0 });
+  const port = (h.app.server.address() as AddressInfo).port;
+  const put = (headers: string) =>
+    raw(
+      port,
+      `PUT /v1/kv/k HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headers}` +
+        'Content-Length: 11\r\n\r\n{"value":1}',
+    );
+  // node:http keeps the first of each: the first token (valid) would win over the second.
+  const twoTokens = await put(
+    `Authorization: Bearer ${root}\r\nAuthorization: Bearer other\r\nContent-Type: application/json\r\n`,
+  );
+  t.match(twoTokens, /^HTTP\/1\.1 400 /);
+  t.match(twoTokens, /"field":"header Authorization"/);
+  t.match(twoTokens, /header Authorization must be given once/);
+  const twoTypes = await put(
+    `Authorization: Bearer ${root}\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\n`,
+  );
+  t.match(twoTypes, /^HTTP\/1\.1 400 /);
+  t.match(twoTypes, /"field":"header Content-Type"/);
+  const one = await put(`Authorization: Bearer ${root}\r\nContent-Type: application/json\r\n`);
+  t.match(one, /^HTTP\/1\.1 200 /, 'one of each is fine');
 });
 
 t.test('integers past 2^53 are refused naming the field; safe ones pass', async (t) => {

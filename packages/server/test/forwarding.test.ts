@@ -125,3 +125,43 @@ t.test('a leader elected while waiting is used', async (t) => {
   t.equal(res.statusCode, 200);
   t.equal(res.json().holder, 'A');
 });
+
+t.test(
+  'a client-sent Tenure-Forwarded (auth off) is 400 unless it names another node',
+  async (t) => {
+    const h = await harness();
+    t.teardown(h.close);
+    h.raft.setRole('follower', 'n2');
+    for (const value of ['true', 'n1', '']) {
+      const res = await send(
+        h.app,
+        'POST',
+        '/v1/leases/L/acquire',
+        { holder: 'A', ttlMs: 1000 },
+        { 'tenure-forwarded': value },
+      );
+      t.equal(res.statusCode, 400, `Tenure-Forwarded: ${JSON.stringify(value)}`);
+      t.match(res.json().error, { code: 'invalid_argument', field: 'header Tenure-Forwarded' });
+    }
+    t.equal(h.forwarder.calls.length, 0);
+  },
+);
+
+t.test('a Request-Timeout-Ms above the maximum counts as the maximum', async (t) => {
+  const h = await harness(['--request-timeout-ms-max', '3000', '--request-timeout-ms', '1000']);
+  t.teardown(h.close);
+  h.raft.setRole('follower', 'n2');
+  const res = await send(
+    h.app,
+    'POST',
+    '/v1/leases/L/acquire',
+    { holder: 'A', ttlMs: 1000 },
+    { 'request-timeout-ms': '999999999999' },
+  );
+  t.equal(res.statusCode, 200, 'accepted, not refused');
+  const call = h.forwarder.calls[0]!;
+  t.ok(
+    call.req.requestTimeoutMs <= 3000 - FORWARD_HOP_MARGIN_MS && call.timeoutMs <= 3000,
+    `the deadline is the maximum (leader budget ${call.req.requestTimeoutMs} ms)`,
+  );
+});

@@ -1,14 +1,20 @@
 // Proves the node's HTTPS pieces: the API server options refuse a client without a certificate from
 // `--tls-client-ca` at the handshake, and the forwarder speaks HTTPS to the leader, presenting the
-// node's certificate and verifying the leader's against `--tls-ca` (another CA is refused).
+// node's certificate and verifying the leader's against `--tls-ca` (another CA is refused); a node
+// serving HTTPS logs an https:// address.
 import { once } from 'node:events';
 import { createServer } from 'node:https';
 import { request } from 'node:https';
+import Fastify from 'fastify';
+import { pino } from 'pino';
 import t, { type Test } from 'tap';
-import type { HttpTlsConfig } from '../src/config.js';
+import { loadConfig, type HttpTlsConfig } from '../src/config.js';
+import { ConnectionGuard } from '../src/connection-guard.js';
 import { createCa, issueNodeCert } from '../src/cluster/certificates.js';
 import { HttpForwarder } from '../src/forwarder.js';
 import { httpsServerOptions } from '../src/https-server.js';
+import { listeningText, nodeServerFactory } from '../src/node-server.js';
+import { PEERS } from './fixtures/harness.js';
 
 const ca = createCa('test CA');
 const other = createCa('other CA');
@@ -73,4 +79,30 @@ t.test('with --tls-client-ca a client without a certificate is refused', async (
   req.end();
   const [err] = (await once(req, 'error')) as [NodeJS.ErrnoException];
   t.match(err.code ?? err.message, /ECONNRESET|ERR_SSL|certificate required|EPIPE/i);
+});
+
+t.test('a node serving HTTPS logs an https:// address', async (t) => {
+  const base = loadConfig(['--id', 'n1', '--peers', PEERS, '--data-dir', '/nonexistent'], {});
+  for (const [tls, scheme] of [
+    [leaderTls, 'https'],
+    [null, 'http'],
+  ] as const) {
+    const config = { ...base, tls };
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+    const guard = new ConnectionGuard({
+      perAddressMax: 10,
+      nodeMax: 10,
+      log: logger,
+      onRefused: () => {},
+    });
+    const app = Fastify({
+      loggerInstance: logger,
+      serverFactory: nodeServerFactory(config, guard),
+    });
+    t.teardown(() => app.close());
+    await app.listen({ host: '127.0.0.1', port: 0, listenTextResolver: listeningText(config) });
+    const said = lines.map((l) => (JSON.parse(l) as { msg: string }).msg).join('\n');
+    t.match(said, new RegExp(`Server listening at ${scheme}://127\\.0\\.0\\.1:\\d+`), scheme);
+  }
 });

@@ -38,11 +38,11 @@ t.test('body encodings', async (t) => {
   t.equal((await h.app.inject({ method: 'GET', url: '/v1/kv/k' })).statusCode, 404, 'not stored');
 });
 
-t.test('Request-Timeout-Ms out of range: one message naming the bounds', async (t) => {
+t.test('Request-Timeout-Ms: 0, negative or not a whole number is one 400 message', async (t) => {
   const h = await harness();
   t.teardown(h.close);
   const messages = new Set<string>();
-  for (const v of ['0', '999999999999', '-5']) {
+  for (const v of ['0', '-5', 'abc', '1.5', '1e3', '']) {
     const r = await h.app.inject({
       method: 'GET',
       url: '/v1/leases/L',
@@ -54,7 +54,7 @@ t.test('Request-Timeout-Ms out of range: one message naming the bounds', async (
   }
   t.same(
     [...messages],
-    [`header Request-Timeout-Ms must be between 1 and ${h.config.requestTimeoutMsMax}`],
+    ['header Request-Timeout-Ms must be a whole number of milliseconds, at least 1'],
   );
   const ok = await h.app.inject({
     method: 'GET',

@@ -37,6 +37,7 @@ export function exitCodeFor(error: unknown): number {
     case 'reconfiguration_in_progress':
     case 'not_caught_up':
     case 'already_exists':
+    case 'in_use':
     case 'lease_lost':
       return EXIT.conflict;
     case 'invalid_argument':

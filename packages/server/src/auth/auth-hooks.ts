@@ -16,10 +16,9 @@ import {
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ServerConfig } from '../config.js';
 import { HttpError } from '../http-error.js';
-import { FORWARDED_HEADER } from '../request-context.js';
+import { announcesBody } from '../arrival-headers.js';
 import { accessFor, describeNeed, type Access } from './access.js';
 import { Authenticator } from './authenticator.js';
-import { FORWARD_PROOF_HEADER, ForwardProof } from './forward-proof.js';
 import { RateLimiter } from './rate-limiter.js';
 
 /** Who sent a request, once authenticated. */
@@ -74,41 +73,20 @@ function accessOf(request: FastifyRequest, coord: CoordState, withBody: boolean)
   });
 }
 
-/** True when `request` announces a body (a non-zero Content-Length, or chunked). */
-function announcesBody(request: FastifyRequest): boolean {
-  const length = request.headers['content-length'];
-  return (
-    (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined
-  );
-}
-
-/** True when `request` carries Tenure-Forwarded with a valid proof from a node of this cluster. */
-function provenForward(request: FastifyRequest, proof: ForwardProof): boolean {
-  const from = request.headers[FORWARDED_HEADER];
-  if (typeof from !== 'string') return false;
-  const given = request.headers[FORWARD_PROOF_HEADER];
-  return proof.verify(
-    { method: request.method, url: request.url, fromNodeId: from },
-    typeof given === 'string' ? given : undefined,
-    Date.now(),
-  );
-}
-
 /** Installs the hooks (a no-op with auth off: nothing changes, `tenureAuth` stays null). */
 export function installAuth(app: FastifyInstance, config: ServerConfig, coord: CoordState): void {
   app.decorateRequest('tenureAuth', null);
   if (!config.auth) return;
   const authenticator = new Authenticator((name) => coord.authToken(name));
   const limiter = new RateLimiter();
-  const proof = new ForwardProof(config.clusterId, (name) => coord.authToken(name));
   app.addHook('onRequest', async (request, reply) => {
     if ('open' in accessOf(request, coord, false)) return;
     try {
       const token = await authenticator.authenticate(request.headers.authorization);
       const rate = rateOf(token, config);
       // A follower already counted a forwarded request against the rate where it was served; only
-      // a proven forward (forward-proof.ts) skips it: anyone can send Tenure-Forwarded.
-      if (rate > 0 && !provenForward(request, proof)) limiter.take(token.name, rate);
+      // a proven forward (arrival-headers.ts, forward-proof.ts) skips it.
+      if (rate > 0 && request.tenureForwardedBy?.proven !== true) limiter.take(token.name, rate);
       request.tenureAuth = { token, principal: principalOf(token, config) };
     } catch (err) {
       // Refused before its body was read: close rather than read (and decrypt) whatever body an

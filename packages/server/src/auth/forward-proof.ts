@@ -46,6 +46,11 @@ export class ForwardProof {
     return `${ms}.${mac(key, req, ms)}`;
   }
 
+  /** True when this node has a key (auth on and a `root` token exists): it can sign and verify. */
+  hasKey(): boolean {
+    return this.#currentKey() !== null;
+  }
+
   /** True when `proof` is this cluster's proof of `req`, made within PROOF_AGE_MAX_MS of nowMs. */
   verify(req: ForwardedRequest, proof: string | undefined, nowMs: number): boolean {
     if (proof === undefined) return false;

@@ -169,7 +169,7 @@ export const SERVER_SETTINGS = {
     min: 100,
     max: 3_600_000,
     default: 120_000,
-    doc: 'Largest accepted `Request-Timeout-Ms`.',
+    doc: 'Largest request deadline: a larger `Request-Timeout-Ms` header counts as this value.',
   }),
   headersTimeoutMs: intSetting({
     flag: 'headers-timeout-ms',

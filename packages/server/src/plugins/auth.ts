@@ -245,7 +245,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (
         {
           tags: ['auth'],
           summary: 'Delete a role',
-          description: 'Tokens that name it keep the name but lose its rules.',
+          description:
+            'Refused with 409 in_use, naming the tokens, while tokens still name the role: revoke them first, or PUT the role with no rules to take its rights away.',
           params: nameParam,
           response: {
             200: Type.Object(

@@ -35,6 +35,9 @@ export const SNAPSHOT_SLICE_BYTES = 1024 * 1024;
  */
 export const READ_INDEX_HEADER = 'tenure-snapshot-read-index';
 
+/** The URL a follower asks the leader for a read index on (with READ_INDEX_HEADER). */
+const READ_INDEX_URL = '/v1/cluster/snapshot';
+
 /** A snapshot ready to send: the file's two header lines, the state, its applied index. */
 interface SnapshotFile {
   readonly head: Uint8Array;
@@ -152,16 +155,20 @@ export const snapshotRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
     const left = remainingMs(request.tenure);
     if (left <= 1) throw timeoutError('deadline passed before asking the leader');
     const auth = request.headers.authorization;
+    // Signed like every forward: the leader knows it from a client's and does not count it against
+    // the token's rate a second time (docs/security.md, "Forwarded requests").
+    const proof = opts.gateway.signForward('GET', READ_INDEX_URL);
     const res = await deps.forwarder
       .forward(
         address,
         {
           method: 'GET',
-          url: '/v1/cluster/snapshot',
+          url: READ_INDEX_URL,
           idempotencyKey: null,
           requestTimeoutMs: left,
           fromNodeId: config.nodeId,
           ...(auth === undefined ? {} : { authorization: auth }),
+          ...(proof === null ? {} : { proof }),
           headers: { [READ_INDEX_HEADER]: '1' },
         },
         left,
