@@ -8,12 +8,14 @@
  *   naming it.
  * - `Tenure-Forwarded` is internal: a follower adds it when it forwards to the leader, and the
  *   receiver never forwards such a request again. With a forward key (auth on and a `root` token:
- *   auth/forward-proof.ts) it is accepted only with a proof that verifies; without one, only when
- *   it names another node of this cluster. Anything else is 400 naming the header, rather than
- *   the retryable 503 a follower would otherwise answer for a forward it cannot pass on.
+ *   auth/forward-proof.ts) it is trusted (not rate-counted again) only with a proof that verifies;
+ *   a proof that does not verify (clocks far apart) makes it an unproven forward, counted again;
+ *   no proof is 400. Without a key it is accepted (unproven) when it names another node of this
+ *   cluster. Anything else is 400 naming the header, rather than the retryable 503 a follower
+ *   would otherwise answer for a forward it cannot pass on.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { FORWARD_PROOF_HEADER, PROOF_AGE_MAX_MS, type ForwardProof } from './auth/forward-proof.js';
+import { FORWARD_PROOF_HEADER, type ForwardProof } from './auth/forward-proof.js';
 import { invalidArgument } from './http-error.js';
 import { FORWARDED_HEADER } from './request-context.js';
 import { HEADER_NAMES } from './schemas.js';
@@ -81,12 +83,11 @@ export function forwardOrigin(request: FastifyRequest, ctx: ArrivalContext): For
       Date.now(),
     );
     if (proven) return { fromNodeId: from, proven };
-    // A node's own forward fails here only when its clock is far from ours: say so.
-    const why =
-      given === undefined
-        ? ''
-        : ` (its proof did not verify; from a node, this means clocks more than ${PROOF_AGE_MAX_MS / 1000} s apart)`;
-    throw invalidArgument(field, `${NOT_A_FORWARD}${why}`);
+    // A proof that does not verify, naming another node: a node whose clock is far from ours (or
+    // that has not yet applied a new root token). Serve it as an unproven forward — counted here
+    // too, never a way around the rate — rather than fail a client's write for a clock.
+    if (given !== undefined && ctx.isOtherNode(from)) return { fromNodeId: from, proven: false };
+    throw invalidArgument(field, NOT_A_FORWARD);
   }
   if (ctx.isOtherNode(from)) return { fromNodeId: from, proven: false };
   throw invalidArgument(field, NOT_A_FORWARD);

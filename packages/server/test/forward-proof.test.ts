@@ -80,11 +80,10 @@ t.test(
     );
     t.equal(forged[0]!.json().error.field, 'header Tenure-Forwarded');
     const badProof = await burst({ 'tenure-forwarded': 'n2', 'tenure-forwarded-proof': '1.x' });
-    t.match(badProof[0]!.json().error, {
-      code: 'invalid_argument',
-      field: 'header Tenure-Forwarded',
-      message: /did not verify.*clocks/,
-    });
+    t.ok(
+      badProof.some((r) => r.statusCode === 429) && badProof.every((r) => r.statusCode !== 400),
+      `a proof that does not verify (clocks apart) is served, counted again: ${badProof.map((r) => r.statusCode).join(',')}`,
+    );
     const proof = new ForwardProof(h.config.clusterId, (n) => h.coord.authToken(n));
     const signed = proof.sign({ method: 'GET', url: '/v1/leases', fromNodeId: 'n2' }, Date.now())!;
     const proven = await burst({ 'tenure-forwarded': 'n2', 'tenure-forwarded-proof': signed });
