@@ -122,6 +122,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   /** Ticks since start (for lastContactMs). */
   #ticks = 0;
   #ticker: NodeJS.Timeout | null = null;
+  /** Outstanding holdApplies() holds; while > 0, #heldBack collects what would be applied. */
+  #applyHolds = 0;
+  /** Installed snapshots and committed entries that arrived while applies were held, in order. */
+  #heldBack: (Snapshot | Entry)[] = [];
   #loopScheduled = false;
   #loopRunning = false;
   #loopDone: Promise<void> = Promise.resolve();
@@ -298,10 +302,11 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#loopRunning || this.#stopped) return;
     this.#loopRunning = true;
     try {
-      while (!this.#stopped && this.#core.hasReady()) {
+      while (!this.#stopped) {
+        this.#applyHeldBack();
+        if (!this.#core.hasReady()) break;
         await this.#handleReady(this.#core.ready());
-        if (this.#appliedIndex - this.#snapshotIndex >= this.#o.snapshotEntries && !this.#stopped)
-          await this.#takeSnapshot();
+        if (this.#snapshotDue()) await this.#takeSnapshot();
       }
     } catch (err) {
       this.#fatal(err);
@@ -338,8 +343,13 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     }
     if (ready.mustPersistBeforeSend) this.#sendAll(ready.messages);
     const appliedBefore = this.#appliedIndex;
-    if (ready.snapshot !== null) this.#restoreSnapshot(ready.snapshot);
-    for (const entry of ready.committedEntries) this.#applyEntry(entry);
+    if (this.#applyHolds > 0) {
+      if (ready.snapshot !== null) this.#heldBack.push(ready.snapshot);
+      for (const entry of ready.committedEntries) this.#heldBack.push(entry);
+    } else {
+      if (ready.snapshot !== null) this.#restoreSnapshot(ready.snapshot);
+      for (const entry of ready.committedEntries) this.#applyEntry(entry);
+    }
     this.#reads.answered(ready.readStates, ready.readFailures);
     this.#reads.serve(this.#appliedIndex);
     this.#core.advance(ready);
@@ -417,6 +427,42 @@ export class RaftNode<R> implements RaftNodeApi<R> {
 
   #sendAll(messages: readonly Message[]): void {
     for (const msg of messages) this.#transport.send(msg);
+  }
+
+  /** No hold, nothing held back, and enough applied since the last snapshot. */
+  #snapshotDue(): boolean {
+    return (
+      !this.#stopped &&
+      this.#applyHolds === 0 &&
+      this.#heldBack.length === 0 &&
+      this.#appliedIndex - this.#snapshotIndex >= this.#o.snapshotEntries
+    );
+  }
+
+  holdApplies(): () => void {
+    this.#applyHolds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#applyHolds--;
+      assert.ok(this.#applyHolds >= 0, 'apply holds never go negative');
+      if (this.#applyHolds === 0 && this.#heldBack.length > 0) this.#schedule();
+    };
+  }
+
+  /** Once no hold is left: applies what waited, in order, then serves reads and tells listeners. */
+  #applyHeldBack(): void {
+    if (this.#applyHolds > 0 || this.#heldBack.length === 0) return;
+    const held = this.#heldBack;
+    this.#heldBack = [];
+    const appliedBefore = this.#appliedIndex;
+    for (const item of held) {
+      if ('meta' in item) this.#restoreSnapshot(item);
+      else this.#applyEntry(item);
+    }
+    this.#reads.serve(this.#appliedIndex);
+    if (this.#appliedIndex !== appliedBefore) this.#notifyApplied();
   }
 
   /** Applies one committed entry (skipping those replayed on open) and settles its proposal. */

@@ -34,6 +34,9 @@ t.test('GET /v1/cluster/snapshot: a checked file of the state at the applied ind
   const h = await harness();
   t.teardown(h.close);
   await send(h.app, 'POST', '/v1/leases/L/acquire', { holder: 'A', ttlMs: 60_000 });
+  // The backup spans event-loop turns: hold the state still (the time advancer proposes too) so
+  // the file can be compared with the replica afterwards.
+  const release = h.raft.holdApplies();
   const res = await h.app.inject({ method: 'GET', url: '/v1/cluster/snapshot' });
   t.equal(res.statusCode, 200);
   t.equal(res.headers['content-type'], 'application/octet-stream');
@@ -45,6 +48,7 @@ t.test('GET /v1/cluster/snapshot: a checked file of the state at the applied ind
   t.equal(header.nodeId, 'n1');
   t.same(Buffer.from(payload), Buffer.from(h.coord.snapshot()), 'the replica state, byte for byte');
   t.equal(header.sha256, createHash('sha256').update(payload).digest('hex'));
+  release();
 
   const asked = await h.app.inject({
     method: 'GET',
