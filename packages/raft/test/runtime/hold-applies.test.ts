@@ -125,3 +125,72 @@ t.test('driveSlices takes every step with an event-loop turn between them', asyn
   aborted.abort(new Error('stop'));
   await t.rejects(driveSlices(slices(), undefined, aborted.signal), /stop/);
 });
+
+/** A ListMachine that also encodes its snapshot in 8-byte steps and records any apply between steps. */
+class SlicedListMachine extends ListMachine {
+  steps = 0;
+  appliedBetweenSteps = 0;
+  *snapshotSlices(): Generator<Uint8Array, void, undefined> {
+    const bytes = this.snapshot();
+    const appliesAtStart = this.applies;
+    for (let at = 0; at < bytes.byteLength; at += 8) {
+      this.steps++;
+      yield bytes.subarray(at, at + 8);
+      if (this.applies !== appliesAtStart) this.appliedBetweenSteps++;
+    }
+  }
+}
+
+t.test('periodic snapshots of a sliced state machine: held applies, then saved', async (t) => {
+  const network = new MemoryNetwork();
+  const members: { node: RaftNode<number>; sm: SlicedListMachine; storage: MemoryRaftStorage }[] =
+    [];
+  for (const id of ids) {
+    const storage = new MemoryRaftStorage();
+    const sm = new SlicedListMachine();
+    const node = await RaftNode.open<number>({
+      id,
+      clusterId: 'test',
+      peers: ids.map((v) => ({ id: v, raftAddress: 'in-memory' })),
+      stateMachine: sm,
+      transport: network.transport(id),
+      storage,
+      tickMs: 5,
+      heartbeatMs: 25,
+      electionTimeoutMs: 300,
+      randomSeed: ids.indexOf(id) + 1,
+      snapshotEntries: 20,
+      snapshotKeepEntries: 5,
+      entriesPerMessageMax: 8,
+    });
+    members.push({ node, sm, storage });
+  }
+  t.teardown(async () => {
+    for (const m of members) await m.node.stop();
+  });
+  const leader = await until(
+    () => members.find((m) => m.node.status().role === 'leader'),
+    'a leader',
+  );
+  const lagging = members.find((m) => m !== leader)!;
+  await leader.node.propose(encode('first'));
+  await until(() => lagging.sm.values.length === 1, 'the lagging node applied the first entry');
+  network.isolate(lagging.node.id);
+  // Concurrent proposals: some arrive while a snapshot is being encoded and wait for it.
+  const proposals: Promise<unknown>[] = [];
+  for (let i = 0; i < 120; i++) proposals.push(leader.node.propose(encode(`v${i}`)));
+  await Promise.all(proposals);
+  await until(
+    () => (leader.storage.newestSnapshot()?.meta.index ?? 0) >= 100,
+    'the leader snapshotted and compacted',
+  );
+  t.ok(leader.sm.steps > 10, `the leader encoded in ${leader.sm.steps} steps`);
+  t.equal(leader.sm.appliedBetweenSteps, 0, 'nothing applied between two steps');
+  const snap = leader.storage.newestSnapshot()!;
+  const values = JSON.parse(new TextDecoder().decode(snap.data)) as string[];
+  t.same(values, leader.sm.values.slice(0, values.length), 'the saved bytes are the state there');
+  network.heal();
+  await until(() => lagging.sm.values.length === 121, 'the lagging node caught up');
+  t.ok(lagging.sm.restores >= 1, 'through InstallSnapshot');
+  t.same(lagging.sm.values, leader.sm.values);
+});
