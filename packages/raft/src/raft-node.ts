@@ -316,7 +316,9 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       while (!this.#stopped) {
         this.#applyHeldBack();
         const encoded = this.#encoded;
-        if (encoded !== null) {
+        // A snapshot installed from the leader but held back (a hold is still out) is already on
+        // disk: the local one waits until it is applied, then is dropped as overtaken.
+        if (encoded !== null && !this.#heldBack.some((item) => 'meta' in item)) {
           this.#encoded = null;
           await this.#saveSnapshot(encoded.meta, encoded.data, encoded.startMs);
           continue;

@@ -4,9 +4,9 @@
  * and `perf_hooks.monitorEventLoopDelay` watch the event loop — in one step (`snapshot()`, what a
  * backup, the state-hash route and a Raft snapshot did before) and in slices with a turn of the
  * event loop between them (`snapshotSlices` driven by `driveSlices`, what they do now). Prints,
- * for each, the wall time of the encoding, the number of slices and the longest event-loop delay
- * seen; checks that both give the same bytes. Run it with room: `--max-old-space-size=8192` for a
- * million leases.
+ * for each (and for one idle second: the machine's own delay), the wall time of the encoding, the
+ * number of slices and the longest event-loop delay seen; checks that both give the same bytes.
+ * The npm script runs it with `--max-old-space-size=8192` (room for a million leases).
  */
 import { createHash } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -17,6 +17,8 @@ import { driveSlices } from '@tenure/raft';
 interface Measured {
   readonly wallMs: number;
   readonly slices: number;
+  /** CPU time (user + system, ms) of the longest single step: what one turn of the loop costs. */
+  readonly maxStepCpuMs: number;
   readonly maxDelayMs: number;
   readonly p99DelayMs: number;
   readonly sha256: string;
@@ -44,9 +46,15 @@ function buildState(leases: number): CoordStateMachine {
   return sm;
 }
 
+/** CPU time (user + system, ms) of this process since `start`. */
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+}
+
 /** Runs `encode` while a 1 ms timer and the event-loop delay histogram watch the loop. */
 async function watched(
-  encode: () => Promise<{ slices: number; sha256: string }>,
+  encode: () => Promise<{ slices: number; sha256: string; maxStepCpuMs: number }>,
 ): Promise<Measured> {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   let lastTickMs = performance.now();
@@ -60,7 +68,7 @@ async function watched(
   // Let the timer and the histogram start before the encoding.
   await new Promise((resolve) => setTimeout(resolve, 20));
   const startMs = performance.now();
-  const { slices, sha256 } = await encode();
+  const { slices, sha256, maxStepCpuMs } = await encode();
   const wallMs = performance.now() - startMs;
   await new Promise((resolve) => setTimeout(resolve, 20));
   histogram.disable();
@@ -68,6 +76,7 @@ async function watched(
   return {
     wallMs,
     slices,
+    maxStepCpuMs,
     maxDelayMs: Math.max(histogram.max / 1e6, maxGapMs),
     p99DelayMs: histogram.percentile(99) / 1e6,
     sha256,
@@ -85,23 +94,42 @@ async function main(): Promise<void> {
   console.log(
     `state: ${leases} leases, built in ${((performance.now() - buildStart) / 1000).toFixed(1)} s`,
   );
+  // The loop's own delay on this machine (other processes, GC), for reference.
+  const idle = await watched(async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    return { slices: 0, sha256: '', maxStepCpuMs: 0 };
+  });
   const oneStep = await watched(async () => {
-    const bytes = sm.snapshot();
-    return { slices: 1, sha256: createHash('sha256').update(bytes).digest('hex') };
+    const cpu = process.cpuUsage();
+    const sha256 = createHash('sha256').update(sm.snapshot()).digest('hex');
+    return { slices: 1, sha256, maxStepCpuMs: cpuMsSince(cpu) };
   });
   const sliced = await watched(async () => {
     const hash = createHash('sha256');
-    const driven = await driveSlices(sm.snapshotSlices(), (bytes) => hash.update(bytes));
-    return { slices: driven.steps, sha256: hash.digest('hex') };
+    const slices = sm.snapshotSlices();
+    let maxStepCpuMs = 0;
+    const timed: Iterator<Uint8Array, void, undefined> = {
+      next: () => {
+        const cpu = process.cpuUsage();
+        const step = slices.next();
+        if (step.done !== true) hash.update(step.value);
+        maxStepCpuMs = Math.max(maxStepCpuMs, cpuMsSince(cpu));
+        return step;
+      },
+    };
+    const driven = await driveSlices(timed);
+    return { slices: driven.steps, sha256: hash.digest('hex'), maxStepCpuMs };
   });
   if (oneStep.sha256 !== sliced.sha256) throw new Error('the sliced bytes differ from snapshot()');
   console.log(`slice size: ${SNAPSHOT_SLICE_ENTRIES} entries`);
   for (const [name, m] of [
+    ['idle 1 s', idle],
     ['one step', oneStep],
     ['sliced', sliced],
   ] as const)
     console.log(
       `${name.padEnd(9)} encode+hash ${m.wallMs.toFixed(0).padStart(7)} ms, ${String(m.slices).padStart(5)} slices, ` +
+        `longest step ${m.maxStepCpuMs.toFixed(1)} ms CPU, ` +
         `event-loop delay max ${m.maxDelayMs.toFixed(1)} ms, p99 ${m.p99DelayMs.toFixed(1)} ms`,
     );
 }
