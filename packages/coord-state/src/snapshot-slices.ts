@@ -31,11 +31,12 @@ import {
 } from './snapshot.js';
 
 /**
- * Default bound on the work of one step of `snapshotSlices`: rows encoded, or names sorted. About a
- * millisecond of encoding for lease rows on a laptop core (a row is a few hundred bytes at most
- * for a lease without waiters; leases with many waiters weigh more, bounded by the waiter limits).
+ * Default bound on the work of one step of `snapshotSlices`: rows encoded, or names sorted. A lease
+ * row costs about 10 µs of CPU to build, pack and hash (`npm run bench:snapshot-loop`), so a step
+ * is a few milliseconds — well under a heartbeat interval; a lease with many waiters weighs more,
+ * bounded by the waiter limits.
  */
-export const SNAPSHOT_SLICE_ENTRIES = 1024;
+export const SNAPSHOT_SLICE_ENTRIES = 256;
 
 const packr = makePackr();
 
