@@ -467,7 +467,15 @@ export interface CoordState {
     keys: number;
     idempotencyRecords: number;
   };
+  /** Deterministic encoding of the whole state (same state ⇒ same bytes), in one step. */
   snapshot(): Uint8Array;
+  /**
+   * The same bytes as `snapshot()`, in bounded steps (snapshot-slices.ts): each `next()` does at
+   * most about `sliceEntries` (default SNAPSHOT_SLICE_ENTRIES) rows of work and yields its bytes.
+   * Nothing may be applied between steps (a step that finds an entry applied throws); a `restore`
+   * meanwhile leaves the slices describing the state before it.
+   */
+  snapshotSlices(sliceEntries?: number): Iterator<Uint8Array, void, undefined>;
   restore(bytes: Uint8Array): void;
   /** Throws if an internal invariant is broken (tests call it after every step). */
   checkInvariants(): void;

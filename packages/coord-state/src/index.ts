@@ -33,6 +33,7 @@ export {
   snapshotPosition,
   type SnapshotPosition,
 } from './snapshot.js';
+export { SNAPSHOT_SLICE_ENTRIES } from './snapshot-slices.js';
 export {
   SNAPSHOT_FILE_MAGIC,
   SNAPSHOT_FILE_VERSION,

@@ -12,11 +12,13 @@ import { makePackr } from './codec.js';
 import { recountOwners } from './owner-recount.js';
 import { Core, type IdempotencyRecord, type WaiterOutcomeRecord } from './core.js';
 import type { EndedGrant } from './history.js';
+import type { Windowed } from './windowed-map.js';
 import type { CoordLimitsFull } from './limits.js';
 import type {
   Candidacy,
   ElectionRecord,
   Grant,
+  KvRecord,
   LeaseRecord,
   LockDelayQueue,
   Permit,
@@ -141,8 +143,14 @@ interface SnapshotDoc {
   auth?: { tokens: TokenRecord[]; roles: RoleView[] };
 }
 
+/** `map`'s entries sorted by key (code-unit order, the order every replica agrees on). */
 function byKey<T>(map: Map<string, T>): [string, T][] {
-  return [...map.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return [...map.entries()].sort((a, b) => compareKeys(a[0], b[0]));
+}
+
+/** Code-unit order of names: the order of every by-name section of a snapshot. */
+export function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function grantRow(g: Grant): GrantRow {
@@ -162,7 +170,13 @@ function grantRow(g: Grant): GrantRow {
   ];
 }
 
-function leaseRow(name: string, r: LeaseRecord): LeaseRow {
+/** The snapshot row of one session. */
+export function sessionRow(sessionId: string, s: SessionRecord): SessionRow {
+  return [sessionId, s.name, s.ttlMs, s.dueMs, s.seq, s.owner];
+}
+
+/** The snapshot row of one lease with its grants and waiters. */
+export function leaseRow(name: string, r: LeaseRecord): LeaseRow {
   const waiters: WaiterRow[] = [...(r.waiters?.values() ?? [])].map((w) => [
     w.waiterId,
     w.holder,
@@ -191,7 +205,8 @@ function leaseRow(name: string, r: LeaseRecord): LeaseRow {
   ];
 }
 
-function semaphoreRow(name: string, r: SemaphoreRecord): SemaphoreRow {
+/** The snapshot row of one semaphore with its permits and waiters. */
+export function semaphoreRow(name: string, r: SemaphoreRecord): SemaphoreRow {
   const permits: PermitRow[] = [...r.permits.values()].map((p) => [
     p.holder,
     p.fencingToken,
@@ -215,42 +230,66 @@ function semaphoreRow(name: string, r: SemaphoreRecord): SemaphoreRow {
   return [name, r.limit, r.lastFencingToken, permits, waiters];
 }
 
-/** Encodes the state of `core` (msgpackr). */
+/** The snapshot row of one election group with its candidates. */
+export function electionRow(group: string, e: ElectionRecord): ElectionRow {
+  return [
+    group,
+    e.leaderToken,
+    e.leaderSinceMs,
+    e.revision,
+    e.lastFencingToken,
+    e.leader !== null,
+    [...e.candidates.values()].map((c) => [
+      c.candidate,
+      c.value,
+      c.ttlMs,
+      c.session?.sessionId ?? null,
+      c.dueMs,
+      c.seq,
+      c.owner,
+    ]),
+  ];
+}
+
+/** The snapshot row of one KV entry. */
+export function kvRow(key: string, r: KvRecord): [string, JsonValue, number] {
+  return [key, r.value, r.revision];
+}
+
+/** The snapshot row of one idempotency record. */
+export function idempotencyRow(
+  key: string,
+  e: Windowed<IdempotencyRecord>,
+): [string, string, CommandResult, number] {
+  return [key, e.value.fingerprint, e.value.result, e.atMs];
+}
+
+/** The snapshot row of one remembered waiter outcome. */
+export function waiterOutcomeRow(
+  id: number,
+  e: Windowed<WaiterOutcomeRecord>,
+): [number, WaiterOutcomeRecord, number] {
+  return [id, e.value, e.atMs];
+}
+
+/**
+ * Encodes the state of `core` (msgpackr) in one step: the definition of the format.
+ * snapshot-slices.ts writes the same bytes in bounded steps.
+ */
 export function writeSnapshot(core: Core): Uint8Array {
   const doc: SnapshotDoc = {
     format: FORMAT,
     lastIndex: core.lastIndex,
     lastTimeMs: core.lastTimeMs,
     dueSeq: core.dueSeq,
-    sessions: byKey(core.sessions).map(([id, s]) => [id, s.name, s.ttlMs, s.dueMs, s.seq, s.owner]),
+    sessions: byKey(core.sessions).map(([id, s]) => sessionRow(id, s)),
     leases: byKey(core.leases).map(([name, r]) => leaseRow(name, r)),
     semaphores: byKey(core.semaphores).map(([name, r]) => semaphoreRow(name, r)),
-    elections: byKey(core.elections).map(([group, e]) => [
-      group,
-      e.leaderToken,
-      e.leaderSinceMs,
-      e.revision,
-      e.lastFencingToken,
-      e.leader !== null,
-      [...e.candidates.values()].map((c) => [
-        c.candidate,
-        c.value,
-        c.ttlMs,
-        c.session?.sessionId ?? null,
-        c.dueMs,
-        c.seq,
-        c.owner,
-      ]),
-    ]),
+    elections: byKey(core.elections).map(([group, e]) => electionRow(group, e)),
     retiredElections: [...core.retiredElections.entries()],
-    kv: byKey(core.kv).map(([key, r]) => [key, r.value, r.revision]),
-    idempotency: [...core.idempotency.entries()].map(([key, e]) => [
-      key,
-      e.value.fingerprint,
-      e.value.result,
-      e.atMs,
-    ]),
-    waiterOutcomes: [...core.waiterOutcomes.entries()].map(([id, e]) => [id, e.value, e.atMs]),
+    kv: byKey(core.kv).map(([key, r]) => kvRow(key, r)),
+    idempotency: [...core.idempotency.entries()].map(([key, e]) => idempotencyRow(key, e)),
+    waiterOutcomes: [...core.waiterOutcomes.entries()].map(([id, e]) => waiterOutcomeRow(id, e)),
     history: [...core.history.entries()],
     auth: authRows(core.auth),
   };

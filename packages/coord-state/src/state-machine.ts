@@ -88,6 +88,7 @@ import {
   type Touched,
 } from './sessions.js';
 import { readSnapshot, writeSnapshot } from './snapshot.js';
+import { snapshotSlices } from './snapshot-slices.js';
 import { checkCommandRanges, checkEnvelopeShape } from './validate.js';
 
 const OK_NULL: CommandResult = Object.freeze({ ok: true, value: null });
@@ -519,6 +520,11 @@ export class CoordStateMachine implements CoordState {
   /** Deterministic msgpackr encoding of the whole state (same state ⇒ same bytes). */
   snapshot(): Uint8Array {
     return writeSnapshot(this.#core);
+  }
+
+  /** `snapshot()` in bounded steps (snapshot-slices.ts); nothing may be applied meanwhile. */
+  snapshotSlices(sliceEntries?: number): Iterator<Uint8Array, void, undefined> {
+    return snapshotSlices(this.#core, sliceEntries);
   }
 
   /** Replaces the state with a snapshot's (taken with the same limits). Throws SnapshotFormatError on foreign bytes. */

@@ -120,6 +120,14 @@ export interface RaftNodeApi<R> {
   changeMembership(change: MembershipRequest, opts?: RequestOptions): Promise<RaftStatus>;
   /** Called once when this node learns it was removed from the cluster (§4.2.2). */
   onRemoved(listener: () => void): () => void;
+  /**
+   * Holds the state machine still: until the returned release is called (idempotent), committed
+   * entries and installed snapshots wait in order instead of being applied, while the node goes on
+   * replicating, voting, heartbeating and serving reads of what it had applied. Lets a caller read
+   * the whole state in many event-loop turns at one applied index (a backup, a state hash). Holds
+   * nest; the last release applies what waited. Writes and linearizable reads wait meanwhile.
+   */
+  holdApplies(): () => void;
   /** Called after each batch of applied entries (for long-poll wake-ups); returns an unsubscribe. */
   onApplied(listener: (lastApplied: LogIndex) => void): () => void;
   /** Called when the known leader or this node's role changes. */

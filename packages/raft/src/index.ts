@@ -4,6 +4,7 @@
  * The simulator pieces live in the `./testing` entry.
  */
 export { RaftNode } from './raft-node.js';
+export { driveSlices, joinSlices, type DrivenSlices } from './slice-driver.js';
 export {
   RAFT_NODE_DEFAULTS,
   ELECTION_TIMEOUT_HEARTBEATS_MIN,

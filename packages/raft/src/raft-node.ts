@@ -14,11 +14,15 @@
  * any input, never re-entrantly; inputs arriving while a write is in flight pile up in the core and
  * leave in the NEXT Ready as one write (group commit).
  *
- * Snapshots (Raft §7): every `snapshotEntries` applied entries, inside the loop (so no Ready is
- * processed meanwhile): StateMachine.snapshot() → storage.saveSnapshot (fsynced) → storage.compactLog
- * (entries ≤ applied − snapshotKeepEntries, older snapshots) → core.compact. The snapshot is durable
- * before any entry it covers is deleted, so a kill at any point leaves a recoverable disk (see
- * level-storage.ts). On open: restore the newest snapshot, then replay committed entries after it.
+ * Snapshots (Raft §7): every `snapshotEntries` applied entries. A state machine with
+ * `snapshotSlices` is encoded beside the loop, slice by slice with a turn of the event loop between
+ * slices (slice-driver.ts), applies held meanwhile (holdApplies), so Readies — heartbeats, votes,
+ * replication — go on; one without it is encoded inside the loop in one step. Then, inside the loop
+ * (no Ready processed meanwhile): storage.saveSnapshot (fsynced) → storage.compactLog (entries ≤
+ * applied − snapshotKeepEntries, older snapshots) → core.compact. An encoding overtaken by a
+ * snapshot installed from the leader is dropped. The snapshot is durable before any entry it covers
+ * is deleted, so a kill at any point leaves a recoverable disk (see level-storage.ts). On open:
+ * restore the newest snapshot, then replay committed entries after it.
  *
  * Membership (dissertation ch. 4, docs/operations.md): the bootstrap membership is recorded in the
  * data on first open and wins over `peers` afterwards (member-book.ts); `config` entries carry the
@@ -55,6 +59,7 @@ import type {
   RequestOptions,
 } from './api.js';
 import type { StateMachine } from './state-machine.js';
+import { driveSlices, joinSlices } from './slice-driver.js';
 import type { RaftObserver } from './observer.js';
 import {
   InvalidArgumentError,
@@ -123,6 +128,16 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   /** Ticks since start (for lastContactMs). */
   #ticks = 0;
   #ticker: NodeJS.Timeout | null = null;
+  /** Outstanding holdApplies() holds; while > 0, #heldBack collects what would be applied. */
+  #applyHolds = 0;
+  /** Installed snapshots and committed entries that arrived while applies were held, in order. */
+  #heldBack: (Snapshot | Entry)[] = [];
+  /** True from the start of a local snapshot until it is saved or dropped. */
+  #snapshotting = false;
+  /** A snapshot encoded beside the loop, waiting for the loop to save it. */
+  #encoded: { meta: SnapshotMeta; data: Uint8Array; startMs: number } | null = null;
+  /** Aborts a sliced snapshot encoding on stop. */
+  readonly #stopSignal = new AbortController();
   #loopScheduled = false;
   #loopRunning = false;
   #loopDone: Promise<void> = Promise.resolve();
@@ -299,10 +314,19 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#loopRunning || this.#stopped) return;
     this.#loopRunning = true;
     try {
-      while (!this.#stopped && this.#core.hasReady()) {
+      while (!this.#stopped) {
+        this.#applyHeldBack();
+        const encoded = this.#encoded;
+        // A snapshot installed from the leader but held back (a hold is still out) is already on
+        // disk: the local one waits until it is applied, then is dropped as overtaken.
+        if (encoded !== null && !this.#heldBack.some((item) => 'meta' in item)) {
+          this.#encoded = null;
+          await this.#saveSnapshot(encoded.meta, encoded.data, encoded.startMs);
+          continue;
+        }
+        if (!this.#core.hasReady()) break;
         await this.#handleReady(this.#core.ready());
-        if (this.#appliedIndex - this.#snapshotIndex >= this.#o.snapshotEntries && !this.#stopped)
-          await this.#takeSnapshot();
+        if (this.#snapshotDue()) await this.#takeSnapshot();
       }
     } catch (err) {
       this.#fatal(err);
@@ -339,8 +363,13 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     }
     if (ready.mustPersistBeforeSend) this.#sendAll(ready.messages);
     const appliedBefore = this.#appliedIndex;
-    if (ready.snapshot !== null) this.#restoreSnapshot(ready.snapshot);
-    for (const entry of ready.committedEntries) this.#applyEntry(entry);
+    if (this.#applyHolds > 0) {
+      if (ready.snapshot !== null) this.#heldBack.push(ready.snapshot);
+      for (const entry of ready.committedEntries) this.#heldBack.push(entry);
+    } else {
+      if (ready.snapshot !== null) this.#restoreSnapshot(ready.snapshot);
+      for (const entry of ready.committedEntries) this.#applyEntry(entry);
+    }
     this.#reads.answered(ready.readStates, ready.readFailures);
     this.#reads.serve(this.#appliedIndex);
     this.#core.advance(ready);
@@ -420,6 +449,43 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     for (const msg of messages) this.#transport.send(msg);
   }
 
+  /** No snapshot under way, no hold, nothing held back, and enough applied since the last one. */
+  #snapshotDue(): boolean {
+    return (
+      !this.#stopped &&
+      !this.#snapshotting &&
+      this.#applyHolds === 0 &&
+      this.#heldBack.length === 0 &&
+      this.#appliedIndex - this.#snapshotIndex >= this.#o.snapshotEntries
+    );
+  }
+
+  holdApplies(): () => void {
+    this.#applyHolds++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#applyHolds--;
+      assert.ok(this.#applyHolds >= 0, 'apply holds never go negative');
+      if (this.#applyHolds === 0 && this.#heldBack.length > 0) this.#schedule();
+    };
+  }
+
+  /** Once no hold is left: applies what waited, in order, then serves reads and tells listeners. */
+  #applyHeldBack(): void {
+    if (this.#applyHolds > 0 || this.#heldBack.length === 0) return;
+    const held = this.#heldBack;
+    this.#heldBack = [];
+    const appliedBefore = this.#appliedIndex;
+    for (const item of held) {
+      if ('meta' in item) this.#restoreSnapshot(item);
+      else this.#applyEntry(item);
+    }
+    this.#reads.serve(this.#appliedIndex);
+    if (this.#appliedIndex !== appliedBefore) this.#notifyApplied();
+  }
+
   /** Applies one committed entry (skipping those replayed on open) and settles its proposal. */
   #applyEntry(entry: Entry): void {
     if (entry.index <= this.#appliedIndex) return; // already replayed from disk on open
@@ -468,31 +534,64 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   }
 
   /**
-   * Local snapshot + compaction (Raft §7), in the crash-safe order of level-storage.ts: snapshot
-   * durable first, then old entries deleted, then the core told. Runs inside the Ready loop, right
-   * after advance(), so the core's appliedIndex equals ours.
+   * Starts a local snapshot (Raft §7) at the applied index. Runs inside the Ready loop, right after
+   * advance(), with nothing held back. In one step when the state machine has no `snapshotSlices`;
+   * else the encoding runs beside the loop with applies held and the loop saves it when it is done.
    */
   async #takeSnapshot(): Promise<void> {
     const startMs = performance.now();
     const meta: SnapshotMeta = this.#core.snapshotMetaAt(this.#appliedIndex);
-    const data = this.#sm.snapshot();
-    await this.#storage.saveSnapshot({ meta, data });
-    if (this.#stopped) return;
-    const compactIndex = asIndex(Math.max(0, meta.index - this.#o.snapshotKeepEntries));
-    await this.#storage.compactLog(compactIndex, meta.index);
-    if (this.#stopped) return;
-    this.#snapshotIndex = asIndex(Math.max(this.#snapshotIndex, meta.index));
-    const used = this.#core.compact(meta, data, compactIndex);
-    const info = {
-      index: meta.index,
-      sizeBytes: data.byteLength,
-      durationMs: performance.now() - startMs,
-    };
-    this.#callListener(() => this.#observer.snapshotTaken?.(info));
-    this.#log.info(
-      { snapshotIndex: meta.index, compactIndex, sizeBytes: data.byteLength, used },
-      'took snapshot',
+    this.#snapshotting = true;
+    const slices = this.#sm.snapshotSlices?.();
+    if (slices === undefined) {
+      await this.#saveSnapshot(meta, this.#sm.snapshot(), startMs);
+      return;
+    }
+    const release = this.holdApplies();
+    driveSlices(slices, undefined, this.#stopSignal.signal).then(
+      (driven) => {
+        release();
+        this.#encoded = { meta, data: joinSlices(driven), startMs };
+        this.#schedule();
+      },
+      (err: unknown) => {
+        release();
+        if (!this.#stopped) this.#fatal(err);
+      },
     );
+  }
+
+  /**
+   * Saves and compacts (Raft §7) in the crash-safe order of level-storage.ts: snapshot durable
+   * first, then old entries deleted, then the core told. Inside the Ready loop. Drops a snapshot
+   * that a snapshot installed from the leader meanwhile has overtaken.
+   */
+  async #saveSnapshot(meta: SnapshotMeta, data: Uint8Array, startMs: number): Promise<void> {
+    try {
+      if (meta.index <= this.#snapshotIndex) {
+        this.#log.info({ snapshotIndex: meta.index }, 'dropped a snapshot overtaken by another');
+        return;
+      }
+      await this.#storage.saveSnapshot({ meta, data });
+      if (this.#stopped) return;
+      const compactIndex = asIndex(Math.max(0, meta.index - this.#o.snapshotKeepEntries));
+      await this.#storage.compactLog(compactIndex, meta.index);
+      if (this.#stopped) return;
+      this.#snapshotIndex = asIndex(Math.max(this.#snapshotIndex, meta.index));
+      const used = this.#core.compact(meta, data, compactIndex);
+      const info = {
+        index: meta.index,
+        sizeBytes: data.byteLength,
+        durationMs: performance.now() - startMs,
+      };
+      this.#callListener(() => this.#observer.snapshotTaken?.(info));
+      this.#log.info(
+        { snapshotIndex: meta.index, compactIndex, sizeBytes: data.byteLength, used },
+        'took snapshot',
+      );
+    } finally {
+      this.#snapshotting = false;
+    }
   }
 
   #onSoftState(next: SoftState): void {
@@ -762,6 +861,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   stop(): Promise<void> {
     if (this.#stopPromise !== null) return this.#stopPromise;
     this.#stopped = true;
+    this.#stopSignal.abort(new StoppedError());
     if (this.#ticker !== null) clearInterval(this.#ticker);
     const stopped = new StoppedError();
     this.#proposals.failAll(stopped);

@@ -25,5 +25,12 @@ export interface AppliedEntry {
 export interface StateMachine<R = unknown> {
   apply(entry: AppliedEntry): R;
   snapshot(): Uint8Array;
+  /**
+   * Optional: the bytes of `snapshot()` in bounded steps (each `next()` a bounded amount of work),
+   * for a large state. With it, the runtime takes its periodic snapshots slice by slice with turns
+   * of the event loop between them, holding applies meanwhile (RaftNodeApi.holdApplies); nothing is
+   * applied between two steps.
+   */
+  snapshotSlices?(): Iterator<Uint8Array, void, undefined>;
   restore(snapshot: Uint8Array): void;
 }

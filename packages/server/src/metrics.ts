@@ -261,14 +261,22 @@ function raftObserver(registry: Registry): RaftObserver {
   });
   const snapshotBytes = new Gauge({
     name: 'tenure_raft_snapshot_bytes',
-    help: 'Size of the newest snapshot',
+    help: 'Size of the newest snapshot taken or installed by this process (0 before its first)',
     registers: [registry],
   });
   const snapshotIndex = new Gauge({
     name: 'tenure_raft_snapshot_index',
-    help: 'Last log index covered by the newest snapshot',
+    help: 'Last log index covered by the newest snapshot taken or installed by this process (0 before its first)',
     registers: [registry],
   });
+  // Every series exists from the start (0 snapshots, 0 seconds observed, gauges 0), so a dashboard
+  // shows a value before the first snapshot instead of no data.
+  for (const origin of ['taken', 'installed'] as const) {
+    snapshots.inc({ origin }, 0);
+    snapshotSeconds.zero({ origin });
+  }
+  snapshotBytes.set(0);
+  snapshotIndex.set(0);
   const snapshot =
     (origin: 'taken' | 'installed') =>
     (info: { index: number; sizeBytes: number; durationMs: number }) => {

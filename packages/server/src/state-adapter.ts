@@ -62,6 +62,11 @@ export class CoordStateAdapter implements StateMachine<ApplyOutput> {
     return this.#coord.snapshot();
   }
 
+  /** The snapshot in bounded steps (coord-state snapshotSlices); nothing is applied meanwhile. */
+  snapshotSlices(): Iterator<Uint8Array, void, undefined> {
+    return this.#coord.snapshotSlices();
+  }
+
   restore(snapshot: Uint8Array): void {
     this.#coord.restore(snapshot);
     // Every resource may have changed: wake no one specifically; waiters re-check on their next event.

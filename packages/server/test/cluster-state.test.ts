@@ -51,29 +51,42 @@ t.test(
     t.match(refused.json(), { error: { code: 'not_found', message: /--state-hash-route on/ } });
     const h = await harness(['--state-hash-route', 'on']);
     t.teardown(h.close);
-    const hashOf = (): string => createHash('sha256').update(h.coord.snapshot()).digest('hex');
-    const first = await h.app.inject({ method: 'GET', url: '/v1/cluster/state' });
-    t.equal(first.statusCode, 200);
-    const s1 = first.json() as { id: string; appliedIndex: number; stateHash: string };
-    t.equal(s1.id, 'n1');
-    t.equal(s1.appliedIndex, h.raft.status().appliedIndex);
+    type StateAnswer = { id: string; appliedIndex: number; stateHash: string };
+    // Asks the route and hashes the replica while applies are held: the node's time advancer
+    // proposes too, and the answer spans event-loop turns.
+    const ask = async (): Promise<{ status: number; body: StateAnswer; expected: StateAnswer }> => {
+      const release = h.raft.holdApplies();
+      try {
+        const res = await h.app.inject({ method: 'GET', url: '/v1/cluster/state' });
+        const expected = {
+          id: 'n1',
+          appliedIndex: h.raft.status().appliedIndex,
+          stateHash: createHash('sha256').update(h.coord.snapshot()).digest('hex'),
+        };
+        return { status: res.statusCode, body: res.json(), expected };
+      } finally {
+        release();
+      }
+    };
+    const first = await ask();
+    t.equal(first.status, 200);
+    const s1 = first.body;
     t.match(s1.stateHash, /^[0-9a-f]{64}$/);
-    t.equal(s1.stateHash, hashOf());
+    t.same(s1, first.expected, 'this replica: its applied index and the hash of its state there');
 
     const got = await send(h.app, 'POST', '/v1/leases/L/acquire', { holder: 'A', ttlMs: 60_000 });
     t.equal(got.statusCode, 200);
-    const s2 = (
-      await h.app.inject({ method: 'GET', url: '/v1/cluster/state' })
-    ).json() as typeof s1;
+    const second = await ask();
+    const s2 = second.body;
     t.ok(s2.appliedIndex > s1.appliedIndex, 'applied index advanced');
     t.not(s2.stateHash, s1.stateHash, 'a grant changes the hash');
-    t.equal(s2.stateHash, hashOf());
+    t.same(s2, second.expected);
 
     // A follower answers from its own replica: nothing is forwarded to the leader.
     h.raft.setRole('follower', 'n2');
-    const s3 = await h.app.inject({ method: 'GET', url: '/v1/cluster/state' });
-    t.equal(s3.statusCode, 200);
-    t.equal((s3.json() as typeof s1).stateHash, hashOf());
+    const third = await ask();
+    t.equal(third.status, 200);
+    t.same(third.body, third.expected);
     t.equal(h.forwarder.calls.length, 0, 'not forwarded');
     t.equal(
       (await h.app.inject({ method: 'GET', url: '/v1/cluster/state?consistency=stale' }))

@@ -71,6 +71,21 @@ t.test('leader changes count new leaders only, not terms without one', async (t)
   t.equal(await count(), 3, 'a new leader and a new term of leadership both count');
 });
 
+t.test('the snapshot series have a value before the first snapshot', async (t) => {
+  const m = createMetrics(
+    () => null,
+    () => null,
+  );
+  const text = await m.registry.metrics();
+  for (const origin of ['taken', 'installed']) {
+    t.equal(sample(text, `tenure_raft_snapshots_total{origin="${origin}"}`), 0, origin);
+    t.equal(sample(text, `tenure_raft_snapshot_seconds_count{origin="${origin}"}`), 0, origin);
+    t.equal(sample(text, `tenure_raft_snapshot_seconds_sum{origin="${origin}"}`), 0, origin);
+  }
+  t.equal(sample(text, 'tenure_raft_snapshot_bytes'), 0);
+  t.equal(sample(text, 'tenure_raft_snapshot_index'), 0);
+});
+
 t.test('Raft persist and snapshot timings', async (t) => {
   const m = createMetrics(
     () => null,

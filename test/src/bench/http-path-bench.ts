@@ -58,6 +58,10 @@ class ImmediateRaft implements RaftNodeApi<ApplyOutput> {
   async readBarrier(): Promise<LogIndex> {
     return this.#index as LogIndex;
   }
+  /** The bench takes no backups while it writes: nothing to hold. */
+  holdApplies(): () => void {
+    return () => undefined;
+  }
   async transferLeadership(): Promise<void> {}
   status(): RaftStatus {
     const i = this.#index as LogIndex;

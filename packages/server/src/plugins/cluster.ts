@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { driveSlices } from '@tenure/raft';
 import { HttpError, noLeader } from '../http-error.js';
 import { emptyBodyAsObject } from '../json-body.js';
 import { remainingMs } from '../request-context.js';
@@ -13,6 +14,12 @@ import { routeSchema } from '../route-schema.js';
 import type { RoutePluginOptions } from './leases.js';
 
 import { memberViews } from '../member-view.js';
+
+/** This replica's applied index and the sha256 hex of its state snapshot at that index. */
+interface StateHash {
+  readonly appliedIndex: number;
+  readonly stateHash: string;
+}
 
 export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
   const { deps, gateway: gw } = opts;
@@ -49,7 +56,9 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
    * `GET /v1/cluster/state` → `{id, appliedIndex, stateHash}`: this node's own replica, never
    * forwarded. stateHash = sha256 hex of the coord-state snapshot bytes, which are deterministic
    * (same state ⇒ same bytes), so two replicas at the same appliedIndex must report the same hash.
-   * Read in one synchronous step, so the hash is of the state at exactly appliedIndex.
+   * Encoded in slices with event-loop turns between them while applies are held
+   * (RaftNodeApi.holdApplies), so the hash is of the state at exactly appliedIndex and the node
+   * stays responsive meanwhile (docs/operations.md "Snapshots of a large state").
    */
   const stateSchema = routeSchema(
     {
@@ -63,21 +72,37 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
     },
     H,
   );
-  // The hash of the state at one applied index, computed once per index (repeated asks are free).
-  let hashed: { appliedIndex: number; stateHash: string } | null = null;
+  // The hash of the state at one applied index, computed once per index (repeated asks are free);
+  // asks while one is being computed share it (one encoding at a time).
+  let hashed: StateHash | null = null;
+  let hashing: Promise<StateHash> | null = null;
   app.get('/v1/cluster/state', { schema: stateSchema }, async () => {
     if (config.stateHashRoute !== 'on')
       throw new HttpError(
         'not_found',
         'GET /v1/cluster/state is off on this node (start it with --state-hash-route on)',
       );
-    const appliedIndex = raft.status().appliedIndex;
-    if (hashed === null || hashed.appliedIndex !== appliedIndex) {
-      const stateHash = createHash('sha256').update(deps.coord.snapshot()).digest('hex');
-      hashed = { appliedIndex, stateHash };
+    if (hashed === null || hashed.appliedIndex !== raft.status().appliedIndex) {
+      hashing ??= hashState().finally(() => {
+        hashing = null;
+      });
+      hashed = await hashing;
     }
     return { id: config.nodeId, ...hashed };
   });
+
+  /** Holds applies and hashes the state slice by slice at the applied index. */
+  async function hashState(): Promise<StateHash> {
+    const release = raft.holdApplies();
+    try {
+      const appliedIndex = raft.status().appliedIndex;
+      const hash = createHash('sha256');
+      await driveSlices(deps.coord.snapshotSlices(), (bytes) => hash.update(bytes));
+      return { appliedIndex, stateHash: hash.digest('hex') };
+    } finally {
+      release();
+    }
+  }
 
   app.post(
     '/v1/cluster/transfer-leadership',

@@ -5,30 +5,31 @@
  * The node that answers encodes its own replica. It first learns a read index from the leader
  * (ReadIndex, Raft dissertation §6.4: the leader confirms its leadership and answers its commit
  * index; on the leader itself this is a local read barrier), waits until it has applied up to that
- * index, and then encodes its state in the same synchronous step as it reads its applied index —
- * so the file holds every write acknowledged before the request. A follower asks the leader with
- * the internal READ_INDEX_HEADER (one hop, never forwarded again).
+ * index, and then holds its applies (RaftNodeApi.holdApplies) while it encodes its state — so the
+ * file holds every write acknowledged before the request, at exactly the applied index it names.
+ * A follower asks the leader with the internal READ_INDEX_HEADER (one hop, never forwarded again).
  *
- * Cost: one encoding of the state on the answering node's event loop — the same work as one of the
- * Raft runtime's periodic snapshots. Asked on a follower (what `tenure snapshot save` does), it
- * never stalls the leader. The checksum is computed off the event loop (WebCrypto's digest runs on
- * the thread pool) and the file is sent in slices with backpressure. One snapshot at a time per
- * node (bounded memory): a second request meanwhile gets 429 resource_exhausted.
+ * Cost: one encoding of the state on the answering node, in bounded slices (coord-state
+ * snapshotSlices) with a turn of the event loop between them (driveSlices), so the node keeps
+ * heartbeating, voting and answering health checks and reads meanwhile (docs/operations.md
+ * "Snapshots of a large state"); its writes wait until the encoding ends. Asked on a follower (what
+ * `tenure snapshot save` does), it never holds the leader's writes. The checksum is computed slice
+ * by slice and the file is sent slice by slice with backpressure. One snapshot at a time per node
+ * (bounded memory): a second request meanwhile gets 429 resource_exhausted.
  */
 import { Readable } from 'node:stream';
-import { webcrypto } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { encodeSnapshotFileHeader, STATE_SNAPSHOT_FORMAT } from '@tenure/coord-state';
+import { driveSlices, type DrivenSlices } from '@tenure/raft';
 import { HttpError, noLeader, timeoutError } from '../http-error.js';
 import { httpAddressOf } from '../member-view.js';
 import { remainingMs } from '../request-context.js';
 import { routeSchema } from '../route-schema.js';
 import type { RoutePluginOptions } from './leases.js';
 
-/** Size of the slices the file is written in (bytes). */
-export const SNAPSHOT_SLICE_BYTES = 1024 * 1024;
 /**
  * Internal request header: a follower asks the leader only for a read index (answer
  * `{"readIndex": n}`), not for a file.
@@ -38,10 +39,11 @@ export const READ_INDEX_HEADER = 'tenure-snapshot-read-index';
 /** The URL a follower asks the leader for a read index on (with READ_INDEX_HEADER). */
 const READ_INDEX_URL = '/v1/cluster/snapshot';
 
-/** A snapshot ready to send: the file's two header lines, the state, its applied index. */
+/** A snapshot ready to send: the file's two header lines, the state in slices, its applied index. */
 interface SnapshotFile {
   readonly head: Uint8Array;
-  readonly payload: Uint8Array;
+  readonly payload: readonly Uint8Array[];
+  readonly payloadBytes: number;
   readonly index: number;
 }
 
@@ -96,7 +98,7 @@ export const snapshotRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
     });
     return reply
       .header('content-type', 'application/octet-stream')
-      .header('content-length', String(file.head.byteLength + file.payload.byteLength))
+      .header('content-length', String(file.head.byteLength + file.payloadBytes))
       .header(
         'content-disposition',
         `attachment; filename="${config.clusterId}-${file.index}.tenure-snapshot"`,
@@ -113,16 +115,16 @@ export const snapshotRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
     return raft.readBarrier({ timeoutMs: left });
   }
 
-  /** Waits for a linearizable point, encodes the local state, hashes it (off the event loop). */
+  /**
+   * Waits for a linearizable point, then holds applies while it encodes and hashes the local state
+   * in slices: the bytes are the state at exactly the applied index read under the hold.
+   */
   async function takeSnapshot(request: FastifyRequest): Promise<SnapshotFile> {
     const status = raft.status();
     if (status.role === 'leader') await leaderReadIndex(request);
     else await appliedUpTo(await askReadIndex(request, status.leaderId), request);
-    // One synchronous step: the bytes are the state at exactly this applied index.
-    const payload = deps.coord.snapshot();
-    const s = raft.status();
-    const clusterTimeMs = deps.coord.lastAppliedTimeMs();
-    const digest = await webcrypto.subtle.digest('SHA-256', payload);
+    const { status: s, clusterTimeMs, sha256, driven } = await encodeHeld(request);
+    const payloadBytes = driven.byteLength;
     const head = encodeSnapshotFileHeader({
       clusterId: config.clusterId,
       nodeId: config.nodeId,
@@ -130,15 +132,38 @@ export const snapshotRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
       term: s.term,
       clusterTimeMs,
       stateFormat: STATE_SNAPSHOT_FORMAT,
-      payloadBytes: payload.byteLength,
-      sha256: Buffer.from(digest).toString('hex'),
+      payloadBytes,
+      sha256,
       createdAt: new Date().toISOString(),
     });
     deps.logger.info(
-      { index: s.appliedIndex, term: s.term, payloadBytes: payload.byteLength },
+      { index: s.appliedIndex, term: s.term, payloadBytes, slices: driven.steps },
       'sending snapshot',
     );
-    return { head, payload, index: s.appliedIndex };
+    return { head, payload: driven.parts, payloadBytes, index: s.appliedIndex };
+  }
+
+  /** Holds applies, then encodes and hashes the state slice by slice at the applied index. */
+  async function encodeHeld(request: FastifyRequest): Promise<{
+    status: ReturnType<typeof raft.status>;
+    clusterTimeMs: number;
+    sha256: string;
+    driven: DrivenSlices;
+  }> {
+    const release = raft.holdApplies();
+    try {
+      const status = raft.status();
+      const clusterTimeMs = deps.coord.lastAppliedTimeMs();
+      const hash = createHash('sha256');
+      const driven = await driveSlices(
+        deps.coord.snapshotSlices(),
+        (bytes) => hash.update(bytes),
+        request.tenure.signal,
+      );
+      return { status, clusterTimeMs, sha256: hash.digest('hex'), driven };
+    } finally {
+      release();
+    }
   }
 
   /**
@@ -214,11 +239,8 @@ function parseReadIndex(status: number | undefined, text: string): number | null
   }
 }
 
-/** The header, then the payload in SNAPSHOT_SLICE_BYTES views (no copies). */
-function* slices(head: Uint8Array, payload: Uint8Array): Generator<Buffer> {
-  yield Buffer.from(head.buffer, head.byteOffset, head.byteLength);
-  for (let at = 0; at < payload.byteLength; at += SNAPSHOT_SLICE_BYTES) {
-    const end = Math.min(payload.byteLength, at + SNAPSHOT_SLICE_BYTES);
-    yield Buffer.from(payload.buffer, payload.byteOffset + at, end - at);
-  }
+/** The header, then the payload slice by slice (views, no copies). */
+function* slices(head: Uint8Array, payload: readonly Uint8Array[]): Generator<Buffer> {
+  for (const part of [head, ...payload])
+    yield Buffer.from(part.buffer, part.byteOffset, part.byteLength);
 }
