@@ -138,7 +138,8 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
   installArrivalChecks(app as unknown as FastifyInstance, {
     proof: gateway.forwardProof,
     isOtherNode: (id) =>
-      id !== config.nodeId && httpAddressOf(config.peers, id, () => raft.status()) !== null,
+      id !== config.nodeId &&
+      httpAddressOf(config.peers, id, (m) => raft.memberAddress(m)) !== null,
   });
   installAuth(app as unknown as FastifyInstance, config, deps.coord);
   // Hooks in callback style (not async): no promise and microtask per hook and request, which the
