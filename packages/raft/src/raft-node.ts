@@ -30,6 +30,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { ClusterTimeEstimate } from './cluster-time-estimate.js';
+import { CommitHeard } from './commit-heard.js';
 import { RaftCore } from './core/raft-core.js';
 import { runtimeCommitNoticeDelayTicks } from './core/config.js';
 import type {
@@ -135,6 +136,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
    * (docs/api.md), so an acknowledged write's index is never above it.
    */
   #persistedCommitIndex: LogIndex;
+  /** Commit indexes heard from leaders, by time: the readiness target (commit-heard.ts). */
+  readonly #commitHeard: CommitHeard;
 
   private constructor(
     options: RaftNodeOptions<R>,
@@ -161,6 +164,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#snapshotIndex = parts.snapshotIndex;
     this.#persistedCommitIndex = parts.durableCommitIndex;
     this.#clusterTime = new ClusterTimeEstimate(resolved.electionTimeoutTicks * resolved.tickMs);
+    this.#commitHeard = new CommitHeard(resolved.readyLagMs);
     this.#log = parts.log;
     this.#book = parts.book;
     this.#peersWithData = new Set(parts.peersWithData);
@@ -273,7 +277,23 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   #onMessage(msg: Message): void {
     if (this.#stopped) return;
     this.#core.step(msg);
+    if (msg.type === 'AppendEntries' || msg.type === 'AppendEntriesResponse')
+      this.#noteCommitHeard(msg.type === 'AppendEntries' ? msg.from : this.id, msg.term);
     this.#schedule();
+  }
+
+  /**
+   * Records the commit index `leader` announced (or, when this node leads, committed) if `leader` is
+   * the leader of `term` here and it is higher than any heard. Only real announcements count: the
+   * index a node knows by itself before hearing its leader (0 when wiped) must not become an old
+   * readiness target (commit-heard.ts).
+   */
+  #noteCommitHeard(leader: NodeId, term: Term): void {
+    const index = this.#core.leaderCommitIndex();
+    if (index <= this.#commitHeard.highest()) return;
+    const soft = this.#core.softState();
+    if (soft.leaderId === leader && soft.term === term)
+      this.#commitHeard.heard(index, monotonicClock.nowMs());
   }
 
   #tick(): void {
@@ -343,6 +363,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#reads.answered(ready.readStates, ready.readFailures);
     this.#reads.serve(this.#appliedIndex);
     this.#core.advance(ready);
+    this.#noteCommitHeard(this.id, this.#softState.term); // a leader alone commits on its fsync
     if (this.#appliedIndex !== appliedBefore) this.#notifyApplied();
     this.#notePeersWithData();
   }
@@ -634,6 +655,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       leaderId: soft.leaderId,
       commitIndex: this.#durableCommitIndex(),
       leaderCommitIndex: this.#core.leaderCommitIndex(),
+      caughtUpIndex: this.#commitHeard.target(monotonicClock.nowMs()),
       appliedIndex: this.#appliedIndex,
       lastLogIndex: this.#core.lastIndex(),
       clusterTimeMs: this.#clusterTime.read(
