@@ -31,6 +31,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { ClusterTimeEstimate } from './cluster-time-estimate.js';
 import { CommitHeard } from './commit-heard.js';
+import { LazyTicker } from './lazy-ticker.js';
 import { RaftCore } from './core/raft-core.js';
 import { runtimeCommitNoticeDelayTicks } from './core/config.js';
 import type {
@@ -120,9 +121,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   readonly #peersWithData: Set<NodeId>;
   /** Last soft state reported to listeners. */
   #softState: SoftState;
-  /** Ticks since start (for lastContactMs). */
+  /** Ticks handed to the core since start (for lastContactMs). */
   #ticks = 0;
-  #ticker: NodeJS.Timeout | null = null;
+  /** Runs the core's ticks when something is due, and before every input (lazy-ticker.ts). */
+  readonly #ticker: LazyTicker;
   #loopScheduled = false;
   #loopRunning = false;
   #loopDone: Promise<void> = Promise.resolve();
@@ -165,6 +167,18 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#persistedCommitIndex = parts.durableCommitIndex;
     this.#clusterTime = new ClusterTimeEstimate(resolved.electionTimeoutTicks * resolved.tickMs);
     this.#commitHeard = new CommitHeard(resolved.readyLagMs);
+    this.#ticker = new LazyTicker(
+      resolved.tickMs,
+      resolved.electionTimeoutTicks,
+      monotonicClock.nowMs,
+      {
+        tick: () => this.#tick(),
+        ticksUntilDue: () => this.#core.ticksUntilDue(),
+        afterTimerTicks: () => {
+          if (this.#core.hasReady()) this.#schedule();
+        },
+      },
+    );
     this.#log = parts.log;
     this.#book = parts.book;
     this.#peersWithData = new Set(parts.peersWithData);
@@ -270,12 +284,13 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   async #start(): Promise<void> {
     this.#transport.onMessage((msg) => this.#onMessage(msg));
     await this.#transport.start();
-    this.#ticker = setInterval(() => this.#tick(), this.#o.tickMs);
+    this.#ticker.start();
     this.#schedule();
   }
 
   #onMessage(msg: Message): void {
     if (this.#stopped) return;
+    this.#ticker.catchUp();
     this.#core.step(msg);
     if (msg.type === 'AppendEntries' || msg.type === 'AppendEntriesResponse')
       this.#noteCommitHeard(msg.type === 'AppendEntries' ? msg.from : this.id, msg.term);
@@ -296,16 +311,16 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       this.#commitHeard.heard(index, monotonicClock.nowMs());
   }
 
+  /** One core tick (the ticker decides when; lazy-ticker.ts). */
   #tick(): void {
-    if (this.#stopped) return;
     this.#ticks++;
     this.#core.tick();
-    // Most ticks change nothing to hand out (idle CPU: 100 ticks/s at the default tickMs).
-    if (this.#core.hasReady()) this.#schedule();
   }
 
   /** Runs the Ready loop on the next turn unless it is queued or running (it re-checks on exit). */
   #schedule(): void {
+    // Every input ends here: its effect may bring the core's next due tick forward.
+    this.#ticker.rearm();
     if (this.#loopScheduled || this.#loopRunning || this.#stopped) return;
     this.#loopScheduled = true;
     setImmediate(() => {
@@ -327,6 +342,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       this.#fatal(err);
     } finally {
       this.#loopRunning = false;
+      this.#ticker.rearm(); // advance() may have committed: a commit notice may be due sooner
     }
   }
 
@@ -558,6 +574,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#stopped) return Promise.reject(new StoppedError());
     const full = this.#proposals.full();
     if (full !== null) return Promise.reject(full);
+    this.#ticker.catchUp();
     const result = this.#core.propose(data);
     if (!result.ok) {
       // While handing leadership over (§3.10) this node is still leader but accepts nothing; no
@@ -590,6 +607,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     const full = this.#reads.full();
     if (full !== null) return Promise.reject(full);
     const read = this.#reads.start(opts.timeoutMs ?? this.#o.requestTimeoutMsDefault, opts.signal);
+    this.#ticker.catchUp();
     this.#core.readIndex(read.requestId);
     this.#schedule();
     return read.promise;
@@ -618,6 +636,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       opts.signal,
     );
     this.#log.info({ term: soft.term, target }, 'transferring leadership');
+    this.#ticker.catchUp();
     this.#core.transferLeadership(target);
     this.#schedule();
     return transferred;
@@ -680,7 +699,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     const role = learner ? 'learner' : id === soft.leaderId ? 'leader' : 'follower';
     if (soft.role === 'leader' && p !== undefined) {
       if (p.lastAckTick < 0) return { id, role, ...where, matchIndex: p.matchIndex }; // no answer this term
-      const lastContactMs = Math.max(0, this.#ticks - p.lastAckTick) * this.#o.tickMs;
+      const ticks = this.#ticks + this.#ticker.pendingTicks();
+      const lastContactMs = Math.max(0, ticks - p.lastAckTick) * this.#o.tickMs;
       return { id, role, ...where, matchIndex: p.matchIndex, lastContactMs };
     }
     return { id, role: learner || id === soft.leaderId ? role : 'unknown', ...where };
@@ -704,6 +724,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     }
     const full = this.#proposals.full();
     if (full !== null) throw full;
+    this.#ticker.catchUp();
     const result = this.#core.proposeMembershipChange({
       type: change.type,
       id: change.id,
@@ -779,7 +800,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   stop(): Promise<void> {
     if (this.#stopPromise !== null) return this.#stopPromise;
     this.#stopped = true;
-    if (this.#ticker !== null) clearInterval(this.#ticker);
+    this.#ticker.stop();
     const stopped = new StoppedError();
     this.#proposals.failAll(stopped);
     this.#reads.failAll(stopped);
