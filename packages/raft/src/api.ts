@@ -49,9 +49,16 @@ export interface RaftStatus {
   /**
    * What this node knows the cluster has committed: a leader its own commit index, a follower the
    * highest commit index its current leader told it in this term (may exceed what its log holds while
-   * it catches up). `/readyz` is ready once `appliedIndex` reaches it (docs/architecture.md, Readiness).
+   * it catches up).
    */
   readonly leaderCommitIndex: LogIndex;
+  /**
+   * The commit index this node must have applied to count as caught up: the highest commit index
+   * it heard from a leader at least `readyLagMs` ago (RaftNodeOptions), or the first one heard while
+   * none is that old; 0 before any leader was heard (commit-heard.ts). `/readyz` is ready once `appliedIndex`
+   * reaches it (docs/architecture.md, Readiness).
+   */
+  readonly caughtUpIndex: LogIndex;
   readonly appliedIndex: LogIndex;
   readonly lastLogIndex: LogIndex;
   /**

@@ -76,6 +76,12 @@ export interface RaftNodeOptions<R> {
    * (0 = drop every entry the snapshot covers). Bounds the log at snapshotEntries + this.
    */
   readonly snapshotKeepEntries?: number;
+  /**
+   * Readiness lag: status().caughtUpIndex is the commit index this node heard from a leader at least
+   * this long ago (commit-heard.ts, docs/architecture.md, Readiness). Default 1 000 ms; 0 = the
+   * newest heard (a follower is then "behind" for the moment between hearing a commit and applying it).
+   */
+  readonly readyLagMs?: number;
   /** Seed of the election-jitter generator; default from crypto (logged). */
   readonly randomSeed?: number;
   /** Injected storage (tests); default LevelRaftStorage in `dataDir`. Closed by stop(). */
@@ -109,6 +115,7 @@ export interface ResolvedOptions {
   readonly requestTimeoutMsDefault: number;
   readonly snapshotEntries: number;
   readonly snapshotKeepEntries: number;
+  readonly readyLagMs: number;
   readonly listen: string;
   readonly voters: readonly NodeId[];
 }
@@ -129,6 +136,7 @@ export const RAFT_NODE_DEFAULTS = {
   requestTimeoutMsDefault: 30_000,
   snapshotEntries: 10_000,
   snapshotKeepEntries: 1_000,
+  readyLagMs: 1_000,
 } as const;
 
 /**
@@ -244,6 +252,7 @@ export function resolveOptions<R>(o: RaftNodeOptions<R>): ResolvedOptions {
       'snapshotKeepEntries',
       o.snapshotKeepEntries ?? d.snapshotKeepEntries,
     ),
+    readyLagMs: nonNegativeInt('readyLagMs', o.readyLagMs ?? d.readyLagMs),
     listen: o.listen ?? self.raftAddress,
     voters,
   };

@@ -34,6 +34,8 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { ClusterTimeEstimate } from './cluster-time-estimate.js';
+import { CommitHeard } from './commit-heard.js';
+import { LazyTicker } from './lazy-ticker.js';
 import { RaftCore } from './core/raft-core.js';
 import { runtimeCommitNoticeDelayTicks } from './core/config.js';
 import type {
@@ -125,9 +127,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   readonly #peersWithData: Set<NodeId>;
   /** Last soft state reported to listeners. */
   #softState: SoftState;
-  /** Ticks since start (for lastContactMs). */
+  /** Ticks handed to the core since start (for lastContactMs). */
   #ticks = 0;
-  #ticker: NodeJS.Timeout | null = null;
   /** Outstanding holdApplies() holds; while > 0, #heldBack collects what would be applied. */
   #applyHolds = 0;
   /** Installed snapshots and committed entries that arrived while applies were held, in order. */
@@ -138,6 +139,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   #encoded: { meta: SnapshotMeta; data: Uint8Array; startMs: number } | null = null;
   /** Aborts a sliced snapshot encoding on stop. */
   readonly #stopSignal = new AbortController();
+  /** Runs the core's ticks when something is due, and before every input (lazy-ticker.ts). */
+  readonly #ticker: LazyTicker;
   #loopScheduled = false;
   #loopRunning = false;
   #loopDone: Promise<void> = Promise.resolve();
@@ -151,6 +154,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
    * (docs/api.md), so an acknowledged write's index is never above it.
    */
   #persistedCommitIndex: LogIndex;
+  /** Commit indexes heard from leaders, by time: the readiness target (commit-heard.ts). */
+  readonly #commitHeard: CommitHeard;
 
   private constructor(
     options: RaftNodeOptions<R>,
@@ -177,6 +182,19 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#snapshotIndex = parts.snapshotIndex;
     this.#persistedCommitIndex = parts.durableCommitIndex;
     this.#clusterTime = new ClusterTimeEstimate(resolved.electionTimeoutTicks * resolved.tickMs);
+    this.#commitHeard = new CommitHeard(resolved.readyLagMs);
+    this.#ticker = new LazyTicker(
+      resolved.tickMs,
+      resolved.electionTimeoutTicks,
+      monotonicClock.nowMs,
+      {
+        tick: () => this.#tick(),
+        ticksUntilDue: () => this.#core.ticksUntilDue(),
+        afterTimerTicks: () => {
+          if (this.#core.hasReady()) this.#schedule();
+        },
+      },
+    );
     this.#log = parts.log;
     this.#book = parts.book;
     this.#peersWithData = new Set(parts.peersWithData);
@@ -282,26 +300,43 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   async #start(): Promise<void> {
     this.#transport.onMessage((msg) => this.#onMessage(msg));
     await this.#transport.start();
-    this.#ticker = setInterval(() => this.#tick(), this.#o.tickMs);
+    this.#ticker.start();
     this.#schedule();
   }
 
   #onMessage(msg: Message): void {
     if (this.#stopped) return;
+    this.#ticker.catchUp();
     this.#core.step(msg);
+    if (msg.type === 'AppendEntries' || msg.type === 'AppendEntriesResponse')
+      this.#noteCommitHeard(msg.type === 'AppendEntries' ? msg.from : this.id, msg.term);
     this.#schedule();
   }
 
+  /**
+   * Records the commit index `leader` announced (or, when this node leads, committed) if `leader` is
+   * the leader of `term` here and it is higher than any heard. Only real announcements count: the
+   * index a node knows by itself before hearing its leader (0 when wiped) must not become an old
+   * readiness target (commit-heard.ts).
+   */
+  #noteCommitHeard(leader: NodeId, term: Term): void {
+    const index = this.#core.leaderCommitIndex();
+    if (index <= this.#commitHeard.highest()) return;
+    const soft = this.#core.softState();
+    if (soft.leaderId === leader && soft.term === term)
+      this.#commitHeard.heard(index, monotonicClock.nowMs());
+  }
+
+  /** One core tick (the ticker decides when; lazy-ticker.ts). */
   #tick(): void {
-    if (this.#stopped) return;
     this.#ticks++;
     this.#core.tick();
-    // Most ticks change nothing to hand out (idle CPU: 100 ticks/s at the default tickMs).
-    if (this.#core.hasReady()) this.#schedule();
   }
 
   /** Runs the Ready loop on the next turn unless it is queued or running (it re-checks on exit). */
   #schedule(): void {
+    // Every input ends here: its effect may bring the core's next due tick forward.
+    this.#ticker.rearm();
     if (this.#loopScheduled || this.#loopRunning || this.#stopped) return;
     this.#loopScheduled = true;
     setImmediate(() => {
@@ -332,6 +367,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       this.#fatal(err);
     } finally {
       this.#loopRunning = false;
+      this.#ticker.rearm(); // advance() may have committed: a commit notice may be due sooner
     }
   }
 
@@ -373,6 +409,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#reads.answered(ready.readStates, ready.readFailures);
     this.#reads.serve(this.#appliedIndex);
     this.#core.advance(ready);
+    this.#noteCommitHeard(this.id, this.#softState.term); // a leader alone commits on its fsync
     if (this.#appliedIndex !== appliedBefore) this.#notifyApplied();
     this.#notePeersWithData();
   }
@@ -637,6 +674,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#stopped) return Promise.reject(new StoppedError());
     const full = this.#proposals.full();
     if (full !== null) return Promise.reject(full);
+    this.#ticker.catchUp();
     const result = this.#core.propose(data);
     if (!result.ok) {
       // While handing leadership over (§3.10) this node is still leader but accepts nothing; no
@@ -669,6 +707,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     const full = this.#reads.full();
     if (full !== null) return Promise.reject(full);
     const read = this.#reads.start(opts.timeoutMs ?? this.#o.requestTimeoutMsDefault, opts.signal);
+    this.#ticker.catchUp();
     this.#core.readIndex(read.requestId);
     this.#schedule();
     return read.promise;
@@ -697,6 +736,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       opts.signal,
     );
     this.#log.info({ term: soft.term, target }, 'transferring leadership');
+    this.#ticker.catchUp();
     this.#core.transferLeadership(target);
     this.#schedule();
     return transferred;
@@ -734,6 +774,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       leaderId: soft.leaderId,
       commitIndex: this.#durableCommitIndex(),
       leaderCommitIndex: this.#core.leaderCommitIndex(),
+      caughtUpIndex: this.#commitHeard.target(monotonicClock.nowMs()),
       appliedIndex: this.#appliedIndex,
       lastLogIndex: this.#core.lastIndex(),
       clusterTimeMs: this.#clusterTime.read(
@@ -762,7 +803,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     const role = learner ? 'learner' : id === soft.leaderId ? 'leader' : 'follower';
     if (soft.role === 'leader' && p !== undefined) {
       if (p.lastAckTick < 0) return { id, role, ...where, matchIndex: p.matchIndex }; // no answer this term
-      const lastContactMs = Math.max(0, this.#ticks - p.lastAckTick) * this.#o.tickMs;
+      const ticks = this.#ticks + this.#ticker.pendingTicks();
+      const lastContactMs = Math.max(0, ticks - p.lastAckTick) * this.#o.tickMs;
       return { id, role, ...where, matchIndex: p.matchIndex, lastContactMs };
     }
     return { id, role: learner || id === soft.leaderId ? role : 'unknown', ...where };
@@ -786,6 +828,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     }
     const full = this.#proposals.full();
     if (full !== null) throw full;
+    this.#ticker.catchUp();
     const result = this.#core.proposeMembershipChange({
       type: change.type,
       id: change.id,
@@ -862,7 +905,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#stopPromise !== null) return this.#stopPromise;
     this.#stopped = true;
     this.#stopSignal.abort(new StoppedError());
-    if (this.#ticker !== null) clearInterval(this.#ticker);
+    this.#ticker.stop();
     const stopped = new StoppedError();
     this.#proposals.failAll(stopped);
     this.#reads.failAll(stopped);

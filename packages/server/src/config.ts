@@ -57,6 +57,8 @@ export interface ServerConfig {
   /** Base election timeout; each timeout is drawn from [base, 2 × base). */
   readonly electionTimeoutMs: number;
   readonly tickMs: number;
+  /** `/readyz` target: the commit index heard this long ago, ms (docs/architecture.md, Readiness). */
+  readonly readyLagMs: number;
   /** Default per-request deadline when `Request-Timeout-Ms` is absent. */
   readonly requestTimeoutMsDefault: number;
   /** Upper bound accepted for `Request-Timeout-Ms`. */
@@ -267,6 +269,7 @@ export function loadConfig(
     heartbeatMs: v.heartbeatMs,
     electionTimeoutMs: v.electionTimeoutMs,
     tickMs: v.tickMs,
+    readyLagMs: v.readyLagMs,
     requestTimeoutMsDefault: v.requestTimeoutMsDefault,
     requestTimeoutMsMax: v.requestTimeoutMsMax,
     longPollMsMax: LONG_POLL_MS_MAX,

@@ -101,6 +101,7 @@ export async function startNode(
     tickMs: config.tickMs,
     heartbeatMs: config.heartbeatMs,
     electionTimeoutMs: config.electionTimeoutMs,
+    readyLagMs: config.readyLagMs,
     requestTimeoutMsDefault: config.requestTimeoutMsDefault,
     snapshotEntries: config.snapshotEntries,
     snapshotKeepEntries: config.snapshotKeepEntries,

@@ -336,7 +336,7 @@ export const readyz = Type.Object(
     leader: str('leader id'),
     term: int('Raft term'),
     commitIndex: int('Raft commit index'),
-    appliedIndex: int('applied index (caught up with commitIndex)'),
+    appliedIndex: int('applied index: at least the commit index heard --ready-lag-ms ago'),
   },
   { ...open, description: 'ready' },
 );

@@ -72,6 +72,7 @@ class ImmediateRaft implements RaftNodeApi<ApplyOutput> {
       leaderId: 'n1',
       commitIndex: i,
       leaderCommitIndex: i,
+      caughtUpIndex: i,
       appliedIndex: i,
       lastLogIndex: i,
       clusterTimeMs: Math.floor(performance.now()),

@@ -11,13 +11,13 @@ export const committedEntriesPerReadyMax = 4096;
 export const catchUpEntriesMaxDefault = 100;
 
 /**
- * CoreConfig.commitNoticeDelayTicks of the runtime (RaftNode): 0, off. At 2 ticks it saved about a
- * fifth of the CPU per write (docs/architecture.md, "Cost of a write"), but a follower then learns
- * a commit together with new entries it must fsync before it can apply, so `/readyz` (applied ≥
- * the leader's commit) answered 503 for moments under steady writes. Off until readiness
- * tolerates that.
+ * CoreConfig.commitNoticeDelayTicks of the runtime (RaftNode): 2 ticks (20 ms at the default
+ * tickMs), long enough for the next write of a one-client loop to carry the commit, short next to a
+ * heartbeat. Measured in docs/architecture.md, "Cost of a write". A follower then learns a commit
+ * together with new entries it must fsync before it can apply; readiness allows for that (its
+ * target is the commit heard `readyLagMs` ago, commit-heard.ts).
  */
-export const runtimeCommitNoticeDelayTicks = 0;
+export const runtimeCommitNoticeDelayTicks = 2;
 
 /** The delay the simulator runs on about half its seeds, so the option stays proven safe. */
 export const simulatedCommitNoticeDelayTicks = 2;

@@ -486,6 +486,38 @@ export class RaftCore {
   tickCount(): number {
     return this.#tickCount;
   }
+  /**
+   * How many tick() calls from now until one may do more than count: start an election, send
+   * heartbeats, step down (check-quorum, §6.2), abort a transfer, send a due commit notice or retry a
+   * snapshot. ≥ 1. A runtime may sleep that long instead of ticking, provided it hands the core every
+   * tick that passed before any other input (the counters, and leader stickiness, §4.2.3, read them).
+   * A leader outside the voters (being removed) answers 1: it steps down on the next tick.
+   */
+  ticksUntilDue(): number {
+    if (this.#role !== 'leader')
+      return this.isVoter()
+        ? Math.max(1, this.#randomizedElectionTimeoutTicks - this.#electionElapsed)
+        : Number.POSITIVE_INFINITY; // learners and outsiders never campaign; ticks only count
+    if (!this.isVoter()) return 1;
+    const config = this.#config;
+    let due = Math.min(
+      config.heartbeatTicks - this.#heartbeatElapsed,
+      config.electionTimeoutTicks - this.#electionElapsed,
+    );
+    if (this.#commitNoticePending)
+      due = Math.min(due, (config.commitNoticeDelayTicks ?? 0) - this.#commitNoticeWaitTicks);
+    for (const [peer, pr] of this.#progress) {
+      // Check-quorum: a voter's answer expires electionTimeoutTicks after it (#quorumActive).
+      if (config.checkQuorum && this.#voters.has(peer)) {
+        const lastHeardTick = Math.max(pr.lastAckTick, this.#leaderSinceTick);
+        const expiresIn = lastHeardTick + config.electionTimeoutTicks - this.#tickCount;
+        if (expiresIn > 0) due = Math.min(due, expiresIn);
+      }
+      if (pr.state === 'snapshot')
+        due = Math.min(due, pr.snapshotSentTick + this.#snapshotRetryTicks - this.#tickCount);
+    }
+    return Math.max(1, due);
+  }
   /** Target of the ongoing leadership transfer, or null. */
   transferTarget(): NodeId | null {
     return this.#transferTarget;

@@ -153,6 +153,15 @@ export const SERVER_SETTINGS = {
     default: R.electionTimeoutMs,
     doc: 'Base election timeout; each is drawn from [base, 2 × base).',
   }),
+  readyLagMs: intSetting({
+    flag: 'ready-lag-ms',
+    envPrefix,
+    unit: 'ms',
+    min: 0,
+    max: 600_000,
+    default: R.readyLagMs,
+    doc: '`/readyz` is ready once this node has applied the commit index a leader announced this long ago (the first one it heard, while none is that old): a follower that learns a commit with entries it must fsync first is not flapped to 503, a wiped or lagging one stays not ready. 0 = applied ≥ the newest commit index heard.',
+  }),
   requestTimeoutMsDefault: intSetting({
     flag: 'request-timeout-ms',
     envPrefix,

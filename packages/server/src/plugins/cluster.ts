@@ -160,26 +160,28 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
       tags: ['operations'],
       summary: 'Readiness',
       description:
-        'Ready when a leader is known and this node has applied everything the leader last told it was committed; ' +
-        'else 503 no_leader.',
+        'Ready when this node is a member, a leader is known, and it has applied the commit index it heard from ' +
+        'a leader `--ready-lag-ms` ago (the first one it heard, while none is that old); else 503 no_leader.',
       response: { 200: R.readyz },
       errors: [400, 503],
     },
     H,
   );
   app.get('/readyz', { schema: readyzSchema }, async () => {
-    // appliedIndex may run ahead of the commit index shown (the one on disk) for a moment
-    // (docs/architecture.md); RaftNode asserts it never passes the in-memory one.
     const s = raft.status();
     if (s.leaderId === null) throw noLeader('not ready: no leader known');
-    // Caught up with the leader's commit index, not just its own: an emptied or lagging node knows
-    // little committed and would otherwise answer ready at once (docs/architecture.md, Readiness).
-    const leaderCommit = Math.max(s.commitIndex, s.leaderCommitIndex);
-    if (s.appliedIndex < leaderCommit) {
+    // A node outside the membership (joining, not yet added) serves nothing of its own.
+    if (!s.members.some((m) => m.id === s.id))
+      throw noLeader('not ready: not a member of the cluster (yet)');
+    // The target is what the leader announced --ready-lag-ms ago, not what it announced last: a
+    // follower hears a commit together with entries it must fsync before applying it, so the newest
+    // would flap under steady writes; an emptied or lagging node hears a commit far above what it
+    // holds and stays not ready (docs/architecture.md, Readiness).
+    if (s.appliedIndex < s.caughtUpIndex) {
       throw new HttpError(
         'no_leader',
-        `not ready: applied ${s.appliedIndex} < commit ${leaderCommit}`,
-        { appliedIndex: s.appliedIndex, commitIndex: leaderCommit },
+        `not ready: applied ${s.appliedIndex} < commit ${s.caughtUpIndex} heard ${config.readyLagMs} ms ago`,
+        { appliedIndex: s.appliedIndex, commitIndex: s.caughtUpIndex },
         { 'retry-after': '1' },
       );
     }
