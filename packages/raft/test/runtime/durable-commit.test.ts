@@ -2,31 +2,13 @@
 // disk write hangs it learns its leader committed more, but status().commitIndex stays at what its
 // storage holds — a crash at that moment could not make the shown value go down.
 import t from 'tap';
-import type { PersistBatch } from '../../src/storage/raft-storage.js';
 import { RaftNode } from '../../src/raft-node.js';
-import { MemoryRaftStorage } from '../../src/storage/raft-storage.js';
 import { MemoryNetwork } from '../../src/transport/memory-transport.js';
 import { ListMachine, until } from './fixtures/list-machine.js';
+import { StallingStorage } from './fixtures/stalling-storage.js';
 
 const ids = ['n1', 'n2', 'n3'];
 const encode = (s: string) => new TextEncoder().encode(s);
-
-/** MemoryRaftStorage whose writes can be held back (a disk that stalls). */
-class StallingStorage extends MemoryRaftStorage {
-  #release: (() => void) | null = null;
-  #gate: Promise<void> | null = null;
-  stall(): void {
-    this.#gate = new Promise((r) => (this.#release = r));
-  }
-  resume(): void {
-    this.#release?.();
-    this.#gate = null;
-  }
-  override async persist(batch: PersistBatch): Promise<void> {
-    if (this.#gate !== null) await this.#gate;
-    return super.persist(batch);
-  }
-}
 
 t.test('a stalled follower never shows a commit index its disk does not hold', async (t) => {
   const network = new MemoryNetwork();

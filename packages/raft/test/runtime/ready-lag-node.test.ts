@@ -4,31 +4,13 @@
 // the newest commit heard, leaderCommitIndex) calls it behind, the lagged target does not; a
 // follower stuck behind for longer than the lag, and an emptied one, are behind.
 import t from 'tap';
-import type { PersistBatch } from '../../src/storage/raft-storage.js';
 import { RaftNode } from '../../src/raft-node.js';
-import { MemoryRaftStorage } from '../../src/storage/raft-storage.js';
 import { MemoryNetwork } from '../../src/transport/memory-transport.js';
 import { ListMachine, until } from './fixtures/list-machine.js';
+import { StallingStorage } from './fixtures/stalling-storage.js';
 
 const ids = ['n1', 'n2', 'n3'];
 const encode = (s: string) => new TextEncoder().encode(s);
-
-/** MemoryRaftStorage whose writes can be held back (a disk busy with a slow fsync). */
-class StallingStorage extends MemoryRaftStorage {
-  #release: (() => void) | null = null;
-  #gate: Promise<void> | null = null;
-  stall(): void {
-    this.#gate = new Promise((r) => (this.#release = r));
-  }
-  resume(): void {
-    this.#release?.();
-    this.#gate = null;
-  }
-  override async persist(batch: PersistBatch): Promise<void> {
-    if (this.#gate !== null) await this.#gate;
-    return super.persist(batch);
-  }
-}
 
 async function cluster(t: Tap.Test, readyLagMs: number, members = ids) {
   const network = new MemoryNetwork();
