@@ -1,11 +1,11 @@
 // Proves RaftNode.holdApplies holds the state machine at one applied index while the node goes on replicating and committing (a held follower keeps its leader, a held leader keeps committing), that proposals and reads wait for the release, that nothing is snapshotted while held, and that the last release applies what waited, in order, exactly once; and that driveSlices takes every step with a turn of the event loop between them.
 import t from 'tap';
 import { RaftNode } from '../../src/raft-node.js';
-import type { RaftNodeOptions } from '../../src/raft-node-options.js';
 import { driveSlices, joinSlices } from '../../src/slice-driver.js';
 import { MemoryRaftStorage } from '../../src/storage/raft-storage.js';
 import { MemoryNetwork } from '../../src/transport/memory-transport.js';
 import { ListMachine, until } from './fixtures/list-machine.js';
+import { memoryNodeOptions } from './fixtures/memory-node.js';
 
 const ids = ['n1', 'n2', 'n3'];
 const encode = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -22,20 +22,12 @@ async function cluster(t: Tap.Test): Promise<{ leader: Member; follower: Member 
   for (const id of ids) {
     const storage = new MemoryRaftStorage();
     const sm = new ListMachine();
-    const options: RaftNodeOptions<number> = {
+    const options = memoryNodeOptions(
       id,
-      clusterId: 'test',
-      peers: ids.map((v) => ({ id: v, raftAddress: 'in-memory' })),
-      stateMachine: sm,
-      transport: network.transport(id),
-      storage,
-      tickMs: 5,
-      heartbeatMs: 25,
-      electionTimeoutMs: 300,
-      randomSeed: ids.indexOf(id) + 1,
-      snapshotEntries: 20,
-      snapshotKeepEntries: 5,
-    };
+      ids,
+      { network, storage, stateMachine: sm },
+      { electionTimeoutMs: 300, snapshotEntries: 20, snapshotKeepEntries: 5 },
+    );
     members.push({ node: await RaftNode.open(options), sm, storage });
   }
   t.teardown(async () => {
@@ -148,21 +140,19 @@ t.test('periodic snapshots of a sliced state machine: held applies, then saved',
   for (const id of ids) {
     const storage = new MemoryRaftStorage();
     const sm = new SlicedListMachine();
-    const node = await RaftNode.open<number>({
-      id,
-      clusterId: 'test',
-      peers: ids.map((v) => ({ id: v, raftAddress: 'in-memory' })),
-      stateMachine: sm,
-      transport: network.transport(id),
-      storage,
-      tickMs: 5,
-      heartbeatMs: 25,
-      electionTimeoutMs: 300,
-      randomSeed: ids.indexOf(id) + 1,
-      snapshotEntries: 20,
-      snapshotKeepEntries: 5,
-      entriesPerMessageMax: 8,
-    });
+    const node = await RaftNode.open<number>(
+      memoryNodeOptions(
+        id,
+        ids,
+        { network, storage, stateMachine: sm },
+        {
+          electionTimeoutMs: 300,
+          snapshotEntries: 20,
+          snapshotKeepEntries: 5,
+          entriesPerMessageMax: 8,
+        },
+      ),
+    );
     members.push({ node, sm, storage });
   }
   t.teardown(async () => {

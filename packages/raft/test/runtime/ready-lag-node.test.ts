@@ -7,6 +7,7 @@ import t from 'tap';
 import { RaftNode } from '../../src/raft-node.js';
 import { MemoryNetwork } from '../../src/transport/memory-transport.js';
 import { ListMachine, until } from './fixtures/list-machine.js';
+import { memoryNodeOptions } from './fixtures/memory-node.js';
 import { StallingStorage } from './fixtures/stalling-storage.js';
 
 const ids = ['n1', 'n2', 'n3'];
@@ -17,19 +18,14 @@ async function cluster(t: Tap.Test, readyLagMs: number, members = ids) {
   const storages = new Map(ids.map((id) => [id, new StallingStorage()]));
   const nodes = new Map<string, RaftNode<number>>();
   const open = async (id: string) => {
-    const node = await RaftNode.open({
-      id,
-      clusterId: 'test',
-      peers: ids.map((p) => ({ id: p, raftAddress: 'in-memory' })),
-      stateMachine: new ListMachine(),
-      storage: storages.get(id)!,
-      transport: network.transport(id),
-      tickMs: 5,
-      heartbeatMs: 25,
-      electionTimeoutMs: 150,
-      readyLagMs,
-      randomSeed: ids.indexOf(id) + 1,
-    });
+    const node = await RaftNode.open(
+      memoryNodeOptions(
+        id,
+        ids,
+        { network, storage: storages.get(id)!, stateMachine: new ListMachine() },
+        { readyLagMs },
+      ),
+    );
     nodes.set(id, node);
     return node;
   };
