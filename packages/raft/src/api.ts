@@ -61,6 +61,10 @@ export interface RaftStatus {
   readonly caughtUpIndex: LogIndex;
   readonly appliedIndex: LogIndex;
   readonly lastLogIndex: LogIndex;
+  /** Last log index covered by the newest snapshot in this node's storage (taken, installed or recovered at start); 0 without one. */
+  readonly snapshotIndex: LogIndex;
+  /** Size of that snapshot's state-machine bytes; 0 without one. */
+  readonly snapshotBytes: number;
   /**
    * Leader: current cluster time; follower of a known leader: the latest reading of the newest leader
    * timeline it heard plus local elapsed time since (an estimate, docs/concepts.md; may go down when a

@@ -111,6 +111,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   #appliedIndex: LogIndex;
   /** Index of the newest snapshot on disk (taken or installed); 0 without one. */
   #snapshotIndex: LogIndex;
+  /** Size of that snapshot's state-machine bytes; 0 without one (RaftStatus.snapshotBytes). */
+  #snapshotBytes: number;
   readonly #proposals: ProposalTracker<R>;
   readonly #reads: ReadTracker;
   readonly #transfers = new TransferTracker();
@@ -166,6 +168,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       transport: Transport;
       appliedIndex: LogIndex;
       snapshotIndex: LogIndex;
+      snapshotBytes: number;
       durableCommitIndex: LogIndex;
       log: Logger;
       book: MemberBook;
@@ -180,6 +183,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#transport = parts.transport;
     this.#appliedIndex = parts.appliedIndex;
     this.#snapshotIndex = parts.snapshotIndex;
+    this.#snapshotBytes = parts.snapshotBytes;
     this.#persistedCommitIndex = parts.durableCommitIndex;
     this.#clusterTime = new ClusterTimeEstimate(resolved.electionTimeoutTicks * resolved.tickMs);
     this.#commitHeard = new CommitHeard(resolved.readyLagMs);
@@ -273,6 +277,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
         transport,
         appliedIndex,
         snapshotIndex,
+        snapshotBytes: initial.snapshotData?.byteLength ?? 0,
         durableCommitIndex: initial.hardState.commitIndex,
         log,
         book,
@@ -563,6 +568,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#callListener(() => this.#observer.snapshotInstalled?.(info));
     this.#appliedIndex = meta.index;
     this.#snapshotIndex = meta.index;
+    this.#snapshotBytes = snapshot.data.byteLength;
     this.#proposals.compacted(meta.index);
     this.#log.info(
       { snapshotIndex: meta.index, term: meta.term, sizeBytes: snapshot.data.byteLength },
@@ -614,7 +620,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       const compactIndex = asIndex(Math.max(0, meta.index - this.#o.snapshotKeepEntries));
       await this.#storage.compactLog(compactIndex, meta.index);
       if (this.#stopped) return;
-      this.#snapshotIndex = asIndex(Math.max(this.#snapshotIndex, meta.index));
+      // No Ready (so no installed snapshot) is processed while this runs inside the Ready loop.
+      assert.ok(meta.index > this.#snapshotIndex, 'a saved snapshot is the newest');
+      this.#snapshotIndex = meta.index;
+      this.#snapshotBytes = data.byteLength;
       const used = this.#core.compact(meta, data, compactIndex);
       const info = {
         index: meta.index,
@@ -777,6 +786,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       caughtUpIndex: this.#commitHeard.target(monotonicClock.nowMs()),
       appliedIndex: this.#appliedIndex,
       lastLogIndex: this.#core.lastIndex(),
+      snapshotIndex: this.#snapshotIndex,
+      snapshotBytes: this.#snapshotBytes,
       clusterTimeMs: this.#clusterTime.read(
         this.#core.clusterTimeMs(),
         soft.role,

@@ -165,6 +165,16 @@ function stateGauges(
   gauge('tenure_raft_commit_index', 'Raft commit index', () => s()?.commitIndex);
   gauge('tenure_raft_applied_index', 'Raft applied index', () => s()?.appliedIndex);
   gauge(
+    'tenure_raft_snapshot_index',
+    'Last log index covered by the newest snapshot in this node (taken, installed or recovered at start; 0 without one)',
+    () => s()?.snapshotIndex,
+  );
+  gauge(
+    'tenure_raft_snapshot_bytes',
+    'Size of the newest snapshot in this node (0 without one)',
+    () => s()?.snapshotBytes,
+  );
+  gauge(
     'tenure_raft_last_log_index',
     'Index of the last entry in the Raft log',
     () => s()?.lastLogIndex,
@@ -259,32 +269,16 @@ function raftObserver(registry: Registry): RaftObserver {
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
-  const snapshotBytes = new Gauge({
-    name: 'tenure_raft_snapshot_bytes',
-    help: 'Size of the newest snapshot taken or installed by this process (0 before its first)',
-    registers: [registry],
-  });
-  const snapshotIndex = new Gauge({
-    name: 'tenure_raft_snapshot_index',
-    help: 'Last log index covered by the newest snapshot taken or installed by this process (0 before its first)',
-    registers: [registry],
-  });
-  // Every series exists from the start (0 snapshots, 0 seconds observed, gauges 0), so a dashboard
-  // shows a value before the first snapshot instead of no data.
+  // Every series exists from the start (0 snapshots, 0 seconds observed), so a dashboard shows a
+  // value before the first snapshot instead of no data.
   for (const origin of ['taken', 'installed'] as const) {
     snapshots.inc({ origin }, 0);
     snapshotSeconds.zero({ origin });
   }
-  snapshotBytes.set(0);
-  snapshotIndex.set(0);
-  const snapshot =
-    (origin: 'taken' | 'installed') =>
-    (info: { index: number; sizeBytes: number; durationMs: number }) => {
-      snapshots.inc({ origin });
-      snapshotSeconds.observe({ origin }, info.durationMs / 1000);
-      snapshotBytes.set(info.sizeBytes);
-      snapshotIndex.set(info.index);
-    };
+  const snapshot = (origin: 'taken' | 'installed') => (info: { durationMs: number }) => {
+    snapshots.inc({ origin });
+    snapshotSeconds.observe({ origin }, info.durationMs / 1000);
+  };
   return {
     persisted: (durationMs, entries) => {
       persist.observe(durationMs / 1000);

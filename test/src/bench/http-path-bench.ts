@@ -75,6 +75,8 @@ class ImmediateRaft implements RaftNodeApi<ApplyOutput> {
       caughtUpIndex: i,
       appliedIndex: i,
       lastLogIndex: i,
+      snapshotIndex: 0 as LogIndex,
+      snapshotBytes: 0,
       clusterTimeMs: Math.floor(performance.now()),
       members: [{ id: 'n1', role: 'leader' }],
       configIndex: 0 as LogIndex,

@@ -103,6 +103,8 @@ t.test('a node restarts from its level snapshot plus the log after it', async (t
   const node1 = await open(sm1);
   await until(() => node1.status().role === 'leader', 'single node leads');
   for (let i = 0; i < 35; i++) await node1.propose(encode(`v${i}`));
+  const taken = node1.status();
+  t.ok(taken.snapshotIndex >= 30 && taken.snapshotBytes > 0, 'status shows the snapshot taken');
   await node1.stop();
 
   const inspect = await LevelRaftStorage.open({ dataDir, clusterId: 'test', nodeId: 'n1' });
@@ -115,6 +117,11 @@ t.test('a node restarts from its level snapshot plus the log after it', async (t
   const node2 = await open(sm2);
   t.teardown(() => node2.stop());
   t.equal(sm2.restores, 1, 'restored from the snapshot');
+  t.match(
+    node2.status(),
+    { snapshotIndex: initial.snapshot!.index, snapshotBytes: taken.snapshotBytes },
+    'status shows the recovered snapshot from the start',
+  );
   t.ok(sm2.applies < 10, 'replayed only the entries after the snapshot');
   t.same(sm2.values, sm1.values, 'same state as before the restart');
   await until(() => node2.status().role === 'leader', 'leads again');
