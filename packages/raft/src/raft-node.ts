@@ -404,6 +404,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     }
     if (ready.mustPersistBeforeSend) this.#sendAll(ready.messages);
     const appliedBefore = this.#appliedIndex;
+    // A hold released while this Ready was being written leaves older items queued: they go first.
+    if (this.#applyHolds === 0) this.#drainHeldBack();
     if (this.#applyHolds > 0) {
       if (ready.snapshot !== null) this.#heldBack.push(ready.snapshot);
       for (const entry of ready.committedEntries) this.#heldBack.push(entry);
@@ -517,15 +519,21 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   /** Once no hold is left: applies what waited, in order, then serves reads and tells listeners. */
   #applyHeldBack(): void {
     if (this.#applyHolds > 0 || this.#heldBack.length === 0) return;
+    const appliedBefore = this.#appliedIndex;
+    this.#drainHeldBack();
+    this.#reads.serve(this.#appliedIndex);
+    if (this.#appliedIndex !== appliedBefore) this.#notifyApplied();
+  }
+
+  /** Applies the installed snapshots and committed entries that waited for a hold, in order. */
+  #drainHeldBack(): void {
+    assert.equal(this.#applyHolds, 0, 'held-back items are applied only once no hold is left');
     const held = this.#heldBack;
     this.#heldBack = [];
-    const appliedBefore = this.#appliedIndex;
     for (const item of held) {
       if ('meta' in item) this.#restoreSnapshot(item);
       else this.#applyEntry(item);
     }
-    this.#reads.serve(this.#appliedIndex);
-    if (this.#appliedIndex !== appliedBefore) this.#notifyApplied();
   }
 
   /** Applies one committed entry (skipping those replayed on open) and settles its proposal. */

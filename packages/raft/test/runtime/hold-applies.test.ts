@@ -1,11 +1,12 @@
-// Proves RaftNode.holdApplies holds the state machine at one applied index while the node goes on replicating and committing (a held follower keeps its leader, a held leader keeps committing), that proposals and reads wait for the release, that nothing is snapshotted while held, and that the last release applies what waited, in order, exactly once; and that driveSlices takes every step with a turn of the event loop between them.
+// Proves RaftNode.holdApplies holds the state machine at one applied index while the node goes on replicating and committing (a held follower keeps its leader, a held leader keeps committing), that proposals and reads wait for the release, that nothing is snapshotted while held, and that the last release applies what waited, in order, exactly once; and that driveSlices takes every step with a turn of the event loop between them. Also: a hold released while a Ready is being written leaves what waited to be applied before that Ready's entries.
 import t from 'tap';
 import { RaftNode } from '../../src/raft-node.js';
 import { driveSlices, joinSlices } from '../../src/slice-driver.js';
-import { MemoryRaftStorage } from '../../src/storage/raft-storage.js';
+import { MemoryRaftStorage, type PersistBatch } from '../../src/storage/raft-storage.js';
 import { MemoryNetwork } from '../../src/transport/memory-transport.js';
 import { ListMachine, until } from './fixtures/list-machine.js';
 import { memoryNodeOptions } from './fixtures/memory-node.js';
+import { StallingStorage } from './fixtures/stalling-storage.js';
 
 const ids = ['n1', 'n2', 'n3'];
 const encode = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -184,3 +185,64 @@ t.test('periodic snapshots of a sliced state machine: held applies, then saved',
   t.ok(lagging.sm.restores >= 1, 'through InstallSnapshot');
   t.same(lagging.sm.values, leader.sm.values);
 });
+
+/** StallingStorage that stalls by itself at the first write of a hard state committing `index`. */
+class CommitStallingStorage extends StallingStorage {
+  stallAtCommit = Infinity;
+  reached: () => void = () => undefined;
+  override async persist(batch: PersistBatch): Promise<void> {
+    if ((batch.hardState?.commitIndex ?? 0) >= this.stallAtCommit) {
+      this.stallAtCommit = Infinity;
+      this.stall();
+      this.reached();
+    }
+    return super.persist(batch);
+  }
+}
+
+t.test(
+  'a hold released during a write: what waited is applied before the new entries',
+  async (t) => {
+    const network = new MemoryNetwork();
+    const members: { node: RaftNode<number>; sm: ListMachine; storage: CommitStallingStorage }[] =
+      [];
+    const fatal: unknown[] = [];
+    for (const id of ids) {
+      const storage = new CommitStallingStorage();
+      const sm = new ListMachine();
+      const options = memoryNodeOptions(
+        id,
+        ids,
+        { network, storage, stateMachine: sm },
+        { electionTimeoutMs: 300, onFatalError: (err) => fatal.push(err) },
+      );
+      members.push({ node: await RaftNode.open(options), sm, storage });
+    }
+    t.teardown(async () => {
+      for (const m of members) await m.node.stop();
+    });
+    const leader = await until(
+      () => members.find((m) => m.node.status().role === 'leader'),
+      'a leader',
+    );
+    const follower = members.find((m) => m !== leader)!;
+    await leader.node.propose(encode('first'));
+    await until(() => follower.sm.values.length === 1, 'the follower applied the first entry');
+    const release = follower.node.holdApplies();
+    const held = (await leader.node.propose(encode('held'))).index;
+    await until(() => follower.node.status().commitIndex >= held, 'the held entry is committed');
+    // The write that commits the next entry stalls; the hold ends while it is in flight.
+    const reached = new Promise<void>((r) => (follower.storage.reached = r));
+    follower.storage.stallAtCommit = held + 1;
+    await leader.node.propose(encode('after'));
+    await reached;
+    release();
+    follower.storage.resume();
+    await until(
+      () => follower.sm.values.length === 3 || fatal.length > 0,
+      'the follower applied both entries',
+    );
+    t.same(fatal, [], 'no fatal error');
+    t.same(follower.sm.values, ['first', 'held', 'after'], 'in order, exactly once');
+  },
+);
