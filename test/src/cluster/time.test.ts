@@ -1,5 +1,6 @@
 // Proves leases expire on time (never early) and do not count down while the cluster has no leader (docs/concepts.md).
 import t from 'tap';
+import { DRIFT_RATIO_MAX } from '@tenure/raft/testing';
 import { LEADER_TIMEOUT_MS, LocalCluster, type ClusterView } from '../support/cluster.js';
 import { retrying } from '../support/http-client.js';
 
@@ -90,7 +91,11 @@ t.test('leases are frozen while no leader exists', async (t) => {
   );
   // The old leader restarts meanwhile (not awaited first: a slow start must not count as lateness).
   const restarting = c.restart(leader);
-  // ...and it then expires on time, not early (measured from the read that saw remainingMs).
+  // ...and it then expires on time, not early. The leader read its cluster time for remainingMs
+  // somewhere between the read's send and its answer; on a loaded machine the answer can arrive
+  // a second later. So "not early" counts from the send (the client rule of docs/concepts.md) and
+  // "on time" from the answer: measured from the answer alone, a lease correctly ending
+  // remainingMs after the leader's reading looks early by however long the answer took.
   const w = await retrying(
     c,
     'GET',
@@ -98,13 +103,14 @@ t.test('leases are frozen while no leader exists', async (t) => {
     undefined,
     { totalMs: 30_000, attemptMs: 20_000 },
   );
-  const waited = performance.now() - readAt;
+  const goneAt = performance.now();
   t.match(w.body, { holder: null, changed: true });
+  const sinceReadSentMs = goneAt - v.sentAtMs;
   t.ok(
-    waited >= v.body.remainingMs - 100,
-    `expired no earlier than the remaining time (${waited.toFixed(0)} vs ${v.body.remainingMs})`,
+    sinceReadSentMs >= v.body.remainingMs * (1 - DRIFT_RATIO_MAX),
+    `expired no earlier than the remaining time after the read was sent (${sinceReadSentMs.toFixed(0)} vs ${v.body.remainingMs} ms; the answer took ${(readAt - v.sentAtMs).toFixed(0)} ms, served via ${v.sentTo})`,
   );
-  t.ok(waited <= v.body.remainingMs + DELTA_MAX_MS + 2000, 'expired on time');
+  t.ok(goneAt - readAt <= v.body.remainingMs + DELTA_MAX_MS + 2000, 'expired on time');
   await restarting;
 });
 

@@ -15,9 +15,19 @@ export interface RetryOptions {
   readonly attemptMs?: number;
 }
 
-/** Outcome of a retried call: the final answer and how many attempts it took. */
+/**
+ * Outcome of a retried call: the final answer, how many attempts it took, and the node and
+ * moment (`performance.now()` ms) the answering attempt was sent. A value the server read while
+ * serving it (a lease's `remainingMs`, say) was read at or after `sentAtMs` — and possibly long
+ * before the answer arrived on a loaded machine — so time spans a server value promises must be
+ * measured from `sentAtMs` (docs/concepts.md, "What a client must do").
+ */
 export interface RetriedAnswer<T> extends HttpAnswer<T> {
   readonly attempts: number;
+  /** Node the answering attempt was sent to (it may have forwarded it to the leader). */
+  readonly sentTo: string;
+  /** `performance.now()` (ms) just before the answering attempt was sent. */
+  readonly sentAtMs: number;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -42,6 +52,7 @@ export async function retrying<T = any>(
   while (Date.now() < until) {
     attempts++;
     const id = cluster.nodes[nodeIndex % cluster.nodes.length]!.id;
+    const sentAtMs = performance.now();
     try {
       const a = await cluster.request<T>(
         id,
@@ -51,7 +62,7 @@ export async function retrying<T = any>(
         { 'idempotency-key': key },
         opts.attemptMs ?? 15_000,
       );
-      if (a.status !== 503 && a.status !== 504) return { ...a, attempts };
+      if (a.status !== 503 && a.status !== 504) return { ...a, attempts, sentTo: id, sentAtMs };
       last = `${a.status} from ${id}`;
     } catch (err) {
       last = `${(err as Error).message} from ${id}`;

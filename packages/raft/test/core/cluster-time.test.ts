@@ -1,7 +1,9 @@
 // Proves docs/concepts.md cluster time in the core: the leader stamps entries with termStart + elapsed, heartbeats
 // carry it, followers keep the newest leader's reading (frozen while leaderless), a new leader starts
 // from the timeline of its last entry, and cluster time never runs ahead of real time along the log —
-// also after a stale leader's pause and with several leaders' timelines in flight.
+// also after a stale leader's pause, with several leaders' timelines in flight, and for a remaining
+// time read right after a leaderless gap while the old leader comes back with an unreplicated tail.
+import assert from 'node:assert/strict';
 import t from 'tap';
 import { ScriptedNetwork } from '../../src/testing/scripted-network.js';
 import type { Message } from '../../src/core/types.js';
@@ -258,6 +260,109 @@ t.test(
       noop.clusterTimeMs - term2Noop.clusterTimeMs <= elapsedMs,
       `term 4 starts at ${noop.clusterTimeMs}, at most ${term2Noop.clusterTimeMs} + ${elapsedMs} ms of real time ` +
         'after the committed entry before it (no jump)',
+    );
+  },
+);
+
+t.test(
+  'docs/concepts.md a remaining time read from a leader after a leaderless gap is not cut short by later leaders',
+  async (t) => {
+    // The real-cluster "leases are frozen while no leader exists" scenario, on hand-moved clocks
+    // (every clock moves 100 ms per round: one real time). A leader stamps a grant; it then stamps
+    // one more entry nobody else gets (its log ends ahead of what the others heard) and dies with a
+    // follower; the survivor sits leaderless for 6 s; the follower restarts and a leader is elected,
+    // whose cluster time a read would turn into remainingMs; the old leader restarts with its
+    // unreplicated tail; later the reading leader dies too and the other two elect again. No committed entry and no leader reading may run
+    // ahead of the read's cluster time by more than the real time since the read (else a lease
+    // would end before the remainingMs that read showed).
+    const ttlMs = 5000;
+    const winners = new Set<string>();
+    for (let seed = 1; seed <= 12; seed++) {
+      const ids = ['n1', 'n2', 'n3'];
+      const net = new ScriptedNetwork(ids, {
+        draws: 'seeded',
+        seed,
+        config: { preVote: true, checkQuorum: true },
+      });
+      let realMs = 0;
+      const round = (): void => {
+        realMs += 100;
+        for (const id of ids) {
+          if (net.cores.has(id)) net.tick(id);
+          else net.clocks.get(id)!.advance(100);
+        }
+        net.stabilize();
+      };
+      const leaderOf = (): string | null => {
+        const leaders = ids.filter(
+          (id) => net.cores.has(id) && net.core(id).softState().role === 'leader',
+        );
+        return leaders.length === 1 ? leaders[0]! : null;
+      };
+      const elected = (): string => {
+        for (let i = 0; i < 200 && leaderOf() === null; i++) round();
+        const id = leaderOf();
+        assert.ok(id !== null, `seed ${seed}: no leader elected`);
+        return id;
+      };
+
+      const first = elected();
+      const [follower, survivor] = ids.filter((id) => id !== first) as [string, string];
+      const grant = net.propose(first, 'grant');
+      assert.ok(grant.ok);
+      const expiresAtMs = grant.clusterTimeMs + ttlMs;
+      for (let i = 0; i < 5; i++) round();
+      net.isolate(first);
+      for (const id of ids) net.clocks.get(id)!.advance(200); // the tail is stamped after the last heartbeat
+      realMs += 200;
+      t.ok(net.propose(first, 'tail').ok);
+      net.crash(first);
+      net.crash(follower);
+      net.heal();
+      for (let i = 0; i < 60; i++) round(); // leaderless for 6 s
+      t.equal(leaderOf(), null, `seed ${seed}: no leader without a majority`);
+      net.restart(follower);
+      const reader = elected();
+      winners.add(reader === survivor ? 'survivor' : 'restarted');
+      for (let i = 0; i < 3; i++) round(); // the new term's no-op commits: a read may be served
+      const readMs = net.core(reader).clusterTimeMs();
+      const readAtRealMs = realMs;
+      const remainingMs = expiresAtMs - readMs;
+      t.ok(remainingMs > 0 && remainingMs <= ttlMs, `seed ${seed}: remaining ${remainingMs} ms`);
+
+      net.restart(first);
+      const ahead: string[] = [];
+      const check = (): void => {
+        const boundMs = readMs + (realMs - readAtRealMs);
+        for (const id of ids) {
+          if (!net.cores.has(id)) continue;
+          const entries = net.disks.get(id)!.entries;
+          const commit = net.core(id).hardState().commitIndex;
+          for (const e of entries)
+            if (e.index <= commit && e.clusterTimeMs > boundMs)
+              ahead.push(`${id} entry ${e.index} at ${e.clusterTimeMs} > ${boundMs}`);
+          if (net.core(id).softState().role === 'leader' && net.core(id).clusterTimeMs() > boundMs)
+            ahead.push(`${id} reads ${net.core(id).clusterTimeMs()} > ${boundMs}`);
+        }
+      };
+      for (let i = 0; i < 10; i++) {
+        round();
+        check();
+      }
+      net.crash(reader);
+      const next = elected();
+      if (next === first) winners.add('old leader again');
+      for (let i = 0; i < 60; i++) {
+        if (net.core(next).softState().role === 'leader') net.propose(next, `advance ${i}`);
+        round();
+        check();
+      }
+      t.same(ahead, [], `seed ${seed}: read by ${reader}, then ${next} led; no time ahead of it`);
+    }
+    t.same(
+      [...winners].sort(),
+      ['old leader again', 'restarted', 'survivor'],
+      'the survivor and the restarted node read; the old leader, tail truncated, led again',
     );
   },
 );
