@@ -3,13 +3,16 @@
  * N live leases (default 1,000,000; `--leases N`), and what sending it the snapshot costs the
  * leader (docs/operations.md "Membership changes").
  *
- * 1. Fills the state through a backup: the bench applies N `lease.acquire` commands (TTL
- *    `--ttl-ms`, default the maximum of one hour) to Tenure's own state machine, writes the state
- *    as a backup file (the format `tenure snapshot save` writes), and starts a local three-node
- *    cluster of real processes with `--restore FILE` (docs/operations.md "Restoring into a new
- *    cluster"). Every node checks and loads the file; the grants stay live with the time they had
- *    left. The restored state is a Raft snapshot and the leader's log starts after it, so a new
- *    node can only catch up through InstallSnapshot.
+ * 1. Fills the state. `--fill restore` (the default, and the only way to a million leases in
+ *    minutes): the bench applies N `lease.acquire` commands (TTL `--ttl-ms`, default the maximum
+ *    of one hour) to Tenure's own state machine, writes the state as a backup file (the format
+ *    `tenure snapshot save` writes), and starts a local three-node cluster of real processes with
+ *    `--restore FILE` (docs/operations.md "Restoring into a new cluster"): every node checks and
+ *    loads the file, the grants stay live with the time they had left, and the restored state is a
+ *    Raft snapshot the leader's log starts after, so a new node can only catch up through
+ *    InstallSnapshot. `--fill http`: `--fill-clients` kept-alive clients acquire the N leases on
+ *    the leader of a new cluster (one replicated write each), then the bench waits for the leader's
+ *    periodic snapshot (`--server-args "--snapshot-entries N"`).
  * 2. Starts `--writers` clients renewing one lease each against the leader, for
  *    `--baseline-seconds` before the join (the baseline) and through the join.
  * 3. Starts a fourth node with `--join` and measures: time from its start to `/readyz` 200; time
@@ -32,7 +35,7 @@ import {
   STATE_SNAPSHOT_FORMAT,
 } from '@tenure/coord-state';
 import { latencyHistogram, percentiles, pollUntil } from '@tenure/testkit';
-import { LocalCluster, REPO_ROOT } from '../support/cluster.js';
+import { LocalCluster, REPO_ROOT, type ClusterOptions } from '../support/cluster.js';
 import { UsageSampler, usageBetween, type UsageSample } from '../support/proc-usage.js';
 
 /** Bounds a broken cluster only: a million leases on a loaded 2-core machine take minutes. */
@@ -43,6 +46,8 @@ const MIB = 2 ** 20;
 
 interface JoinBenchOptions {
   readonly leases: number;
+  readonly fill: 'restore' | 'http';
+  readonly fillClients: number;
   readonly ttlMs: number;
   readonly writers: number;
   readonly baselineSeconds: number;
@@ -59,6 +64,12 @@ function benchCommand(): Command {
       'Time a fourth node joining (snapshot, /readyz, promote) a local three-node cluster holding N live leases.',
     )
     .addOption(new Option('--leases <n>', 'live leases in the state').default('1000000'))
+    .addOption(
+      new Option('--fill <how>', 'how the leases get into the state')
+        .choices(['restore', 'http'])
+        .default('restore'),
+    )
+    .option('--fill-clients <n>', 'concurrent clients of --fill http', '64')
     .option('--ttl-ms <ms>', 'TTL of every lease (must outlive the bench; max 3600000)', '3600000')
     .option('--writers <n>', 'clients renewing a lease against the leader throughout', '4')
     .option('--baseline-seconds <s>', 'seconds the writers run before the join starts', '5')
@@ -79,6 +90,8 @@ function benchCommand(): Command {
 
 interface JoinBenchFlags {
   leases: string;
+  fill: 'restore' | 'http';
+  fillClients: string;
   ttlMs: string;
   writers: string;
   baselineSeconds: string;
@@ -101,6 +114,8 @@ function parseOptions(argv: readonly string[]): JoinBenchOptions {
   };
   return {
     leases: int('--leases', v.leases, 1),
+    fill: v.fill,
+    fillClients: int('--fill-clients', v.fillClients, 1),
     ttlMs: int('--ttl-ms', v.ttlMs, 60_000),
     writers: int('--writers', v.writers, 0),
     baselineSeconds: int('--baseline-seconds', v.baselineSeconds, 0),
@@ -274,6 +289,112 @@ function usageWindow(samples: readonly UsageSample[], fromMs: number | null, toM
   };
 }
 
+/** A started cluster holding the leases, its leader, and how the leases got there. */
+interface Filled {
+  readonly c: LocalCluster;
+  readonly leaderId: string;
+  readonly fill: Record<string, string | number>;
+}
+
+/** The cluster options every fill uses (`extra`: per-node flags). */
+function clusterOptions(o: JoinBenchOptions, nodeArgs: ClusterOptions['nodeArgs']): ClusterOptions {
+  return {
+    logLevel: 'info',
+    electionTimeoutMs: o.electionTimeoutMs,
+    extraArgs: o.serverArgs,
+    startTimeoutMs: UNTIL_MS,
+    keepFiles: o.keepFiles,
+    ...(nodeArgs === undefined ? {} : { nodeArgs }),
+    ...(o.nodeOptions === '' ? {} : { env: { NODE_OPTIONS: o.nodeOptions } }),
+  };
+}
+
+/** Waits until node `id` reports exactly `leases` live leases. */
+async function holding(c: LocalCluster, id: string, leases: number): Promise<void> {
+  await pollUntil(
+    `${id} to hold ${leases} live leases`,
+    async () => (await liveLeases(c, id)) === leases,
+    { timeoutMs: UNTIL_MS, intervalMs: 500 },
+  );
+}
+
+/**
+ * `--fill restore`: a backup file of the leases (writeLeaseBackup) seeds n1..n3 through
+ * `--restore`; the state is then a Raft snapshot the leader's log starts after.
+ */
+async function filledByRestore(o: JoinBenchOptions, dir: string): Promise<Filled> {
+  const backup = join(dir, 'leases.tenure-snapshot');
+  const buildStart = performance.now();
+  const { payloadBytes } = writeLeaseBackup(backup, o.leases, o.ttlMs);
+  const backupBuildSeconds = secondsSince(buildStart);
+  console.log(`backup of ${o.leases} leases: ${mib(payloadBytes)} MiB in ${backupBuildSeconds} s`);
+  const restoreStart = performance.now();
+  const bootstrap = new Set(['n1', 'n2', 'n3']);
+  const c = await LocalCluster.start(
+    clusterOptions(o, (n) => (bootstrap.has(n.id) ? ['--restore', backup] : [])),
+  );
+  const leaderId = await c.waitForLeader(UNTIL_MS);
+  await holding(c, leaderId, o.leases);
+  const restoreSeconds = secondsSince(restoreStart);
+  console.log(`3 nodes restored, leader ${leaderId} holds the leases (${restoreSeconds} s)`);
+  return {
+    c,
+    leaderId,
+    fill: {
+      how: 'backup built by the bench, restored with --restore into n1..n3',
+      backupBytes: payloadBytes,
+      backupBuildSeconds,
+      restoreSeconds,
+    },
+  };
+}
+
+/**
+ * `--fill http`: `--fill-clients` concurrent kept-alive clients acquire the leases on the leader,
+ * one `POST /v1/leases/{name}/acquire` each; then waits for the leader to take a periodic snapshot
+ * (every `--snapshot-entries`, default 10,000 entries), so its log no longer starts at index 1.
+ */
+async function filledOverHttp(o: JoinBenchOptions): Promise<Filled> {
+  const c = await LocalCluster.start(clusterOptions(o, undefined));
+  const leaderId = await c.waitForLeader(UNTIL_MS);
+  const fillStart = performance.now();
+  let next = 0;
+  let retries = 0;
+  await Promise.all(
+    Array.from({ length: o.fillClients }, async () => {
+      for (let i = next++; i < o.leases; i = next++) {
+        const path = `/v1/leases/joinbench.${i}.lock/acquire`;
+        const body = { holder: `holder-${i % 1_000}`, ttlMs: o.ttlMs };
+        for (;;) {
+          const r = await c.request(leaderId, 'POST', path, body).catch(() => null);
+          if (r?.status === 200) break;
+          if (++retries > 1_000)
+            throw new Error(`acquire ${i}: ${r?.status} ${JSON.stringify(r?.body)}`);
+        }
+        if (i % 50_000 === 0) console.log(`${i} leases acquired (${secondsSince(fillStart)} s)`);
+      }
+    }),
+  );
+  const fillSeconds = secondsSince(fillStart);
+  await holding(c, leaderId, o.leases);
+  await pollUntil(
+    'the leader to take a snapshot',
+    () => readFileSync(c.node(leaderId).logFile, 'utf8').includes('"msg":"took snapshot'),
+    { timeoutMs: UNTIL_MS, intervalMs: 500 },
+  );
+  console.log(`${o.leases} leases acquired over HTTP in ${fillSeconds} s (${retries} retries)`);
+  return {
+    c,
+    leaderId,
+    fill: {
+      how: `${o.fillClients} kept-alive HTTP clients acquiring on the leader`,
+      fillSeconds,
+      acquiresPerSecond: Math.round(o.leases / fillSeconds),
+      retries,
+    },
+  };
+}
+
 /** What the writers' renewals saw in one phase (a PhaseStats summary). */
 type WriterSummary = ReturnType<PhaseStats['summary']>;
 
@@ -284,36 +405,10 @@ async function main(): Promise<void> {
     `join bench: ${o.leases} leases, ${cpus().length} CPUs, load average at start ${loadAtStart}`,
   );
   const dir = mkdtempSync(join(tmpdir(), 'tenure-join-bench-'));
-  const backup = join(dir, 'leases.tenure-snapshot');
-  const fillStart = performance.now();
-  const { payloadBytes } = writeLeaseBackup(backup, o.leases, o.ttlMs);
-  const backupSeconds = secondsSince(fillStart);
-  console.log(`backup of ${o.leases} leases: ${mib(payloadBytes)} MiB in ${backupSeconds} s`);
-
-  const restoreStart = performance.now();
-  const bootstrap = new Set(['n1', 'n2', 'n3']);
-  const c = await LocalCluster.start({
-    logLevel: 'info',
-    electionTimeoutMs: o.electionTimeoutMs,
-    extraArgs: o.serverArgs,
-    nodeArgs: (n) => (bootstrap.has(n.id) ? ['--restore', backup] : []),
-    startTimeoutMs: UNTIL_MS,
-    keepFiles: o.keepFiles,
-    ...(o.nodeOptions === '' ? {} : { env: { NODE_OPTIONS: o.nodeOptions } }),
-  });
+  const { c, leaderId, fill } =
+    o.fill === 'restore' ? await filledByRestore(o, dir) : await filledOverHttp(o);
   process.on('SIGINT', () => void c.teardown().then(() => process.exit(130)));
   try {
-    const leaderId = await c.waitForLeader(UNTIL_MS);
-    const leaderLeases = await pollUntil(
-      'the leader to hold the restored leases',
-      async () => ((await liveLeases(c, leaderId)) === o.leases ? o.leases : undefined),
-      { timeoutMs: UNTIL_MS, intervalMs: 500 },
-    );
-    const restoreSeconds = secondsSince(restoreStart);
-    console.log(
-      `3 nodes restored, leader ${leaderId} holds ${leaderLeases} live leases (${restoreSeconds} s)`,
-    );
-
     const leaderPid = c.pid(leaderId)!;
     const writers = await startWriters(c, leaderId, o.writers);
     const baseline = new PhaseStats();
@@ -376,10 +471,7 @@ async function main(): Promise<void> {
     const joiner = samples.get(n4Pid) ?? [];
     const result = {
       leases: o.leases,
-      fill: 'backup built by the bench, restored with --restore into n1..n3',
-      backupBytes: payloadBytes,
-      backupBuildSeconds: backupSeconds,
-      restoreSeconds,
+      fill,
       leader: leaderId,
       snapshotBytes: installed === null ? null : Number(installed[1]),
       joinedThroughSnapshot: installed !== null,
@@ -394,6 +486,7 @@ async function main(): Promise<void> {
       leaderWholeJoin: usageWindow(leader, joinStartMs, joinEndMs),
       leaderRssBeforeJoinMiB: mib(leader[0]?.rssBytes),
       joinerRssPeakMiB: mib(Math.max(...joiner.map((s) => s.rssBytes))),
+      joinerCpuMs: Math.round((joiner.at(-1)?.cpuMs ?? 0) - (joiner[0]?.cpuMs ?? 0)),
       joinerLeases: n4Leases,
       writers: o.writers,
       writesBeforeJoin: baseline.summary(),
@@ -410,7 +503,7 @@ async function main(): Promise<void> {
     const file = join(outDir, `join-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
     writeFileSync(file, JSON.stringify(result, null, 2));
     console.log(`\nwritten ${file}`);
-    if (o.keepFiles) console.log(`cluster files in ${c.baseDir}, backup ${backup}`);
+    if (o.keepFiles) console.log(`cluster files in ${c.baseDir}, backup in ${dir}`);
   } finally {
     await c.teardown();
     if (!o.keepFiles) rmSync(dir, { recursive: true, force: true });
@@ -431,6 +524,7 @@ function printResult(r: {
   leaderWholeJoin: ReturnType<typeof usageWindow>;
   leaderRssBeforeJoinMiB: number | null;
   joinerRssPeakMiB: number | null;
+  joinerCpuMs: number;
   writers: number;
   writesBeforeJoin: WriterSummary;
   writesDuringJoin: WriterSummary;
@@ -455,7 +549,7 @@ function printResult(r: {
     ['leader while sending', cpu(r.leaderWhileSending)],
     ['leader, start → promoted', cpu(r.leaderWholeJoin)],
     ['leader RSS before the join', `${r.leaderRssBeforeJoinMiB} MiB`],
-    ['n4 RSS peak', `${r.joinerRssPeakMiB} MiB`],
+    ['n4 RSS peak, CPU start → promoted', `${r.joinerRssPeakMiB} MiB, ${r.joinerCpuMs} ms`],
     [`renewals before the join (${r.writers} writers)`, w(r.writesBeforeJoin)],
     ['renewals during the join', w(r.writesDuringJoin)],
     ['load average start → end', `${r.loadAverageAtStart} → ${r.loadAverageAtEnd}`],
