@@ -15,11 +15,14 @@
  *    periodic snapshot (`--server-args "--snapshot-entries N"`).
  * 2. Starts `--writers` clients renewing one lease each against the leader, for
  *    `--baseline-seconds` before the join (the baseline) and through the join.
- * 3. Starts a fourth node with `--join` and measures: time from its start to `/readyz` 200; time
- *    until `POST /v1/cluster/members/n4/promote` (tried every 250 ms from the start) answers 200
- *    rather than 409 `not_caught_up`; the snapshot size it installed; the leader's CPU (ms) and its
- *    RSS (before, median, peak; sampled from /proc every 100 ms) over that time; the joining node's
- *    peak RSS; the writers' latency and errors meanwhile. Checks the new node holds the N leases.
+ * 3. Starts a fourth node with `--join` and measures, from its start: the time to `/healthz` 200
+ *    (process start), to the snapshot installed (its log), to `/readyz` 200, and until
+ *    `POST /v1/cluster/members/n4/promote` (tried every 250 ms) answers 200 rather than 409
+ *    `not_caught_up`; the snapshot size it installed. From /proc every 100 ms: the leader's CPU
+ *    and RSS (median, peak) before the join (writers only), while sending (from n4 serving HTTP,
+ *    just before it asks to join, to n4 logging the installed snapshot) and over the whole join;
+ *    the joining node's peak RSS and CPU. The writers' latency and errors before and during the
+ *    join. Checks the new node ends holding the N leases.
  *
  * Prints the machine's load average at start and end, and writes the figures to
  * bench-results/join-bench-<time>.json. `--help` lists the options.
