@@ -9,6 +9,7 @@ import { pollUntil } from '@tenure/testkit';
 import { readFileSync } from 'node:fs';
 import { LocalCluster } from '../support/cluster.js';
 import { retrying } from '../support/http-client.js';
+import { usage } from '../support/proc-usage.js';
 
 /** Bounds a broken cluster only (a loaded 2-core machine is slow, never this slow). */
 const UNTIL_MS = 600_000;
@@ -28,16 +29,6 @@ async function replica(c: LocalCluster, id: string): Promise<ReplicaState> {
   const a = await c.request(id, 'GET', '/v1/cluster/state', undefined, {}, 60_000);
   if (a.status !== 200) throw new Error(`${id} state: ${a.status}`);
   return a.body as ReplicaState;
-}
-
-/** Resident set (bytes) and CPU time (ms, user + system) of a process, from /proc. */
-function usage(pid: number): { rssBytes: number; cpuMs: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticksPerSecond = 100; // USER_HZ on Linux
-  const cpuMs = ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
-  const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-  return { rssBytes: rssKb * 1024, cpuMs };
 }
 
 t.test(`a learner catches up from a ${STATE_MIB} MiB snapshot`, async (t) => {
