@@ -90,6 +90,11 @@ export interface SimOptions {
   readonly membership?: boolean;
   /** Known-bad core behaviours (tests only). */
   readonly unsafe?: UnsafeVariants;
+  /**
+   * Tell the nodes that a crashed node refused their connections (RaftCore.peerRefused), with a
+   * spurious hint now and then; default true. Off, runs replay the schedules from before the hint.
+   */
+  readonly refusalHints?: boolean;
   /** Overrides of the fault schedule. */
   readonly faults?: Partial<FaultProfile>;
   /** Overrides of the fault-phase network profile (otherwise drawn from the seed). */
@@ -228,8 +233,8 @@ class Simulation implements SimNodeHost, FaultTargets {
   readonly #trace: ((line: string) => void) | undefined;
   readonly #membership: boolean;
   readonly #membershipRandom: SimRandom;
-  /** Draws of the connection-refused hints (onCrashed), a stream of its own. */
-  readonly #refusalRandom: SimRandom;
+  /** Draws of the connection-refused hints (onCrashed), a stream of its own; null when off. */
+  readonly #refusalRandom: SimRandom | null;
   /** Membership liveness: the leader's commit index sampled after the heal, and whether checked. */
   #catchUpTargetIndex: number | null = null;
   #catchUpChecked = false;
@@ -257,7 +262,8 @@ class Simulation implements SimNodeHost, FaultTargets {
     const nodeRandom = master.fork();
     this.#healRandom = master.fork();
     this.#membershipRandom = master.fork();
-    this.#refusalRandom = master.fork();
+    const refusalRandom = master.fork();
+    this.#refusalRandom = options.refusalHints === false ? null : refusalRandom;
 
     const ids = Array.from({ length: this.#nodeCount }, (_, i) => `n${i + 1}`);
     const spares = this.#membership ? [`n${this.#nodeCount + 1}`, `n${this.#nodeCount + 2}`] : [];
@@ -402,6 +408,7 @@ class Simulation implements SimNodeHost, FaultTargets {
    */
   #hintRefusals(crashed: SimNode): void {
     const random = this.#refusalRandom;
+    if (random === null) return;
     for (const other of this.nodes) {
       if (other === crashed || this.network.isBlocked(other.id, crashed.id)) continue;
       if (!random.chance(REFUSAL_HINT_PROBABILITY)) continue;
