@@ -304,6 +304,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
 
   async #start(): Promise<void> {
     this.#transport.onMessage((msg) => this.#onMessage(msg));
+    this.#transport.onPeerRefused?.((peer) => this.#onPeerRefused(peer));
     await this.#transport.start();
     this.#ticker.start();
     this.#schedule();
@@ -316,6 +317,14 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (msg.type === 'AppendEntries' || msg.type === 'AppendEntriesResponse')
       this.#noteCommitHeard(msg.type === 'AppendEntries' ? msg.from : this.id, msg.term);
     this.#schedule();
+  }
+
+  /** The transport saw `peer` refuse a connection: a hint that its process died (RaftCore.peerRefused). */
+  #onPeerRefused(peer: NodeId): void {
+    if (this.#stopped) return;
+    this.#ticker.catchUp();
+    this.#core.peerRefused(peer);
+    this.#schedule(); // the election may now be due sooner: rearm the ticker
   }
 
   /**

@@ -2,8 +2,10 @@
  * RaftCore: the pure, deterministic Raft state machine (Raft paper §5, dissertation §3, §6, §9.6).
  *
  * Driven only by its inputs: `tick()`, `step(msg)`, `propose(data)`, `readIndex(id)`,
- * `transferLeadership(to)`, `proposeMembershipChange(change)` (dissertation ch. 4, membership.ts); time for cluster-time stamps comes from the injected `Clock`,
- * randomness from the injected `Random`. No timers, sockets, disk or Date.now() here.
+ * `transferLeadership(to)`, `proposeMembershipChange(change)` (dissertation ch. 4, membership.ts),
+ * `peerRefused(id)` (a transport hint, docs/architecture.md); time for cluster-time stamps comes from
+ * the injected `Clock`, randomness from the injected `Random`. No timers, sockets, disk or
+ * Date.now() here.
  *
  * Ready cycle (types.ts gives the order the runtime must follow):
  * - `ready()` hands out a batch; `advance(ready)` confirms it was persisted, sent and applied. They
@@ -381,6 +383,31 @@ export class RaftCore {
     const pr = this.#progress.get(to)!;
     if (pr.matchIndex === this.#log.lastIndex()) this.#sendTimeoutNow(to);
     else this.#sendAppends(to, pr);
+  }
+
+  /**
+   * The transport's hint that `peer` refused a connection (ECONNREFUSED: nothing listens on its Raft
+   * port, so its process is not running there). On a voting follower whose current leader is `peer`
+   * it forgets that leader — so it grants other followers' pre-votes (leader stickiness, §4.2.3 /
+   * §9.6, lapses) — and brings its election timer forward so that it campaigns in 1 to
+   * ⌈electionTimeoutTicks / 4⌉ ticks (a seeded random draw, so two followers rarely collide).
+   * Ignored on leaders and (pre)candidates, on learners, and when `peer` is not the current leader.
+   *
+   * Safe because it only starts the ordinary election earlier (docs/architecture.md, Failover): the
+   * campaign begins with a pre-vote that needs a majority which also lost the leader (a follower
+   * still hearing it refuses), terms move only through that vote, and a leader's next AppendEntries
+   * restores this follower (the full randomized timeout is kept for the next round). Leases rest on
+   * cluster time, not on election timeouts, so an earlier election never ends a lease early.
+   */
+  peerRefused(peer: NodeId): void {
+    if (this.#role !== 'follower' || !this.isVoter()) return;
+    if (this.#leaderId === null || this.#leaderId !== peer) return;
+    this.#leaderId = null;
+    const delayTicks = 1 + this.#random.intBelow(Math.ceil(this.#config.electionTimeoutTicks / 4));
+    this.#electionElapsed = Math.max(
+      this.#electionElapsed,
+      this.#randomizedElectionTimeoutTicks - delayTicks,
+    );
   }
 
   /**

@@ -215,6 +215,13 @@ export class SimNode {
     this.#afterInput();
   }
 
+  /** The transport saw `peer` refuse a connection (RaftCore.peerRefused); lost while crashed or paused. */
+  peerRefused(peer: NodeId): void {
+    if (this.#core === null || this.paused) return;
+    this.#core.peerRefused(peer);
+    this.#afterInput();
+  }
+
   /** Propose a command; null while crashed. */
   propose(data: Uint8Array): ProposeResult | null {
     if (this.#core === null || this.paused) return null;

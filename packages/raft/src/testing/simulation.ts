@@ -90,6 +90,11 @@ export interface SimOptions {
   readonly membership?: boolean;
   /** Known-bad core behaviours (tests only). */
   readonly unsafe?: UnsafeVariants;
+  /**
+   * Tell the nodes that a crashed node refused their connections (RaftCore.peerRefused), with a
+   * spurious hint now and then; default true. Off, runs replay the schedules from before the hint.
+   */
+  readonly refusalHints?: boolean;
   /** Overrides of the fault schedule. */
   readonly faults?: Partial<FaultProfile>;
   /** Overrides of the fault-phase network profile (otherwise drawn from the seed). */
@@ -148,6 +153,11 @@ export interface SimResult {
   readonly replay: string;
   readonly stats: SimStats;
 }
+
+/** Probability that a node with an open link to a crashed one is told it refused (onCrashed). */
+const REFUSAL_HINT_PROBABILITY = 0.8;
+/** Probability, per crash, of a spurious refusal hint about the live leader to one follower. */
+const SPURIOUS_HINT_PROBABILITY = 0.2;
 
 /** An armed crash that found no qualifying Ready within this long strikes between events (sim ms). */
 export const ARMED_CRASH_WAIT_MS_MAX = 2_000;
@@ -223,6 +233,8 @@ class Simulation implements SimNodeHost, FaultTargets {
   readonly #trace: ((line: string) => void) | undefined;
   readonly #membership: boolean;
   readonly #membershipRandom: SimRandom;
+  /** Draws of the connection-refused hints (onCrashed), a stream of its own; null when off. */
+  readonly #refusalRandom: SimRandom | null;
   /** Membership liveness: the leader's commit index sampled after the heal, and whether checked. */
   #catchUpTargetIndex: number | null = null;
   #catchUpChecked = false;
@@ -250,6 +262,8 @@ class Simulation implements SimNodeHost, FaultTargets {
     const nodeRandom = master.fork();
     this.#healRandom = master.fork();
     this.#membershipRandom = master.fork();
+    const refusalRandom = master.fork();
+    this.#refusalRandom = options.refusalHints === false ? null : refusalRandom;
 
     const ids = Array.from({ length: this.#nodeCount }, (_, i) => `n${i + 1}`);
     const spares = this.#membership ? [`n${this.#nodeCount + 1}`, `n${this.#nodeCount + 2}`] : [];
@@ -383,6 +397,27 @@ class Simulation implements SimNodeHost, FaultTargets {
   onCrashed(node: SimNode): void {
     this.note(`${node.id} crashed`);
     this.#clients.onCrashed(node);
+    this.#hintRefusals(node);
+  }
+
+  /**
+   * A crashed process refuses connections: each node with a link to it that is not cut (a cut link
+   * times out instead) learns so within [1, 30] ms, with probability 0.8 (its link may be idle or
+   * backing off). One time in five a follower also gets a spurious hint about the current leader,
+   * which must cost at most an extra election (RaftCore.peerRefused).
+   */
+  #hintRefusals(crashed: SimNode): void {
+    const random = this.#refusalRandom;
+    if (random === null) return;
+    for (const other of this.nodes) {
+      if (other === crashed || this.network.isBlocked(other.id, crashed.id)) continue;
+      if (!random.chance(REFUSAL_HINT_PROBABILITY)) continue;
+      this.queue.after(random.between(1, 30), () => other.peerRefused(crashed.id));
+    }
+    const leader = this.leader();
+    if (leader === null || !random.chance(SPURIOUS_HINT_PROBABILITY)) return;
+    const follower = random.pick(this.nodes.filter((n) => n !== leader && n !== crashed));
+    this.queue.after(random.between(1, 30), () => follower.peerRefused(leader.id));
   }
 
   onSoftState(node: SimNode, ss: SoftState): void {

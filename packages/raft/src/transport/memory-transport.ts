@@ -30,6 +30,15 @@ export class MemoryNetwork {
     }
   }
 
+  /**
+   * Models the process of `id` dying on a real network: every other node's transport reports that
+   * `id` refused a connection (Transport.onPeerRefused). Traffic is not changed (use `isolate`).
+   */
+  refuseFrom(id: NodeId): void {
+    for (const [other, transport] of this.#nodes)
+      if (other !== id) setImmediate(() => transport.refused(id));
+  }
+
   /** Restores every link. */
   heal(): void {
     this.#cut.clear();
@@ -47,6 +56,7 @@ export class MemoryNetwork {
 /** One node's end of a MemoryNetwork. */
 export class MemoryTransport implements Transport {
   #handler: ((msg: Message) => void) | null = null;
+  #refusedHandler: ((peer: NodeId) => void) | null = null;
   #open = false;
 
   constructor(
@@ -65,6 +75,15 @@ export class MemoryTransport implements Transport {
 
   onMessage(handler: (msg: Message) => void): void {
     this.#handler = handler;
+  }
+
+  onPeerRefused(handler: (peer: NodeId) => void): void {
+    this.#refusedHandler = handler;
+  }
+
+  /** @internal called by MemoryNetwork.refuseFrom. */
+  refused(peer: NodeId): void {
+    if (this.#open) this.#refusedHandler?.(peer);
   }
 
   /** @internal called by MemoryNetwork. */

@@ -31,6 +31,11 @@ export interface PeerLinkOptions {
    * earlier connection was ready before (frames written to it may have been lost).
    */
   readonly onReady?: (reconnected: boolean) => void;
+  /**
+   * Called when a dial is refused (ECONNREFUSED only: the peer's process is not running; timeouts,
+   * unreachable networks, TLS and handshake failures do not call it). Transport.onPeerRefused.
+   */
+  readonly onRefused?: () => void;
 }
 
 /** Counters of one link, for status and tests. */
@@ -143,7 +148,7 @@ export class PeerLink {
    * A refused, unresolvable or broken connection. A TLS failure (a configuration problem worth
    * seeing) is warned when its code differs from the previous one; any other failure is warned as
    * "peer unreachable" at most once per UNREACHABLE_LOG_INTERVAL_MS (with the failures since the
-   * last warning); the rest go to debug.
+   * last warning); the rest go to debug. A refusal (ECONNREFUSED) is also reported to onRefused.
    */
   #onConnectionError(err: Error & { code?: string }): void {
     const { peer, host, port } = this.#o;
@@ -153,6 +158,7 @@ export class PeerLink {
       this.#o.tls !== undefined && (/^ERR_(SSL|TLS)_/.test(code) || !code.startsWith('E'));
     const newTlsFailure = tlsFailure && code !== this.#lastErrorCode;
     this.#lastErrorCode = code;
+    if (err.code === 'ECONNREFUSED' && !this.#closed) this.#o.onRefused?.();
     if (newTlsFailure) {
       this.#o.logger.warn({ peer, code, err: err.message }, 'peer connection error');
       return;

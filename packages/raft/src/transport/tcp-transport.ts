@@ -105,6 +105,7 @@ export class TcpTransport implements Transport {
   /** Ids whose inbound handshake is accepted: the peers of the membership in effect. */
   #peerIds: ReadonlySet<NodeId>;
   #handler: ((msg: Message) => void) | null = null;
+  #refusedHandler: ((peer: NodeId) => void) | null = null;
   /** Raft address of each linked peer (to notice an address change in setPeers). */
   readonly #addresses = new Map<NodeId, string>();
   #started = false;
@@ -178,6 +179,7 @@ export class TcpTransport implements Transport {
       onReady: (reconnected) => {
         if (reconnected) this.#snapshotSender.resume(peer.id);
       },
+      onRefused: () => this.#refusedHandler?.(peer.id),
       ...(o.tls === undefined ? {} : { tls: o.tls }),
     });
   }
@@ -247,6 +249,11 @@ export class TcpTransport implements Transport {
 
   onMessage(handler: (msg: Message) => void): void {
     this.#handler = handler;
+  }
+
+  /** See Transport.onPeerRefused: a dial of a peer's link answered by ECONNREFUSED. */
+  onPeerRefused(handler: (peer: NodeId) => void): void {
+    this.#refusedHandler = handler;
   }
 
   stats(): TcpTransportStats {

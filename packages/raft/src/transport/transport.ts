@@ -13,6 +13,10 @@ import type { PeerInfo } from '../api.js';
  *   `send`), only with validated messages addressed to this node.
  * - `start()` begins accepting; `close()` stops everything and is idempotent.
  * - `setPeers(peers)` (optional): the membership changed; reach exactly these peers from now on.
+ * - `onPeerRefused(handler)` (optional): registers the single receiver of "peer X refused a
+ *   connection" — a dial answered by ECONNREFUSED only (nothing listens on X's port: its process is
+ *   not running), never a timeout, an unreachable network, a TLS or a handshake failure. Called
+ *   asynchronously, once per refused dial. RaftNode feeds it to RaftCore.peerRefused.
  */
 export interface Transport {
   readonly id: NodeId;
@@ -21,4 +25,5 @@ export interface Transport {
   onMessage(handler: (msg: Message) => void): void;
   close(): Promise<void>;
   setPeers?(peers: readonly PeerInfo[]): void;
+  onPeerRefused?(handler: (peer: NodeId) => void): void;
 }
