@@ -34,6 +34,7 @@ import { sessionsChecker } from './sessions.js';
 import { watchChecker } from './watch.js';
 import { revokeChecker } from './revoke.js';
 import { holderHistoryChecker } from './holder-history.js';
+import { nodeExitsChecker } from './node-exits.js';
 
 export { checkLinearizability } from './linearizability.js';
 export { checkFencing } from './fencing.js';
@@ -47,6 +48,7 @@ export { checkSessions } from './sessions.js';
 export { checkWatch } from './watch.js';
 export { checkRevokes } from './revoke.js';
 export { checkHolderHistory } from './holder-history.js';
+export { checkNodeExits } from './node-exits.js';
 export { mergeAttempts } from './merge.js';
 export { pairEvents, readJsonl } from './history.js';
 
@@ -62,8 +64,9 @@ export const DEFAULT_RUN_TIMING: RunTiming = {
 /**
  * `createCheckers` (types.ts CheckerFactory): linearizability, fencing, raft, lease-timing,
  * durability, liveness, then the primitives' semaphore, shared-lock, sessions and watch, then
- * operator revoke and holder history — in that order. `searchBudgetMs` bounds the linearizability search
- * (default 60 s); the others are linear or n·log n.
+ * operator revoke and holder history, then node exits (node logs) — in that order.
+ * `searchBudgetMs` bounds the linearizability search (default 60 s); the others are linear or
+ * n·log n.
  */
 export const createCheckers: CheckerFactory = (options: CheckerOptions): readonly Checker[] => [
   linearizabilityChecker({
@@ -81,6 +84,7 @@ export const createCheckers: CheckerFactory = (options: CheckerOptions): readonl
   watchChecker(),
   revokeChecker(),
   holderHistoryChecker(),
+  nodeExitsChecker(),
 ];
 
 /** Reads a run folder into a RunRecord (see the module comment for the files). */
