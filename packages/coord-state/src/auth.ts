@@ -22,6 +22,12 @@ export const AUTH_ACTIONS: readonly AuthAction[] = ['read', 'write'];
 
 /** The built-in role that allows every route, including cluster, auth, revoke and snapshots. */
 export const ADMIN_ROLE = 'admin';
+/**
+ * The resource key (ChangeHub) published after every applied change of tokens or roles: open
+ * watches and long-polls re-check their token against the new state (docs/security.md).
+ */
+export const AUTH_CHANGE_KEY = 'auth';
+
 /** The token the first start with auth on creates from the operator's secret. */
 export const ROOT_TOKEN_NAME = 'root';
 
@@ -239,8 +245,9 @@ export function tokenView(t: TokenRecord): TokenView {
 
 /**
  * Applies an auth command. createToken: `already_exists` for a taken name, `invalid_argument`
- * naming `roles` for an unknown role, `resource_exhausted` past TOKENS_MAX. revokeToken and
- * deleteRole: `not_found` when unknown. putRole: `invalid_argument` for the built-in `admin`.
+ * naming `body.roles` for an unknown role, `resource_exhausted` past TOKENS_MAX. revokeToken and
+ * deleteRole: `not_found` when unknown. revokeToken: `last_admin` for the last token holding
+ * `admin`. putRole and deleteRole: `invalid_argument` naming `params.name` for the built-in `admin`.
  */
 export function applyAuth(state: AuthState, cmd: AuthCommand): CommandResult {
   switch (cmd.type) {
@@ -249,7 +256,10 @@ export function applyAuth(state: AuthState, cmd: AuthCommand): CommandResult {
         return fail('already_exists', `token ${cmd.name} already exists`, { name: cmd.name });
       const unknown = cmd.roles.find((r) => r !== ADMIN_ROLE && !state.roles.has(r));
       if (unknown !== undefined)
-        return { ok: false, error: invalid('roles', `role ${unknown} does not exist`) };
+        return {
+          ok: false,
+          error: invalid('body.roles', `names role ${unknown}, which does not exist`),
+        };
       if (state.tokens.size >= TOKENS_MAX) return exhausted('tokensMax', TOKENS_MAX);
       const rec: TokenRecord = {
         name: cmd.name,
@@ -261,13 +271,15 @@ export function applyAuth(state: AuthState, cmd: AuthCommand): CommandResult {
       state.tokens.set(cmd.name, rec);
       return { ok: true, value: tokenView(rec) };
     }
-    case 'auth.revokeToken':
-      if (!state.tokens.delete(cmd.name))
-        return fail('not_found', `no token ${cmd.name}`, { name: cmd.name });
+    case 'auth.revokeToken': {
+      const rec = state.tokens.get(cmd.name);
+      if (rec === undefined) return fail('not_found', `no token ${cmd.name}`, { name: cmd.name });
+      if (isLastAdmin(state, rec)) return lastAdmin(cmd.name);
+      state.tokens.delete(cmd.name);
       return { ok: true, value: { name: cmd.name, revoked: true } };
+    }
     case 'auth.putRole': {
-      if (cmd.name === ADMIN_ROLE)
-        return { ok: false, error: invalid('name', 'admin is built in and cannot be changed') };
+      if (cmd.name === ADMIN_ROLE) return builtInAdmin('changed');
       if (!state.roles.has(cmd.name) && state.roles.size >= ROLES_MAX)
         return exhausted('rolesMax', ROLES_MAX);
       const role: RoleView = {
@@ -282,6 +294,7 @@ export function applyAuth(state: AuthState, cmd: AuthCommand): CommandResult {
       return { ok: true, value: role };
     }
     case 'auth.deleteRole': {
+      if (cmd.name === ADMIN_ROLE) return builtInAdmin('deleted');
       if (!state.roles.has(cmd.name))
         return fail('not_found', `no role ${cmd.name}`, { name: cmd.name });
       const users = tokensNaming(state, cmd.name);
@@ -290,6 +303,35 @@ export function applyAuth(state: AuthState, cmd: AuthCommand): CommandResult {
       return { ok: true, value: { name: cmd.name, deleted: true } };
     }
   }
+}
+
+/**
+ * True when `rec` holds `admin` and no other token does: revoking it would lock the cluster for
+ * good, since `root` is bootstrapped again only while no token exists at all (docs/security.md,
+ * "The last admin token"). Decided here, in the replicated apply, so two concurrent revokes of the
+ * last two admin tokens cannot both pass: the second one applied sees the first one gone.
+ */
+function isLastAdmin(state: AuthState, rec: TokenRecord): boolean {
+  if (!rec.roles.includes(ADMIN_ROLE)) return false;
+  for (const t of state.tokens.values())
+    if (t.name !== rec.name && t.roles.includes(ADMIN_ROLE)) return false;
+  return true;
+}
+
+function lastAdmin(name: string): CommandResult<never> {
+  return fail(
+    'last_admin',
+    `token ${name} is the last token with the ${ADMIN_ROLE} role; create another ${ADMIN_ROLE} token first, then revoke this one`,
+    { name },
+  );
+}
+
+/** The built-in `admin` role is neither replaced nor deleted (`invalid_argument`, `params.name`). */
+function builtInAdmin(verb: 'changed' | 'deleted'): CommandResult<never> {
+  return {
+    ok: false,
+    error: invalid('params.name', `${ADMIN_ROLE} is built in and cannot be ${verb}`),
+  };
 }
 
 /** Token names listed in a role-in-use refusal at most (the count is always whole). */

@@ -18,6 +18,7 @@ export const ERROR_HTTP_STATUS = {
   not_caught_up: 409,
   already_exists: 409,
   in_use: 409,
+  last_admin: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_key_reused: 422,
@@ -43,6 +44,7 @@ export type StateErrorCode =
   | 'limit_mismatch'
   | 'already_exists'
   | 'in_use'
+  | 'last_admin'
   | 'payload_too_large'
   | 'idempotency_key_reused'
   | 'resource_exhausted';

@@ -71,6 +71,7 @@ export {
 } from './input-rules.js';
 export {
   ADMIN_ROLE,
+  AUTH_CHANGE_KEY,
   AUTH_ACTIONS,
   AUTH_KINDS,
   ROOT_TOKEN_NAME,

@@ -30,7 +30,9 @@ import type {
   SharedLeaseView,
   WaiterOutcome,
 } from './api.js';
+import { scopedIdempotency } from './idempotency-scope.js';
 import {
+  AUTH_CHANGE_KEY,
   applyAuth,
   authRows,
   tokenView,
@@ -248,7 +250,7 @@ export class CoordStateMachine implements CoordState {
   #applyEnvelope(ctx: ApplyContext, envelope: CommandEnvelope): CommandResult {
     const shapeError = checkEnvelopeShape(envelope);
     if (shapeError !== null) return { ok: false, error: shapeError };
-    const idem = envelope.idempotency ?? null; // a missing field counts as null
+    const idem = scopedIdempotency(envelope);
     if (idem !== null) {
       const prior = this.#core.idempotency.get(idem.key, ctx.nowMs);
       if (prior !== undefined) {
@@ -258,7 +260,7 @@ export class CoordStateMachine implements CoordState {
           ok: false,
           error: {
             code: 'idempotency_key_reused',
-            message: `Idempotency-Key ${idem.key} was used for a different request`,
+            message: `Idempotency-Key ${idem.shown} was used for a different request`,
           },
         };
       }
@@ -321,8 +323,11 @@ export class CoordStateMachine implements CoordState {
       case 'auth.createToken':
       case 'auth.revokeToken':
       case 'auth.putRole':
-      case 'auth.deleteRole':
-        return applyAuth(core.auth, cmd);
+      case 'auth.deleteRole': {
+        const result = applyAuth(core.auth, cmd);
+        if (result.ok) ctx.changed.add(AUTH_CHANGE_KEY);
+        return result;
+      }
     }
   }
 

@@ -31,6 +31,7 @@ t.test(
     t.equal(errCode(d.run(createToken('x', ['nope'])).result), 'invalid_argument');
     t.same(d.sm.authTokens(), [{ name: 'root', roles: ['admin'], quota: null }]);
     t.equal(d.sm.authToken('root')?.hash, HASH, 'the server sees the hash to verify against');
+    okValue(d.run(createToken('ops', ['admin'])).result);
     t.same(okValue(d.run({ type: 'auth.revokeToken', name: 'root' }).result), {
       name: 'root',
       revoked: true,
@@ -57,7 +58,81 @@ t.test('a malformed auth command is invalid_argument naming the field', async (t
     'invalid_argument',
     'admin is built in',
   );
+  t.match(d.run({ type: 'auth.putRole', name: 'admin', rules: [] }).result, {
+    error: {
+      message: /admin is built in and cannot be changed/,
+      details: { field: 'params.name' },
+    },
+  });
+  t.match(d.run({ type: 'auth.deleteRole', name: 'admin' }).result, {
+    ok: false,
+    error: {
+      code: 'invalid_argument',
+      message: /admin is built in and cannot be deleted/,
+      details: { field: 'params.name' },
+    },
+  });
+  t.match(d.run(createToken('x', ['nope'])).result, {
+    error: { message: /role nope/, details: { field: 'body.roles' } },
+  });
 });
+
+t.test('the last token with the admin role cannot be revoked (last_admin)', async (t) => {
+  const d = new Driver();
+  okValue(d.run(createToken('root', ['admin'])).result);
+  okValue(d.run({ type: 'auth.putRole', name: 'rw', rules: [] }).result);
+  okValue(d.run(createToken('w', ['rw'])).result);
+  t.match(d.run({ type: 'auth.revokeToken', name: 'root' }).result, {
+    ok: false,
+    error: {
+      code: 'last_admin',
+      message: /last token with the admin role/,
+      details: { name: 'root' },
+    },
+  });
+  t.not(d.sm.authToken('root'), null, 'root is still there');
+  okValue(d.run({ type: 'auth.revokeToken', name: 'w' }).result);
+  okValue(d.run(createToken('ops', ['rw', 'admin'])).result);
+  // Two revokes of the last two admin tokens, in one log order: only the first one passes.
+  okValue(d.run({ type: 'auth.revokeToken', name: 'root' }).result);
+  t.equal(errCode(d.run({ type: 'auth.revokeToken', name: 'ops' }).result), 'last_admin');
+  t.same(
+    d.sm.authTokens().map((x) => x.name),
+    ['ops'],
+  );
+});
+
+t.test(
+  'idempotency keys are scoped per token: another token neither uses up nor replays a key',
+  async (t) => {
+    const d = new Driver();
+    const acquire = (holder: string): Command => ({
+      type: 'lease.acquire',
+      name: 'l',
+      holder,
+      ttlMs: 10_000,
+      waitMs: 0,
+      lockDelayMs: 0,
+      maxHoldMs: null,
+    });
+    const other = d.run(acquire('B'), { key: 'idem-1', fingerprint: 'fp-b', principal: bob });
+    t.equal(other.result.ok, true, 'bob takes the lease');
+    const mine = d.run(acquire('A'), { key: 'idem-1', fingerprint: 'fp-a', principal: alice });
+    t.equal(
+      errCode(mine.result),
+      'held',
+      "alice's request is applied, not refused as a reused key",
+    );
+    t.not(mine.result.replayed, true, "and not answered with bob's result");
+    const again = d.run(acquire('A'), { key: 'idem-1', fingerprint: 'fp-a', principal: alice });
+    t.equal(again.result.replayed, true, "alice's own retry is a replay");
+    const wrong = d.run(acquire('A'), { key: 'idem-1', fingerprint: 'fp-x', principal: alice });
+    t.equal(errCode(wrong.result), 'idempotency_key_reused', 'reused within one token');
+    t.match(wrong.result, { error: { message: /Idempotency-Key idem-1 / } });
+    const open = d.run(acquire('C'), { key: 'idem-1', fingerprint: 'fp-c' });
+    t.equal(errCode(open.result), 'held', 'no principal is its own (global) scope');
+  },
+);
 
 t.test(
   'roles: rules by kind, prefix and action; write implies read; admin allows all',

@@ -76,13 +76,14 @@ export class ChangeHub {
 }
 
 /**
- * Wait until `check()` returns non-null, re-checking after each change of `key`.
+ * Wait until `check()` returns non-null, re-checking after each change of `key` (or of any of
+ * the keys, when a list).
  * Resolves with the value, or with null when `deadlineMs` (performance.now() ms) passes or
  * `signal` aborts. Subscribes before the first check, so no change can slip between them.
  */
 export function waitForChange<T>(
   hub: ChangeHub,
-  key: string,
+  key: string | readonly string[],
   check: () => T | null,
   deadlineMs: number,
   signal?: AbortSignal,
@@ -99,10 +100,14 @@ export function waitForChange<T>(
       resolve(v);
     };
     const onAbort = (): void => finish(null);
-    const unsubscribe = hub.subscribe(key, () => {
+    const onChange = (): void => {
       const v = check();
       if (v !== null) finish(v);
-    });
+    };
+    const unsubscribes = (typeof key === 'string' ? [key] : key).map((k) =>
+      hub.subscribe(k, onChange),
+    );
+    const unsubscribe = (): void => unsubscribes.forEach((u) => u());
     const first = check();
     if (first !== null) return finish(first);
     if (signal?.aborted) return finish(null);

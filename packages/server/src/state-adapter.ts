@@ -5,7 +5,12 @@
  * apply as `envelope = null` (time only).
  */
 import type { AppliedEntry, StateMachine } from '@tenure/raft';
-import type { ApplyOutput, CommandEnvelope, CoordState } from '@tenure/coord-state';
+import {
+  AUTH_CHANGE_KEY,
+  type ApplyOutput,
+  type CommandEnvelope,
+  type CoordState,
+} from '@tenure/coord-state';
 import type { ChangeHub } from './change-hub.js';
 
 /** Decoder of a log entry's bytes (coord-state's `decodeEnvelope`); throws on undecodable bytes. */
@@ -69,8 +74,9 @@ export class CoordStateAdapter implements StateMachine<ApplyOutput> {
 
   restore(snapshot: Uint8Array): void {
     this.#coord.restore(snapshot);
-    // Every resource may have changed: wake no one specifically; waiters re-check on their next event.
-    this.#hub.publish([], 0);
+    // Every resource may have changed: wake no one specifically; waiters re-check on their next
+    // event. The tokens and roles may have changed too: open watches and long-polls re-check them.
+    this.#hub.publish([AUTH_CHANGE_KEY], 0);
     this.#hub.publishRestore(this.#coord.lastAppliedIndex());
   }
 }

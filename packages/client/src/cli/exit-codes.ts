@@ -38,6 +38,7 @@ export function exitCodeFor(error: unknown): number {
     case 'not_caught_up':
     case 'already_exists':
     case 'in_use':
+    case 'last_admin':
     case 'lease_lost':
       return EXIT.conflict;
     case 'invalid_argument':

@@ -14,9 +14,12 @@
  */
 import { AUTH_KINDS, type AuthKind, type AuthNeed } from '@tenure/coord-state';
 
+/** One need of a request; `shown` is how a 403 names the resource when not by `name` alone. */
+export type Need = AuthNeed & { readonly shown?: string };
+
 /** What a request needs: nothing, any valid token, or every one of `needs`. */
 export type Access =
-  { readonly open: true } | { readonly anyToken: true } | { readonly needs: readonly AuthNeed[] };
+  { readonly open: true } | { readonly anyToken: true } | { readonly needs: readonly Need[] };
 
 /** The parts of a request the table looks at (route URL pattern, parsed params, body, query). */
 export interface AccessRequest {
@@ -48,17 +51,21 @@ function field(x: unknown, key: string): unknown {
   return typeof x === 'object' && x !== null ? (x as Record<string, unknown>)[key] : undefined;
 }
 
-/** The name a request acts on for rules by prefix. */
-function nameOf(r: AccessRequest, kind: AuthKind): string {
+/**
+ * The name a request acts on for rules by prefix, and how a 403 names it: a session by its id
+ * (its rules match its `name`, which may be empty or unknown), with the name when it has one.
+ */
+function nameOf(r: AccessRequest, kind: AuthKind): { name: string; shown?: string } {
   const p = r.params;
   const named = str(p['name']) ?? str(p['group']) ?? str(p['key']);
-  if (named !== null) return named;
+  if (named !== null) return { name: named };
   if (kind === 'session') {
     const id = str(p['sessionId']) ?? str(p['id']);
-    if (id !== null) return r.sessionName(id) ?? '';
-    return str(field(r.body, 'name')) ?? '';
+    if (id === null) return { name: str(field(r.body, 'name')) ?? '' };
+    const name = r.sessionName(id) ?? '';
+    return { name, shown: name === '' ? id : `${id} (named "${name}")` };
   }
-  return str(r.query['prefix']) ?? '';
+  return { name: str(r.query['prefix']) ?? '' };
 }
 
 function watchNeeds(r: AccessRequest): Access {
@@ -96,11 +103,11 @@ export function accessFor(r: AccessRequest): Access {
   const kind = KIND_OF_FAMILY[family];
   if (kind === undefined) return ADMIN;
   const action = r.method === 'GET' || r.method === 'HEAD' ? 'read' : 'write';
-  return { needs: [{ kind, name: nameOf(r, kind), action }] };
+  return { needs: [{ kind, action, ...nameOf(r, kind) }] };
 }
 
 /** The 403 message for a need that was not met: the action and kind, or `admin`. */
-export function describeNeed(need: AuthNeed): string {
+export function describeNeed(need: Need): string {
   if (need.admin === true) return 'this route needs the admin role';
-  return `this token may not ${need.action} ${need.kind} "${need.name}"`;
+  return `this token may not ${need.action} ${need.kind} ${need.shown ?? `"${need.name}"`}`;
 }

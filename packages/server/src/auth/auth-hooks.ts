@@ -18,7 +18,7 @@ import type { ServerConfig } from '../config.js';
 import { HttpError } from '../http-error.js';
 import { announcesBody } from '../arrival-headers.js';
 import { accessFor, describeNeed, type Access } from './access.js';
-import { Authenticator } from './authenticator.js';
+import { Authenticator, unauthorized } from './authenticator.js';
 import { RateLimiter } from './rate-limiter.js';
 
 /** Who sent a request, once authenticated. */
@@ -26,6 +26,8 @@ export interface AuthContext {
   readonly token: TokenRecord;
   /** What commands of this request carry (caps resolved from the token's quota and defaults). */
   readonly principal: Principal;
+  /** What the route needs (set before the handler runs; null until then). */
+  readonly access: Access | null;
 }
 
 declare module 'fastify' {
@@ -87,7 +89,7 @@ export function installAuth(app: FastifyInstance, config: ServerConfig, coord: C
       // A follower already counted a forwarded request against the rate where it was served; only
       // a proven forward (arrival-headers.ts, forward-proof.ts) skips it.
       if (rate > 0 && request.tenureForwardedBy?.proven !== true) limiter.take(token.name, rate);
-      request.tenureAuth = { token, principal: principalOf(token, config) };
+      request.tenureAuth = { token, principal: principalOf(token, config), access: null };
     } catch (err) {
       // Refused before its body was read: close rather than read (and decrypt) whatever body an
       // unauthenticated client announced to keep the connection alive.
@@ -97,11 +99,45 @@ export function installAuth(app: FastifyInstance, config: ServerConfig, coord: C
   });
   app.addHook('preHandler', (request, _reply, done) => {
     const auth = request.tenureAuth;
+    if (auth === null) return done();
     const access = accessOf(request, coord, true);
-    if (auth === null || !('needs' in access)) return done();
-    const state = coord.authState();
-    const missing = access.needs.find((need) => !isAllowed(state, auth.token, need));
-    if (missing === undefined) return done();
-    done(new HttpError('forbidden', describeNeed(missing)));
+    request.tenureAuth = { ...auth, access };
+    const refusal = authorize(coord, auth.token, access);
+    if (refusal === null) done();
+    else done(refusal);
   });
+}
+
+/**
+ * The one authorization check (docs/security.md): null when `token` may do what `access` needs
+ * in the node's applied auth state now; else 401 `unauthorized` when the token was revoked (or
+ * re-created with another secret), or 403 `forbidden` naming the first need its roles no longer
+ * cover. Runs before every handler, and again before every event of an open watch and before a
+ * long-poll answers, so a revocation or a role change ends what the token has open.
+ */
+export function authorize(coord: CoordState, token: TokenRecord, access: Access): HttpError | null {
+  if ('open' in access) return null;
+  const current = coord.authToken(token.name);
+  if (current === null || current.hash !== token.hash)
+    return unauthorized('this token was revoked');
+  if (!('needs' in access)) return null;
+  const state = coord.authState();
+  const missing = access.needs.find((need) => !isAllowed(state, current, need));
+  return missing === undefined ? null : new HttpError('forbidden', describeNeed(missing));
+}
+
+/**
+ * `authorize` for a request still being served (an open watch, a long-poll about to answer): null
+ * while its token may still do what its route needs, or always with auth off.
+ */
+export function stillAuthorized(request: FastifyRequest, coord: CoordState): HttpError | null {
+  const auth = request.tenureAuth;
+  if (auth === null || auth.access === null) return null;
+  return authorize(coord, auth.token, auth.access);
+}
+
+/** `stillAuthorized`, throwing its 401/403 HttpError (a long-poll about to answer). */
+export function assertStillAuthorized(request: FastifyRequest, coord: CoordState): void {
+  const refusal = stillAuthorized(request, coord);
+  if (refusal !== null) throw refusal;
 }

@@ -3,7 +3,8 @@
  * observe.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { CampaignValue, ElectionView } from '@tenure/coord-state';
+import { AUTH_CHANGE_KEY, type CampaignValue, type ElectionView } from '@tenure/coord-state';
+import { assertStillAuthorized, stillAuthorized } from '../auth/auth-hooks.js';
 import { waitForChange } from '../change-hub.js';
 import { grantBinding } from '../grant-binding.js';
 import { checkJsonValue } from '../json-limits.js';
@@ -282,11 +283,13 @@ export const electionRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asy
           };
           const changed = await waitForChange(
             hub,
-            `election:${group}`,
-            differs,
+            [`election:${group}`, AUTH_CHANGE_KEY],
+            () => (stillAuthorized(request, coord) !== null ? true : differs()),
             performance.now() + timeoutMs,
             request.tenure.signal,
           );
+          // Answered only if the token may still read it (revoked or lost the right: 401/403).
+          assertStillAuthorized(request, coord);
           return { ...viewBody(coord.getElection(group)), changed: changed === true };
         }),
       );

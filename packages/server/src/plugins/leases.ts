@@ -9,6 +9,8 @@ import type {
   SessionLeaseView,
   SharedLeaseView,
 } from '@tenure/coord-state';
+import { AUTH_CHANGE_KEY } from '@tenure/coord-state';
+import { assertStillAuthorized, stillAuthorized } from '../auth/auth-hooks.js';
 import { waitForChange } from '../change-hub.js';
 import type { ServerDeps } from '../deps.js';
 import type { Gateway } from '../gateway.js';
@@ -275,11 +277,14 @@ export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
           const baseline = q.afterToken ?? tokenNow();
           const changed = await waitForChange(
             hub,
-            `lease:${name}`,
-            () => (tokenNow() !== baseline ? true : null),
+            [`lease:${name}`, AUTH_CHANGE_KEY],
+            () =>
+              tokenNow() !== baseline || stillAuthorized(request, coord) !== null ? true : null,
             performance.now() + timeoutMs,
             request.tenure.signal,
           );
+          // Answered only if the token may still read it (revoked or lost the right: 401/403).
+          assertStillAuthorized(request, coord);
           const v = coord.getLease(name, nowMs());
           return v
             ? { ...viewBody(v), changed: changed === true }

@@ -3,11 +3,15 @@
  * from this node's event log. Any node serves it from its own applied entries (no forwarding), so
  * a watch through a follower never goes back in revision. Resume by `fromRevision` or the
  * `Last-Event-ID` header (the header wins: a browser's EventSource sends it on reconnect with the
- * original URL). At most `watchesMax` watches per node (429 `resource_exhausted` beyond).
+ * original URL). At most `watchesMax` watches per node (429 `resource_exhausted` beyond). With
+ * auth on, every write is authorized against the auth state current then, and every open stream
+ * is checked again when tokens or roles change: a revoked token or a lost right ends the stream
+ * with an `error` event (docs/security.md).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { NAME_PREFIX_RULE } from '@tenure/coord-state';
+import { AUTH_CHANGE_KEY, NAME_PREFIX_RULE } from '@tenure/coord-state';
+import { stillAuthorized } from '../auth/auth-hooks.js';
 import { HttpError } from '../http-error.js';
 import { routeSchema } from '../route-schema.js';
 import { EventLog } from '../watch/event-log.js';
@@ -51,13 +55,15 @@ const sseResponse = Type.Unsafe<string>({
   description:
     'text/event-stream: one `data:` JSON event per change ({revision, kind, name, type, ...}), `id:` ' +
     'the revision on the last event of each revision; `event: progress` moves the resume point; ' +
-    '`: keepalive` comments; `compacted` or `overflow` events end the stream',
+    '`: keepalive` comments; `compacted` or `overflow` events end the stream; with auth on, ' +
+    '`event: error` (the error body, `unauthorized` or `forbidden`) ends it when the token is ' +
+    'revoked or its roles no longer allow the watch',
   content: { 'text/event-stream': { schema: { type: 'string' } } },
 });
 
 export const watchRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
   const { deps } = opts;
-  const { config, hub, raft } = deps;
+  const { config, coord, hub, raft } = deps;
   const H = opts.schemas.headers;
   // Read the applied index and subscribe in one synchronous step: no entry can slip between them.
   const log = new EventLog(raft.status().appliedIndex, {
@@ -72,6 +78,16 @@ export const watchRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
     watchesMax: config.watchesMax,
     keepaliveMs: config.watchKeepaliveMs,
   });
+  // Auth listeners run inside apply: end the refused streams just after it, once per burst.
+  let recheckScheduled = false;
+  const unsubscribeAuth = hub.subscribe(AUTH_CHANGE_KEY, () => {
+    if (recheckScheduled) return;
+    recheckScheduled = true;
+    setImmediate(() => {
+      recheckScheduled = false;
+      registry.reauthorize();
+    });
+  });
   let leaderId = raft.status().leaderId;
   raft.onLeaderChange((id) => {
     leaderId = id;
@@ -82,6 +98,7 @@ export const watchRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
   });
   app.addHook('onClose', (_app, done) => {
     unsubscribe();
+    unsubscribeAuth();
     done();
   });
 
@@ -146,6 +163,7 @@ export const watchRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
       filter: watchFilter(request.query),
       bufferEventsMax: config.watchBufferEventsMax,
       onEnd: () => registry.remove(stream),
+      authorize: () => stillAuthorized(request, coord),
     });
     registry.add(stream);
     res.once('close', () => stream.close());

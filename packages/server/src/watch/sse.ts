@@ -33,3 +33,14 @@ export function compactedFrame(fromRevision: number, oldestRevision: number): st
 export function overflowFrame(revision: number): string {
   return `id: ${revision}\ndata: ${JSON.stringify({ type: 'overflow', revision })}\n\n`;
 }
+
+/** Name of the SSE event that ends a stream whose token lost the right to it. */
+export const ERROR_EVENT = 'error';
+
+/**
+ * The stream's token was revoked (`unauthorized`) or its roles no longer allow the watch
+ * (`forbidden`): the error body of docs/api.md (`{"error": {code, message}}`), then the end.
+ */
+export function errorFrame(code: string, message: string): string {
+  return `event: ${ERROR_EVENT}\ndata: ${JSON.stringify({ error: { code, message } })}\n\n`;
+}

@@ -51,6 +51,11 @@ export class WatchRegistry {
     }
   }
 
+  /** Auth changed: every open stream checks its token again (watch-stream.ts `reauthorize`). */
+  reauthorize(): void {
+    for (const s of [...this.#open]) s.reauthorize();
+  }
+
   /** Ends every open stream (server shutdown): clients resume elsewhere. */
   closeAll(): void {
     for (const s of [...this.#open]) s.close();

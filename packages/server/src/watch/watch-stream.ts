@@ -9,12 +9,15 @@
  * - The `id:` of a revision goes on its last event in this stream, so a reader resuming from its
  *   last id never loses the rest of a revision whose events were cut off mid-way.
  * - A snapshot install that moves the log past its position ends it with `compacted`.
+ * - Every write is authorized first (`authorize`, against the auth state current then): a stream
+ *   whose token was revoked or lost the right ends with an `error` event instead (docs/security.md).
  */
 import { strict as assert } from 'node:assert';
 import type { EventLog, EventLogListener } from './event-log.js';
 import {
   changeFrame,
   compactedFrame,
+  errorFrame,
   KEEPALIVE_FRAME,
   overflowFrame,
   progressFrame,
@@ -32,7 +35,13 @@ export interface SseSink {
 }
 
 /** How a stream ended. */
-export type WatchEndReason = 'compacted' | 'overflow' | 'closed';
+export type WatchEndReason = 'compacted' | 'overflow' | 'closed' | 'refused';
+
+/** Why a stream may no longer send: an error code (`unauthorized`, `forbidden`) and message. */
+export interface WatchRefusal {
+  readonly code: string;
+  readonly message: string;
+}
 
 /** Options of one stream. */
 export interface WatchStreamOptions {
@@ -47,6 +56,11 @@ export interface WatchStreamOptions {
    * meanwhile go out in one write. Tests pass a synchronous one.
    */
   readonly schedule?: (fn: () => void) => void;
+  /**
+   * Asked before every write: null while the stream may go on, else why not (the stream then
+   * sends an `error` event and ends). Default: always allowed (auth off).
+   */
+  readonly authorize?: () => WatchRefusal | null;
 }
 
 /** A write gathers whole revisions up to about this many characters. */
@@ -134,7 +148,7 @@ export class WatchStream implements EventLogListener {
    * filtered out), a `progress` event so a resume starts from there.
    */
   keepalive(): void {
-    if (this.#ended || this.#blocked) return;
+    if (this.#ended || this.#blocked || this.#refused()) return;
     let ok = this.#sink.write(KEEPALIVE_FRAME);
     if (ok && this.#cursor === this.#log.nextSeq && this.#log.lastRevision > this.#lastId) {
       this.#position = Math.max(this.#position, this.#log.lastRevision);
@@ -142,6 +156,11 @@ export class WatchStream implements EventLogListener {
       ok = this.#sink.write(progressFrame(this.#lastId));
     }
     if (!ok) this.#block();
+  }
+
+  /** Auth changed: end now, with an `error` event, if the stream may no longer send. */
+  reauthorize(): void {
+    if (!this.#ended) this.#refused();
   }
 
   /** The client went away (or the server is closing): stop without another frame. */
@@ -161,6 +180,7 @@ export class WatchStream implements EventLogListener {
   /** Writes whole revisions from the cursor until caught up or the sink pushes back. */
   #pump(): void {
     const log = this.#log;
+    if (this.#ended || this.#refused()) return;
     while (!this.#ended && !this.#blocked && this.#cursor < log.nextSeq) {
       if (this.#cursor < log.firstSeq) return this.#overflow();
       const chunk = this.#nextChunk();
@@ -211,6 +231,15 @@ export class WatchStream implements EventLogListener {
       this.#backlog = 0;
       this.#pump();
     });
+  }
+
+  /** True (and ended, after an `error` event) when `authorize` refuses the stream now. */
+  #refused(): boolean {
+    const refusal = this.#opts.authorize?.() ?? null;
+    if (refusal === null) return false;
+    this.#sink.write(errorFrame(refusal.code, refusal.message));
+    this.#end('refused');
+    return true;
   }
 
   #overflow(): void {
