@@ -51,7 +51,7 @@ export function nodeServerFactory(
         : // node:https's Server has the node:http Server surface Fastify uses (listen, close,
           // closeAllConnections, timeouts); Fastify's type only names the http one.
           (createHttpsServer(
-            { ...options, ...httpsServerOptions(config.tls) },
+            { ...options, ...httpsServerOptions(config.tls, config.headersTimeoutMs) },
             handler,
           ) as unknown as HttpServer);
     // node:http reads these from the options in recent versions; set them too so every version
