@@ -54,11 +54,11 @@ t.test('the token is sent as a Bearer header; auth commands call the auth routes
 
   const c = io(env);
   t.equal(
-    await main(['auth', 'role', 'put', 'jobs', '--rule', 'lease,semaphore:jobs/:write'], c),
+    await main(['auth', 'role', 'put', 'jobs', '--rule', 'lease,semaphore:jobs.:write'], c),
     0,
   );
   t.same(server.requests.at(-1)!.body, {
-    rules: [{ kinds: ['lease', 'semaphore'], prefix: 'jobs/', actions: ['write'] }],
+    rules: [{ kinds: ['lease', 'semaphore'], prefix: 'jobs.', actions: ['write'] }],
   });
   t.equal(await main(['auth', 'token', 'revoke', 'w'], io(env)), 0);
   t.equal(server.requests.at(-1)!.path, '/v1/auth/tokens/w');
@@ -86,3 +86,22 @@ t.test('a client without a token sends no Authorization header', async (t) => {
   await client.auth.listRoles();
   t.equal(server.requests.at(-1)!.headers.authorization, undefined);
 });
+
+t.test(
+  'a 401 says how to give the CLI a token; role put --help shows a valid prefix',
+  async (t) => {
+    const server = await FakeServer.start(() => ({
+      status: 401,
+      body: { error: { code: 'unauthorized', message: 'missing Authorization: Bearer <token>' } },
+    }));
+    t.teardown(() => server.close());
+    const a = io({ TENURE_ENDPOINTS: server.url });
+    t.not(await main(['auth', 'token', 'list'], a), 0);
+    t.match(a.err.join(''), /unauthorized: .*--auth-token <token> or TENURE_TOKEN/);
+    const help = io({});
+    await main(['auth', 'role', 'put', '--help'], help);
+    const text = help.out.join('') + help.err.join('');
+    t.match(text, /lease,semaphore:jobs\.:write/);
+    t.notMatch(text, /jobs\//, 'no name with a slash');
+  },
+);

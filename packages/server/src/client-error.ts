@@ -8,11 +8,26 @@ import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import { errorBody } from './http-error.js';
 
+/** The answer to headers over `--header-bytes-max` (node:http's check or header-bytes.ts). */
+export const HEADER_OVERFLOW = {
+  status: 431,
+  field: 'headers',
+  problem: 'are over the size limit',
+};
+
+/** The error-shape body of HEADER_OVERFLOW. */
+export function headerOverflowBody(): string {
+  const a = HEADER_OVERFLOW;
+  return JSON.stringify(
+    errorBody('invalid_argument', `${a.field} ${a.problem}`, { field: a.field }),
+  );
+}
+
 /** node:http parser error codes (llhttp `HPE_…`) and the answer each gets. */
 function answerOf(code: string | undefined): { status: number; field: string; problem: string } {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, field: 'headers', problem: 'are over the size limit' };
+      return HEADER_OVERFLOW;
     case 'HPE_INVALID_CONTENT_LENGTH':
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
       return { status: 400, field: 'header Content-Length', problem: 'is not a valid length' };

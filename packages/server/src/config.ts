@@ -202,9 +202,19 @@ export function serverCommand(): Command {
   });
 }
 
-/** The relations between settings, checked at start: the Raft timing rule and min ≤ max pairs. */
-function checkRelations(r: Read): void {
+/**
+ * The relations between settings, checked at start: the Raft timing rule, min ≤ max pairs, and a
+ * root secret given while auth is off (the node would serve everyone while the operator believes
+ * it is protected: docs/security.md).
+ */
+function checkRelations(r: Read, rootToken: string | null): void {
   const v = r.values;
+  if (rootToken !== null && !v.auth)
+    throw r.error(
+      'auth',
+      'is off but TENURE_ROOT_TOKEN is set: the node would accept requests without a token. ' +
+        'Turn auth on (--auth or TENURE_AUTH=on) or unset TENURE_ROOT_TOKEN',
+    );
   try {
     raftTimingTicks(v);
   } catch (err) {
@@ -256,7 +266,8 @@ export function loadConfig(
     throw r.error('peers', 'required (id=raftHost:port@httpHost:port,...) unless --join is given');
   const self = peers.find((p) => p.id === v.nodeId);
   if (!self) throw r.error('peers', `does not contain this node's id "${v.nodeId}"`);
-  checkRelations(r);
+  const rootToken = env['TENURE_ROOT_TOKEN'] === '' ? null : (env['TENURE_ROOT_TOKEN'] ?? null);
+  checkRelations(r, rootToken);
   const dataDirRaw = v.dataDir ?? `data/${v.nodeId}`;
   return {
     nodeId: v.nodeId,
@@ -297,10 +308,7 @@ export function loadConfig(
     accessLog: v.accessLog,
     stateHashRoute: v.stateHashRoute,
     auth: v.auth,
-    rootToken:
-      env['TENURE_ROOT_TOKEN'] === undefined || env['TENURE_ROOT_TOKEN'] === ''
-        ? null
-        : env['TENURE_ROOT_TOKEN'],
+    rootToken,
     quotaRequestsPerSecond: v.quotaRequestsPerSecond,
     quotaLeasesMax: v.quotaLeasesMax,
     quotaSessionsMax: v.quotaSessionsMax,

@@ -10,6 +10,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { FastifyServerFactory } from 'fastify';
 import type { ServerConfig } from './config.js';
 import type { ConnectionGuard } from './connection-guard.js';
+import { boundHeadBytes } from './header-bytes.js';
 import { httpsServerOptions } from './https-server.js';
 
 /** How often node:http looks for requests past their header or receive deadline, ms. */
@@ -43,15 +44,16 @@ export function nodeServerFactory(
   config: ServerConfig,
   guard: ConnectionGuard,
 ): FastifyServerFactory {
-  return (handler) => {
+  return (fastifyHandler) => {
     const options = httpServerOptions(config);
+    const handler = boundHeadBytes(config.headerBytesMax, fastifyHandler);
     const server =
       config.tls === undefined || config.tls === null
         ? createServer(options, handler)
         : // node:https's Server has the node:http Server surface Fastify uses (listen, close,
           // closeAllConnections, timeouts); Fastify's type only names the http one.
           (createHttpsServer(
-            { ...options, ...httpsServerOptions(config.tls) },
+            { ...options, ...httpsServerOptions(config.tls, config.headersTimeoutMs) },
             handler,
           ) as unknown as HttpServer);
     // node:http reads these from the options in recent versions; set them too so every version
@@ -60,6 +62,9 @@ export function nodeServerFactory(
     server.requestTimeout = config.receiveTimeoutMs;
     server.keepAliveTimeout = config.keepAliveTimeoutMs;
     server.setTimeout(config.socketIdleTimeoutMs);
+    // Every header reaches header-bytes.ts's count (their number is bounded by maxHeaderSize:
+    // each has at least one byte of name).
+    server.maxHeadersCount = 0;
     guard.attach(server);
     return server;
   };

@@ -165,3 +165,19 @@ t.test('the access log is opt-in', async (t) => {
   t.equal(loadConfig(BASE, { TENURE_ACCESS_LOG: 'on' }).accessLog, 'on', 'or from the environment');
   t.throws(() => loadConfig([...BASE, '--access-log', 'yes'], {}), /access-log/);
 });
+
+t.test(
+  'a root secret while auth is off stops the node, naming --auth and TENURE_ROOT_TOKEN',
+  async (t) => {
+    const root = { TENURE_ROOT_TOKEN: 'a-secret' };
+    t.throws(() => loadConfig(BASE, root), {
+      name: 'ConfigError',
+      setting: 'auth',
+      message: /--auth: is off but TENURE_ROOT_TOKEN is set[\s\S]*--auth or TENURE_AUTH=on/,
+    });
+    t.throws(() => loadConfig(BASE, { ...root, TENURE_AUTH: 'off' }), /TENURE_AUTH: is off/);
+    t.equal(loadConfig([...BASE, '--auth'], root).rootToken, 'a-secret', 'with --auth it is read');
+    t.equal(loadConfig(BASE, { ...root, TENURE_AUTH: 'on' }).auth, true, 'or TENURE_AUTH=on');
+    t.equal(loadConfig(BASE, { TENURE_ROOT_TOKEN: '' }).rootToken, null, 'empty counts as unset');
+  },
+);

@@ -179,6 +179,16 @@ t.test('node:http refusals answer in the error shape', async (t) => {
       field: 'headers',
     },
   });
+  // 2,000 short headers: node:http counts only names and values (~16 KB), the head is ~23 KB.
+  const many = Array.from({ length: 2000 }, (_, i) => `X-H${i}: v\r\n`).join('');
+  const manyAnswer = await raw(port, `GET /v1/leases/a HTTP/1.1\r\nHost: x\r\n${many}\r\n`);
+  t.match(manyAnswer, /^HTTP\/1\.1 431 /, 'many short headers count whole');
+  t.same(JSON.parse(manyAnswer.slice(manyAnswer.indexOf('\r\n\r\n') + 4)), bigBody);
+  const fine = await raw(
+    port,
+    `GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${many.split('\r\n').slice(0, 800).join('\r\n')}\r\n\r\n`,
+  );
+  t.match(fine, /^HTTP\/1\.1 200 /, 'a head under the limit is served');
   const cl = await raw(
     port,
     'PUT /v1/kv/k HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: abc\r\n\r\n{}',

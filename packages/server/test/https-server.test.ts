@@ -1,8 +1,10 @@
 // Proves the node's HTTPS pieces: the API server options refuse a client without a certificate from
 // `--tls-client-ca` at the handshake, and the forwarder speaks HTTPS to the leader, presenting the
 // node's certificate and verifying the leader's against `--tls-ca` (another CA is refused); a node
-// serving HTTPS logs an https:// address.
+// serving HTTPS logs an https:// address; a connection that never finishes the TLS handshake is
+// closed after `--headers-timeout-ms`.
 import { once } from 'node:events';
+import net from 'node:net';
 import { createServer } from 'node:https';
 import { request } from 'node:https';
 import Fastify from 'fastify';
@@ -30,7 +32,7 @@ const leaderTls: HttpTlsConfig = {
 
 /** An HTTPS server with the leader's settings answering 200 with the client certificate's CN. */
 async function leaderServer(t: Test): Promise<string> {
-  const server = createServer(httpsServerOptions(leaderTls), (req, res) => {
+  const server = createServer(httpsServerOptions(leaderTls, 10_000), (req, res) => {
     const peer = (req.socket as import('node:tls').TLSSocket).getPeerCertificate();
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ cn: peer.subject?.CN ?? null, path: req.url }));
@@ -105,4 +107,33 @@ t.test('a node serving HTTPS logs an https:// address', async (t) => {
     const said = lines.map((l) => (JSON.parse(l) as { msg: string }).msg).join('\n');
     t.match(said, new RegExp(`Server listening at ${scheme}://127\\.0\\.0\\.1:\\d+`), scheme);
   }
+});
+
+t.test('a TLS handshake never finished is closed after --headers-timeout-ms', async (t) => {
+  // Node's own handshake deadline is 120 s; the tap timeout below is half of it.
+  t.setTimeout(60_000);
+  const base = loadConfig(
+    ['--id', 'n1', '--peers', PEERS, '--data-dir', '/nonexistent', '--headers-timeout-ms', '300'],
+    {},
+  );
+  const config = { ...base, tls: leaderTls };
+  const logger = pino({ level: 'silent' });
+  const guard = new ConnectionGuard({
+    perAddressMax: 10,
+    nodeMax: 10,
+    log: logger,
+    onRefused: () => {},
+  });
+  const app = Fastify({ loggerInstance: logger, serverFactory: nodeServerFactory(config, guard) });
+  t.teardown(() => app.close());
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const port = (app.server.address() as { port: number }).port;
+  const socket = net.connect({ host: '127.0.0.1', port });
+  socket.on('error', () => {});
+  t.teardown(() => socket.destroy());
+  await once(socket, 'connect');
+  // A TLS record header announcing a 200-byte ClientHello, then only 4 bytes of it.
+  socket.write(Buffer.from([0x16, 0x03, 0x01, 0x00, 0xc8, 0x01, 0x00, 0x00, 0xc4]));
+  await once(socket, 'close');
+  t.pass('closed by the node');
 });

@@ -269,7 +269,12 @@ t.test('SIGTERM to `npm start` stops the whole cluster: no process, no port left
   t.teardown(() => {
     if (npm.child.exitCode === null) npm.child.kill('SIGKILL');
   });
-  await waitForLine(npm.lines, npm.onLine, /building \(first build takes about a minute\)/, 60_000);
+  await waitForLine(
+    npm.lines,
+    npm.onLine,
+    /checking the build \(tsc -b; a first build takes about a minute\)/,
+    60_000,
+  );
   await waitForLine(npm.lines, npm.onLine, /Tenure local cluster is up; leader n\d/, 240_000);
   const restart = await waitForLine(npm.lines, npm.onLine, /Restart one node after it stops/, 5000);
   t.match(

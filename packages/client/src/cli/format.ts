@@ -15,10 +15,16 @@ import { formatDurationMs } from '../duration.js';
 import { TenureError } from '../errors.js';
 import { UsageError } from './exit-codes.js';
 
-/** `code: message` of a TenureError (with the outcome-unknown warning), else the message. */
+/** How the CLI is given a token (docs/security.md), said after a 401. */
+const TOKEN_HINT = ' (give a token with --auth-token <token> or TENURE_TOKEN)';
+
+/**
+ * `code: message` of a TenureError (with the outcome-unknown warning, or after `unauthorized`
+ * how to give a token), else the message.
+ */
 export function describeError(error: unknown): string {
   if (error instanceof TenureError)
-    return `${error.code}: ${error.message}${error.outcomeUnknown ? ' (outcome unknown: the operation may have taken effect)' : ''}`;
+    return `${error.code}: ${error.message}${error.outcomeUnknown ? ' (outcome unknown: the operation may have taken effect)' : ''}${error.code === 'unauthorized' ? TOKEN_HINT : ''}`;
   return error instanceof Error ? error.message : String(error);
 }
 

@@ -17,7 +17,16 @@ export interface PeerTlsOptions {
   readonly key: string | Buffer;
   /** CA certificate(s) a peer's certificate must chain to (PEM). */
   readonly ca: Pem;
+  /**
+   * An inbound connection must finish the TLS handshake within this, ms, or it is dropped (and
+   * counted as refused). Default PEER_TLS_HANDSHAKE_TIMEOUT_MS_DEFAULT; Node's own is 120 s, which
+   * lets sockets that never finish a handshake pile up. The server passes `--headers-timeout-ms`.
+   */
+  readonly handshakeTimeoutMs?: number;
 }
+
+/** Handshake deadline of an inbound peer connection when none is given, ms (docs/security.md). */
+export const PEER_TLS_HANDSHAKE_TIMEOUT_MS_DEFAULT = 10_000;
 
 /** Lowest TLS version accepted on any Tenure socket. */
 export const TLS_MIN_VERSION = 'TLSv1.2';
@@ -31,6 +40,7 @@ export function peerServerOptions(o: PeerTlsOptions): TlsOptions {
     requestCert: true,
     rejectUnauthorized: true,
     minVersion: TLS_MIN_VERSION,
+    handshakeTimeout: o.handshakeTimeoutMs ?? PEER_TLS_HANDSHAKE_TIMEOUT_MS_DEFAULT,
   };
 }
 

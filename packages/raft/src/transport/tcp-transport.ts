@@ -274,12 +274,14 @@ export class TcpTransport implements Transport {
   #onTlsRefusal(err: Error, socket: tls.TLSSocket): void {
     this.#tlsRejections++;
     this.#tlsRefusalsUnlogged++;
+    // Read before destroy(): a destroyed socket no longer knows its peer.
+    const remote = `${socket.remoteAddress ?? 'unknown'}:${socket.remotePort ?? '?'}`;
     socket.destroy();
     const nowMs = performance.now();
     if (nowMs - this.#tlsRefusalLoggedAtMs < TLS_REFUSAL_LOG_INTERVAL_MS) return;
     this.#log.warn(
       {
-        remote: `${socket.remoteAddress}:${socket.remotePort}`,
+        remote,
         reason: (err as NodeJS.ErrnoException).code ?? err.message,
         refusals: this.#tlsRefusalsUnlogged,
         tlsRejections: this.#tlsRejections,

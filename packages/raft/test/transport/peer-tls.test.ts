@@ -144,3 +144,39 @@ t.test('a dialer without a certificate, and plain TCP, are refused before decodi
   t.equal(n1.stats().receivedFrames, 0, 'not a frame decoded');
   t.equal(n1.stats().handshakeRejections, 0, 'no Hello was ever read');
 });
+
+/** The first bytes of a TLS ClientHello (a record header announcing 200 bytes, then 4 of them). */
+const PARTIAL_CLIENT_HELLO = Buffer.from([0x16, 0x03, 0x01, 0x00, 0xc8, 0x01, 0x00, 0x00, 0xc4]);
+
+t.test('a dialer that never finishes the handshake is dropped and logged by address', async (t) => {
+  // Node's own handshake deadline is 120 s; the tap timeout below is half of it.
+  t.setTimeout(60_000);
+  const [p1] = await freePorts(1);
+  const warnings: Record<string, unknown>[] = [];
+  const logger = {
+    debug: () => {},
+    info: () => {},
+    warn: (fields: Record<string, unknown>) => warnings.push(fields),
+    error: () => {},
+    child: () => logger,
+  };
+  const n1 = new TcpTransport({
+    id: 'n1',
+    clusterId: 'c',
+    peers: [{ id: 'n1', raftAddress: `127.0.0.1:${p1}` }],
+    listen: `127.0.0.1:${p1}`,
+    tls: { ...certs('n1'), handshakeTimeoutMs: 300 },
+    logger,
+  });
+  await n1.start();
+  t.teardown(() => n1.close());
+  const partial = net.connect({ host: '127.0.0.1', port: p1! });
+  partial.on('error', () => {});
+  t.teardown(() => partial.destroy());
+  await new Promise<void>((resolve) => partial.once('connect', resolve));
+  const localPort = partial.localPort;
+  partial.write(PARTIAL_CLIENT_HELLO);
+  await new Promise<void>((resolve) => partial.once('close', () => resolve()));
+  await until(() => n1.stats().tlsRejections >= 1, 'counted as a refusal');
+  t.match(warnings[0], { remote: `127.0.0.1:${localPort}`, reason: /TIMEOUT/ });
+});

@@ -7,7 +7,7 @@
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { isIP } from 'node:net';
 import forge from 'node-forge';
 
@@ -110,25 +110,28 @@ function baseCertificate(
 export interface ClusterCertificateFiles {
   /** `<dir>/ca.pem`: the CA certificate clients and peers trust. */
   readonly caFile: string;
-  /** `<dir>/ca-key.pem` (mode 0600): needed only to issue more certificates. */
+  /** The CA's private key (mode 0600): needed only to issue more certificates. */
   readonly caKeyFile: string;
   /** Per node id: `<dir>/<id>.pem` and `<dir>/<id>-key.pem` (mode 0600). */
   readonly nodes: Readonly<Record<string, { readonly certFile: string; readonly keyFile: string }>>;
 }
 
 /**
- * Creates `dir` and writes a new CA and one certificate per node (valid for its `hosts`) into it.
- * Private keys are written with mode 0600. Overwrites files of the same names.
+ * Creates `dir` and writes a new CA certificate and one certificate per node (valid for its
+ * `hosts`) into it; the CA's private key goes to `caKeyFile` (default `<dir>/ca-key.pem`; give a
+ * path outside `dir` when `dir` is what the nodes get, docs/security.md "Threat model"). Private
+ * keys are written with mode 0600. Overwrites files of the same names.
  */
 export function writeClusterCertificates(
   dir: string,
   nodes: readonly { readonly id: string; readonly hosts: readonly string[] }[],
   caName = 'Tenure cluster CA',
+  caKeyFile = join(dir, 'ca-key.pem'),
 ): ClusterCertificateFiles {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  mkdirSync(dirname(caKeyFile), { recursive: true, mode: 0o700 });
   const ca = createCa(caName);
   const caFile = join(dir, 'ca.pem');
-  const caKeyFile = join(dir, 'ca-key.pem');
   writeFileSync(caFile, ca.certPem);
   writeSecret(caKeyFile, ca.keyPem);
   const files: Record<string, { certFile: string; keyFile: string }> = {};

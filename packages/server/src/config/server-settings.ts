@@ -458,7 +458,7 @@ export const SERVER_SETTINGS = {
     flag: 'auth',
     envPrefix,
     default: false,
-    doc: 'Require `Authorization: Bearer <token>` on every request but /healthz and /readyz (set it on every node; docs/security.md). The first start with auth on creates the `root` token from the `TENURE_ROOT_TOKEN` env var. `--auth` alone means on.',
+    doc: 'Require `Authorization: Bearer <token>` on every request but /healthz, /readyz and `GET /v1/cluster/members/{id}` (which a starting node asks its peers; docs/security.md). Set it on every node. The first start with auth on creates the `root` token from the `TENURE_ROOT_TOKEN` env var; that variable while auth is off stops the node at start. `--auth` alone means on.',
   }),
   quotaRequestsPerSecond: intSetting({
     flag: 'quota-requests-per-second',

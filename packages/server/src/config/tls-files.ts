@@ -68,7 +68,9 @@ export function loadTlsConfig(r: Read, cwd: string): TlsConfig {
     const cert = read('peerTlsCert', 'CERTIFICATE')!;
     const key = read('peerTlsKey', 'PRIVATE KEY')!;
     checkPair(r, cert, key, 'peerTlsKey', 'peerTlsCert');
-    peerTls = { cert, key, ca: read('peerTlsCa', 'CERTIFICATE')! };
+    // One deadline for a connection's first bytes, HTTP or peer: `--headers-timeout-ms`.
+    const handshakeTimeoutMs = v.headersTimeoutMs;
+    peerTls = { cert, key, ca: read('peerTlsCa', 'CERTIFICATE')!, handshakeTimeoutMs };
   }
   return { tls, peerTls };
 }

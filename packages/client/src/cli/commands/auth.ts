@@ -12,14 +12,14 @@ import { UsageError } from '../exit-codes.js';
 const KINDS: readonly AuthKind[] = ['lease', 'semaphore', 'election', 'kv', 'session'];
 
 /**
- * Parses `--rule KINDS:PREFIX:ACTIONS`, e.g. `lease,semaphore:jobs/:write` (PREFIX may be empty
+ * Parses `--rule KINDS:PREFIX:ACTIONS`, e.g. `lease,semaphore:jobs.:write` (PREFIX may be empty
  * and may itself contain `:`; KINDS and ACTIONS are comma lists).
  */
 export function parseRule(text: string): RoleRule {
   const first = text.indexOf(':');
   const last = text.lastIndexOf(':');
   if (first < 0 || last === first)
-    throw new UsageError('--rule must be KINDS:PREFIX:ACTIONS, e.g. lease:jobs/:write');
+    throw new UsageError('--rule must be KINDS:PREFIX:ACTIONS, e.g. lease:jobs.:write');
   const kinds = text.slice(0, first).split(',');
   const actions = text.slice(last + 1).split(',');
   const badKind = kinds.find((k) => !(KINDS as readonly string[]).includes(k));
@@ -106,7 +106,7 @@ function addRoleCommands(auth: Command, run: CliRun): void {
     .argument('<name>', 'role name')
     .option(
       '--rule <KINDS:PREFIX:ACTIONS>',
-      'e.g. lease,semaphore:jobs/:write (repeatable)',
+      'e.g. lease,semaphore:jobs.:write (repeatable)',
       collect(parseRule),
     )
     .action(async (name: string, o: { rule?: RoleRule[] }, command: Command) => {
