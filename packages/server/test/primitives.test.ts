@@ -379,6 +379,14 @@ t.test(
     const w = await acquire('W', { mode: 'exclusive' });
     t.equal(w.statusCode, 409);
     t.equal(errorOf(w).code, 'held');
+    const upgrade = await acquire('R1', { mode: 'exclusive' });
+    t.equal(upgrade.statusCode, 409, 'a shared holder is never answered as exclusive');
+    t.match(errorOf(upgrade), {
+      code: 'grant_mismatch',
+      holder: 'R1',
+      mode: 'shared',
+      session: null,
+    });
     const view = check(
       'GET',
       '/v1/leases/{name}',
