@@ -151,6 +151,37 @@ t.test('sessions: create, get, keepalive, end; 404 after; session-bound grants',
   t.equal(unknown.statusCode, 404);
 });
 
+t.test(
+  'routes that take no body: any field is 400 naming it; an empty JSON body is none',
+  async (t) => {
+    const h = await harness();
+    t.teardown(h.close);
+    const created = await send(h.app, 'POST', '/v1/sessions', { ttlMs: 10_000 });
+    const { sessionId } = created.json() as { sessionId: string };
+    const inject = (method: 'POST' | 'DELETE', url: string, payload: string) =>
+      h.app.inject({ method, url, payload, headers: { 'content-type': 'application/json' } });
+    const keepalive = `/v1/sessions/${sessionId}/keepalive`;
+    for (const [method, url, payload, field] of [
+      ['POST', keepalive, '{"ttlMs":5}', 'body.ttlMs'],
+      ['POST', keepalive, '{"bogus":true}', 'body.bogus'],
+      ['DELETE', `/v1/sessions/${sessionId}`, '{"force":1}', 'body.force'],
+      ['POST', keepalive, '[1]', 'body'],
+    ] as const) {
+      const r = await inject(method, url, payload);
+      t.equal(r.statusCode, 400, `${method} ${payload}`);
+      t.match(errorOf(r), { code: 'invalid_argument', field });
+    }
+    t.equal((await inject('POST', keepalive, '')).statusCode, 200, 'keepalive: empty JSON body');
+    t.equal((await inject('POST', keepalive, '{}')).statusCode, 200, 'keepalive: {}');
+    t.equal((await inject('POST', '/v1/leases/none/revoke', '')).statusCode, 200, 'revoke: empty');
+    t.equal(
+      (await inject('DELETE', `/v1/sessions/${sessionId}`, '')).statusCode,
+      200,
+      'end: empty',
+    );
+  },
+);
+
 t.test('ttlMs and session: exactly one, else 400 naming the field', async (t) => {
   const h = await harness();
   t.teardown(h.close);
