@@ -410,7 +410,7 @@ export class TenureClient {
   /**
    * Acquires one permit of semaphore `name` (docs/api.md, Semaphores) and returns a self-renewing
    * Permit handle (the same machinery as `acquire`: renewals at ttl/3, safe deadline, late-grant
-   * confirmation, `lost`). Rejects with TenureError: 409 `held` (details `{limit, holders}`), 409
+   * confirmation, `lost`). Rejects with TenureError: 409 `held` (details `{limit, live}`), 409
    * `limit_mismatch` (details `{limit}`: the current one), 404 (unknown session), 400, 429, …
    */
   async semaphore(name: string, options: SemaphoreOptions): Promise<Permit> {

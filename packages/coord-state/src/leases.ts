@@ -288,12 +288,20 @@ function heldError(
       lockDelayRemainingMs: Math.max(0, rec.lockDelayUntilMs - nowMs),
       ...extra,
     });
-  // Shared holders, and an exclusive waiter queued ahead (FIFO: no writer starvation).
-  return fail('held', `lease ${rec.name} is held in shared mode`, {
-    holder: rec.shared.values().next().value!.holder,
-    mode: 'shared',
-    ...extra,
-  });
+  // Shared holders, and maybe an exclusive waiter queued ahead (FIFO: no writer starvation).
+  const writerQueued = rec.waiters !== null && [...rec.waiters.values()].some((w) => !w.shared);
+  return fail(
+    'held',
+    writerQueued
+      ? `lease ${rec.name} is held in shared mode and an exclusive acquire is queued ahead`
+      : `lease ${rec.name} is held in shared mode`,
+    {
+      holder: rec.shared.values().next().value!.holder,
+      mode: 'shared',
+      ...(writerQueued ? { exclusiveQueued: true } : {}),
+      ...extra,
+    },
+  );
 }
 
 /** not_holder, or lease_expired when the history knows this very grant ended without its holder. */

@@ -147,7 +147,7 @@ function heldError(rec: SemaphoreRecord, extra?: Record<string, unknown>): Comma
   return fail('held', `semaphore ${rec.name} has no free permit`, {
     holder: null,
     limit: rec.limit,
-    holders: rec.permits.size,
+    live: rec.permits.size,
     ...extra,
   });
 }

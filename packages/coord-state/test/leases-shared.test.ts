@@ -42,7 +42,11 @@ t.test(
       'no writer starvation',
     );
     t.equal(okValue<G>(d.acquire('L', 'C', { mode: 'shared', waitMs: 60_000 })).kind, 'queued');
-    t.equal(errCode(d.acquire('L', 'D', { mode: 'shared' })), 'held');
+    t.same(errDetails(d.acquire('L', 'D', { mode: 'shared' })), {
+      holder: 'A',
+      mode: 'shared',
+      exclusiveQueued: true,
+    });
     d.release('L', 'A', a.fencingToken);
     t.equal(d.sm.getLease('L', 0)?.holder, 'X');
     const x = d.sm.getLease('L', 0)!;

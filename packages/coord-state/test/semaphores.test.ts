@@ -12,7 +12,7 @@ t.test('grants up to limit permits, each with its own increasing token; then hel
   t.ok(b.fencingToken > a.fencingToken);
   const full = d.semAcquire('S', 'C', { limit: 2 });
   t.equal(errCode(full), 'held');
-  t.same(errDetails(full), { holder: null, limit: 2, holders: 2 });
+  t.same(errDetails(full), { holder: null, limit: 2, live: 2 });
   t.same(d.sm.getSemaphore('S', 0), {
     name: 'S',
     limit: 2,

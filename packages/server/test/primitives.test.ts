@@ -387,7 +387,8 @@ t.test(
       waitMs: 200,
     });
     t.equal(timedOut.statusCode, 409, 'a wait that runs out answers held');
-    t.equal(errorOf(timedOut).code, 'held');
+    t.match(errorOf(timedOut), { code: 'held', limit: 2, live: 2 });
+    t.notOk('holders' in errorOf(timedOut), 'the count is `live`, not `holders`');
   },
 );
 
@@ -410,6 +411,17 @@ t.test(
     const w = await acquire('W', { mode: 'exclusive' });
     t.equal(w.statusCode, 409);
     t.equal(errorOf(w).code, 'held');
+    const timedOut = await acquire('W', { waitMs: 200 });
+    t.same(
+      [
+        timedOut.statusCode,
+        errorOf(timedOut).code,
+        errorOf(timedOut).holder,
+        errorOf(timedOut).mode,
+      ],
+      [409, 'held', 'R1', 'shared'],
+      'a wait that ran out says what the immediate 409 says',
+    );
     const upgrade = await acquire('R1', { mode: 'exclusive' });
     t.equal(upgrade.statusCode, 409, 'a shared holder is never answered as exclusive');
     t.match(errorOf(upgrade), {
