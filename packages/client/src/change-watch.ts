@@ -106,8 +106,8 @@ async function* changes(
   let position: number | null = opts.fromRevision ?? null;
   let endpointIndex = 0;
   let failures = 0;
-  /** Endpoints that answered `compacted` for the current position. */
-  let compactedAt = new Set<string>();
+  /** Endpoints that answered `compacted` for the current position, with their oldest revision. */
+  let compactedAt = new Map<string, number>();
   while (!signal.aborted) {
     const endpoint = deps.endpoints[endpointIndex % deps.endpoints.length]!;
     const connection = connect(endpoint, watchPath(opts, position), signal, idleTimeoutMs, deps);
@@ -124,7 +124,7 @@ async function* changes(
         if (batch.revision !== null && (position === null || batch.revision > position)) {
           position = batch.revision;
           progressed = true;
-          compactedAt = new Set();
+          compactedAt = new Map();
         }
         for (const event of batch.events) yield event;
       }
@@ -134,9 +134,10 @@ async function* changes(
     if (signal.aborted) return;
     endpointIndex++;
     if (end.kind === 'compacted') {
-      compactedAt.add(endpoint);
+      compactedAt.set(endpoint, end.oldestRevision);
+      // The lowest oldest revision of the nodes that answered: the furthest back any can resume.
       if (compactedAt.size >= deps.endpoints.length)
-        throw new WatchCompactedError(position ?? 0, end.oldestRevision);
+        throw new WatchCompactedError(position ?? 0, Math.min(...compactedAt.values()));
       continue;
     }
     if (progressed) failures = 0;

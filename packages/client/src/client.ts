@@ -399,14 +399,18 @@ export class TenureClient {
       this.#grantOps('lease'),
       held.timing,
       options.autoRenew ?? true,
-      { session: life.session, mode: options.mode ?? 'exclusive' },
+      // What the server answered, never what was asked.
+      {
+        session: answeredSession(held.grant.session, life.session),
+        mode: held.grant.mode ?? 'exclusive',
+      },
     );
   }
 
   /**
    * Acquires one permit of semaphore `name` (docs/api.md, Semaphores) and returns a self-renewing
    * Permit handle (the same machinery as `acquire`: renewals at ttl/3, safe deadline, late-grant
-   * confirmation, `lost`). Rejects with TenureError: 409 `held` (details `{limit, holders}`), 409
+   * confirmation, `lost`). Rejects with TenureError: 409 `held` (details `{limit, live}`), 409
    * `limit_mismatch` (details `{limit}`: the current one), 404 (unknown session), 400, 429, …
    */
   async semaphore(name: string, options: SemaphoreOptions): Promise<Permit> {
@@ -432,7 +436,7 @@ export class TenureClient {
       this.#grantOps('semaphore'),
       held.timing,
       options.autoRenew ?? true,
-      life.session,
+      answeredSession(held.grant.session, life.session),
     );
   }
 
@@ -487,6 +491,20 @@ export class TenureClient {
   }
 
   /**
+   * The effective ttl of a granted answer: its own `ttlMs`, or for a session-bound grant its
+   * session's (`askedSessionTtlMs`, the ttl of the session that was asked for, when the answer
+   * names it; else read once; null when that session is gone or no session is named).
+   */
+  async #effectiveTtlMs(
+    grant: { readonly ttlMs: number | null; readonly session?: string | undefined },
+    askedSessionTtlMs: number | null,
+  ): Promise<number | null> {
+    if (grant.ttlMs !== null) return grant.ttlMs;
+    if (askedSessionTtlMs !== null || typeof grant.session !== 'string') return askedSessionTtlMs;
+    return (await this.getSession(grant.session).catch(() => null))?.ttlMs ?? null;
+  }
+
+  /**
    * Sends one grant request (lease or semaphore acquire), checks the answer, and confirms a late
    * grant (docs/concepts.md): the grant, the send time the handle is dated from, its effective ttl
    * (a session-bound grant's is its session's) and timing. When the outcome is unknown, releases a
@@ -521,7 +539,8 @@ export class TenureClient {
         this.#releaseIfGranted(kind, name, holder);
       throw error;
     }
-    const grantTtlMs = grant.ttlMs ?? req.sessionTtlMs;
+    const asked = req.body['session'] === grant.session ? req.sessionTtlMs : null;
+    const grantTtlMs = await this.#effectiveTtlMs(grant, asked);
     if (
       grant.holder !== holder ||
       !Number.isSafeInteger(grant.fencingToken) ||
@@ -1152,4 +1171,18 @@ function pollTimeoutMs(options: WatchOptions): number {
   if (!(ms > 0 && ms <= LONG_POLL_MS_MAX))
     throw new RangeError(`pollTimeoutMs must be in (0, ${LONG_POLL_MS_MAX}]`);
   return ms;
+}
+
+/**
+ * The session a granted answer is bound to: the caller's Session handle when the answer names it
+ * (so the grant follows the handle), the answered id otherwise, null for a ttl grant.
+ */
+function answeredSession(
+  answered: string | undefined,
+  requested: Session | string | null,
+): Session | string | null {
+  if (answered === undefined) return null;
+  if (requested !== null && typeof requested !== 'string' && requested.sessionId === answered)
+    return requested;
+  return answered;
 }

@@ -94,13 +94,18 @@ t.test('compacted: the next endpoint is tried, and from every endpoint it is thr
     ['k'],
   );
 
-  const both = scriptedFetch([{ chunks: [compacted] }, { chunks: [compacted] }]);
+  const later = 'data: {"type":"compacted","fromRevision":3,"oldestRevision":70}\n\n';
+  const both = scriptedFetch([{ chunks: [compacted] }, { chunks: [later] }]);
   const error = await take(client(both.fetch).watch({ fromRevision: 3 }), 1).catch(
     (e: unknown) => e,
   );
   t.ok(error instanceof WatchCompactedError);
   t.ok(error instanceof TenureError);
-  t.match(error, { code: 'compacted', fromRevision: 3, oldestRevision: 50 });
+  t.match(
+    error,
+    { code: 'compacted', fromRevision: 3, oldestRevision: 50 },
+    'the lowest oldest revision of the nodes that answered, not the last one',
+  );
 });
 
 t.test('a 400 is thrown; an abort ends the iteration', async (t) => {

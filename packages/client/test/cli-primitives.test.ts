@@ -183,6 +183,11 @@ t.test('lease acquire --shared --session, history, revoke', async (t) => {
     session: 's9',
     mode: 'shared',
   });
+  t.match(acq.stdout, /holder=me session=s9 mode=shared/, 'the session, not a ttl');
+  t.notMatch(acq.stdout, /ttl=/);
+  t.match(acq.stderr, /lives as long as session s9/);
+  const asJson = await run(server, ['--json', 'lease', 'acquire', 'L', '--session', 's9']);
+  t.match(JSON.parse(asJson.stdout), { event: 'acquired', ttlMs: null, session: 's9' });
   const hist = await run(server, ['lease', 'history', 'L', '--limit', '2']);
   t.equal(server.to('/v1/leases/L/history')[0]!.query.get('limit'), '2');
   t.match(hist.stdout, /L holder=h2 fencingToken=5 granted=100 live/);

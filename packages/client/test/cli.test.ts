@@ -174,6 +174,8 @@ t.test('exit 5 on other failures', async (t) => {
   t.equal(exitCodeFor(new TenureError('x', { code: 'idempotency_key_reused', status: 422 })), 5);
   t.equal(exitCodeFor(new TenureError('x', { code: 'stale_token', status: 409 })), 1);
   t.equal(exitCodeFor(new TenureError('x', { code: 'in_use', status: 409 })), 1);
+  for (const code of ['limit_mismatch', 'grant_mismatch'] as const)
+    t.equal(exitCodeFor(new TenureError('x', { code, status: 409 })), 1, `${code} is a conflict`);
   t.equal(
     exitCodeFor(new TenureError('x', { code: 'held', status: 409, outcomeUnknown: true })),
     3,

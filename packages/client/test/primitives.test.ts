@@ -197,3 +197,36 @@ t.test('a session-bound campaign sends the session and its leadership ends with 
     code: 'invalid_argument',
   });
 });
+
+t.test('a handle carries what the server answered, not what was asked', async (t) => {
+  const s = await setup(t);
+  const base = s.server.handler;
+  s.server.handler = (req) => {
+    if (req.path === '/v1/leases/M/acquire')
+      return {
+        body: {
+          name: 'M',
+          holder: 'h',
+          fencingToken: 5,
+          ttlMs: null,
+          session: 's7',
+          mode: 'shared',
+        },
+      };
+    if (req.path === '/v1/sessions/s7' && req.method === 'GET')
+      return { body: { sessionId: 's7', name: null, ttlMs: 4000, remainingMs: 4000, grants: [] } };
+    return base(req, s.server);
+  };
+  const lease = await s.client.acquire('M', { holder: 'h', ttlMs: 5000, autoRenew: false });
+  t.equal(lease.mode, 'shared');
+  t.equal(lease.session, 's7');
+  t.equal(lease.ttlMs, 4000, "a session-bound answer lives by its session's ttl");
+  t.same(lease.toJSON(), {
+    name: 'M',
+    holder: 'h',
+    fencingToken: 5,
+    ttlMs: 4000,
+    mode: 'shared',
+    session: 's7',
+  });
+});

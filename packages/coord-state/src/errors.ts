@@ -14,6 +14,7 @@ export const ERROR_HTTP_STATUS = {
   stale_token: 409,
   revision_mismatch: 409,
   limit_mismatch: 409,
+  grant_mismatch: 409,
   reconfiguration_in_progress: 409,
   not_caught_up: 409,
   already_exists: 409,
@@ -42,6 +43,7 @@ export type StateErrorCode =
   | 'stale_token'
   | 'revision_mismatch'
   | 'limit_mismatch'
+  | 'grant_mismatch'
   | 'already_exists'
   | 'in_use'
   | 'last_admin'

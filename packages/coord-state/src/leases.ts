@@ -288,12 +288,20 @@ function heldError(
       lockDelayRemainingMs: Math.max(0, rec.lockDelayUntilMs - nowMs),
       ...extra,
     });
-  // Shared holders, and an exclusive waiter queued ahead (FIFO: no writer starvation).
-  return fail('held', `lease ${rec.name} is held in shared mode`, {
-    holder: rec.shared.values().next().value!.holder,
-    mode: 'shared',
-    ...extra,
-  });
+  // Shared holders, and maybe an exclusive waiter queued ahead (FIFO: no writer starvation).
+  const writerQueued = rec.waiters !== null && [...rec.waiters.values()].some((w) => !w.shared);
+  return fail(
+    'held',
+    writerQueued
+      ? `lease ${rec.name} is held in shared mode and an exclusive acquire is queued ahead`
+      : `lease ${rec.name} is held in shared mode`,
+    {
+      holder: rec.shared.values().next().value!.holder,
+      mode: 'shared',
+      ...(writerQueued ? { exclusiveQueued: true } : {}),
+      ...extra,
+    },
+  );
 }
 
 /** not_holder, or lease_expired when the history knows this very grant ended without its holder. */
@@ -394,9 +402,28 @@ function blocked(rec: LeaseRecord, shared: boolean, nowMs: number): boolean {
 }
 
 /**
- * Acquire (docs/api.md): grant, renew-by-acquire (same token; the grant keeps its mode, binding,
- * lockDelayMs and maxHoldMs), queue (waitMs > 0), or `held`. `session`: not_found when unknown,
- * resource_exhausted when the session is full.
+ * `grant_mismatch` when an acquire by the holder of `g` asks for another mode or another binding
+ * (another session, a session for a ttl grant, a ttl for a session-bound grant), else null
+ * (docs/primitives.md, acquiring again). Details name what the grant is, so the caller can
+ * release it first: `{holder, fencingToken, mode, session}` (session null for a ttl grant).
+ */
+function grantMismatch(g: Grant, cmd: Acquire): CommandResult<never> | null {
+  const mode = g.shared ? 'shared' : 'exclusive';
+  const session = g.session?.sessionId ?? null;
+  if ((cmd.mode ?? 'exclusive') === mode && (cmd.session ?? null) === session) return null;
+  const binding = session === null ? 'a ttl' : `session ${session}`;
+  return fail(
+    'grant_mismatch',
+    `${g.holder} holds lease ${g.lease.name} in ${mode} mode bound to ${binding}: release it first`,
+    { holder: g.holder, fencingToken: g.fencingToken, mode, session },
+  );
+}
+
+/**
+ * Acquire (docs/api.md): grant, renew-by-acquire when the holder already holds the name in the
+ * same mode and binding (same token; a ttl grant takes the new ttlMs; the grant keeps its
+ * lockDelayMs and maxHoldMs), `grant_mismatch` when it holds it otherwise, queue (waitMs > 0), or
+ * `held`. `session`: not_found when unknown, resource_exhausted when the session is full.
  */
 export function leaseAcquire(
   core: Core,
@@ -409,6 +436,8 @@ export function leaseAcquire(
   if (mine !== undefined) {
     const refused = refuseOther(ctx, mine.owner, `lease ${cmd.name} of ${cmd.holder}`);
     if (refused !== null) return refused;
+    const mismatch = grantMismatch(mine, cmd);
+    if (mismatch !== null) return mismatch;
     if (mine.session === null && cmd.ttlMs !== null) mine.ttlMsRequested = cmd.ttlMs;
     extend(core, ctx, mine);
     return { ok: true, value: { kind: 'granted', ...grantValue(mine) } };

@@ -147,7 +147,7 @@ function heldError(rec: SemaphoreRecord, extra?: Record<string, unknown>): Comma
   return fail('held', `semaphore ${rec.name} has no free permit`, {
     holder: null,
     limit: rec.limit,
-    holders: rec.permits.size,
+    live: rec.permits.size,
     ...extra,
   });
 }
@@ -240,7 +240,24 @@ function enqueue(
 }
 
 /**
- * Acquire (docs/api.md semaphores): a permit, a renewal of the holder's own permit (same token),
+ * `grant_mismatch` when an acquire by the holder of `p` asks for another binding (another session,
+ * a session for a ttl permit, a ttl for a session-bound one), else null (docs/primitives.md,
+ * acquiring again). Details: `{holder, fencingToken, session}` (session null for a ttl permit).
+ */
+function permitMismatch(p: Permit, cmd: Acquire): CommandResult<never> | null {
+  const session = p.session?.sessionId ?? null;
+  if ((cmd.session ?? null) === session) return null;
+  const binding = session === null ? 'a ttl' : `session ${session}`;
+  return fail(
+    'grant_mismatch',
+    `${p.holder} holds a permit of semaphore ${p.semaphore.name} bound to ${binding}: release it first`,
+    { holder: p.holder, fencingToken: p.fencingToken, session },
+  );
+}
+
+/**
+ * Acquire (docs/api.md semaphores): a permit, a renewal of the holder's own permit when the
+ * binding matches (same token; `grant_mismatch` when it does not),
  * a FIFO place (waitMs > 0), `held` when full, `limit_mismatch` {limit} when the name has holders
  * or waiters under another limit, `not_found` for an unknown session, or `resource_exhausted`.
  */
@@ -259,6 +276,8 @@ export function semaphoreAcquire(
   if (mine !== undefined) {
     const refused = refuseOther(ctx, mine.owner, `semaphore ${cmd.name} permit of ${cmd.holder}`);
     if (refused !== null) return refused;
+    const mismatch = permitMismatch(mine, cmd);
+    if (mismatch !== null) return mismatch;
     extendPermit(core, ctx, mine);
     return { ok: true, value: { kind: 'granted', ...permitValue(mine) } };
   }

@@ -42,7 +42,11 @@ t.test(
       'no writer starvation',
     );
     t.equal(okValue<G>(d.acquire('L', 'C', { mode: 'shared', waitMs: 60_000 })).kind, 'queued');
-    t.equal(errCode(d.acquire('L', 'D', { mode: 'shared' })), 'held');
+    t.same(errDetails(d.acquire('L', 'D', { mode: 'shared' })), {
+      holder: 'A',
+      mode: 'shared',
+      exclusiveQueued: true,
+    });
     d.release('L', 'A', a.fencingToken);
     t.equal(d.sm.getLease('L', 0)?.holder, 'X');
     const x = d.sm.getLease('L', 0)!;
@@ -84,3 +88,52 @@ t.test('an expired shared grant starts its lock-delay: new grants wait for it', 
   d.at(1500);
   t.ok(d.acquire('L', 'C', { mode: 'shared' }).ok);
 });
+
+t.test(
+  'an acquire by the holder in another mode or binding is grant_mismatch and changes nothing',
+  async (t) => {
+    const d = new Driver();
+    const sid = okValue<{ sessionId: string }>(
+      d.run({ type: 'session.create', ttlMs: 5000, name: null }).result,
+    ).sessionId;
+    const r3 = okValue<G>(d.acquire('cfg', 'r3', { mode: 'shared' }));
+    okValue<G>(d.acquire('cfg', 'r4', { mode: 'shared' }));
+    const up = d.acquire('cfg', 'r3', { mode: 'exclusive' });
+    t.equal(errCode(up), 'grant_mismatch', 'no exclusive answer while r4 holds shared');
+    t.same(errDetails(up), {
+      holder: 'r3',
+      fencingToken: r3.fencingToken,
+      mode: 'shared',
+      session: null,
+    });
+    t.same(errDetails(d.acquire('cfg', 'r3', { mode: 'shared', ttlMs: null, session: sid })), {
+      holder: 'r3',
+      fencingToken: r3.fencingToken,
+      mode: 'shared',
+      session: null,
+    });
+    const x = okValue<G>(d.acquire('x', 'w', { ttlMs: null, session: sid }));
+    const down = d.acquire('x', 'w', { mode: 'shared', ttlMs: null, session: sid });
+    t.same(errDetails(down), {
+      holder: 'w',
+      fencingToken: x.fencingToken,
+      mode: 'exclusive',
+      session: sid,
+    });
+    t.equal(errCode(d.acquire('x', 'w', { ttlMs: 5000 })), 'grant_mismatch', 'ttl for a session');
+    const same = okValue<G>(d.acquire('x', 'w', { ttlMs: null, session: sid }));
+    t.equal(same.fencingToken, x.fencingToken, 'the same mode and session renews');
+    t.same(
+      d.sm.leaseState('cfg', 0),
+      {
+        name: 'cfg',
+        mode: 'shared',
+        holders: [
+          { holder: 'r3', fencingToken: r3.fencingToken, remainingMs: 1000 },
+          { holder: 'r4', fencingToken: r3.fencingToken + 1000, remainingMs: 1000 },
+        ],
+      },
+      'the shared grants are unchanged',
+    );
+  },
+);

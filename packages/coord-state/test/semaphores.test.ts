@@ -12,7 +12,7 @@ t.test('grants up to limit permits, each with its own increasing token; then hel
   t.ok(b.fencingToken > a.fencingToken);
   const full = d.semAcquire('S', 'C', { limit: 2 });
   t.equal(errCode(full), 'held');
-  t.same(errDetails(full), { holder: null, limit: 2, holders: 2 });
+  t.same(errDetails(full), { holder: null, limit: 2, live: 2 });
   t.same(d.sm.getSemaphore('S', 0), {
     name: 'S',
     limit: 2,
@@ -195,3 +195,25 @@ t.test(
     t.equal(d.sm.getSemaphore('S', 0)?.waiters, 0);
   },
 );
+
+t.test('an acquire by the holder under another binding is grant_mismatch', async (t) => {
+  const d = new Driver();
+  const sid = okValue<{ sessionId: string }>(
+    d.run({ type: 'session.create', ttlMs: 5000, name: null }).result,
+  ).sessionId;
+  const a = okValue<Permit>(d.semAcquire('S', 'A', { limit: 2 }));
+  const bound = d.semAcquire('S', 'A', { limit: 2, session: sid });
+  t.equal(errCode(bound), 'grant_mismatch');
+  t.same(errDetails(bound), { holder: 'A', fencingToken: a.fencingToken, session: null });
+  const b = okValue<Permit>(d.semAcquire('S', 'B', { limit: 2, session: sid }));
+  t.same(errDetails(d.semAcquire('S', 'B', { limit: 2 })), {
+    holder: 'B',
+    fencingToken: b.fencingToken,
+    session: sid,
+  });
+  t.equal(
+    okValue<Permit>(d.semAcquire('S', 'B', { limit: 2, session: sid })).fencingToken,
+    b.fencingToken,
+  );
+  t.equal(d.sm.getSemaphore('S', 0)?.holders[0]?.remainingMs, 1000, 'the ttl permit is untouched');
+});

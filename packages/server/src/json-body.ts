@@ -2,8 +2,10 @@
  * The request body parser: `application/json` only, in UTF-8, uncompressed (docs/api.md, Input
  * rules). Every refusal is an HttpError in the error shape naming `body`: 415 for another charset
  * or a content-encoding, 400 for bytes that are not UTF-8 (never replaced by U+FFFD) or text that
- * is not JSON or nests too deep (checked on the bytes first: json-depth.ts). An empty body is 400 too, except on routes whose body is optional (their route
- * schema carries BODY_OPTIONAL_KEY), where it is no body at all.
+ * is not JSON or nests too deep (checked on the bytes first: json-depth.ts). An empty body is 400 too,
+ * except on routes whose body is optional (their route schema carries BODY_OPTIONAL_KEY) or that
+ * take no body (no body schema), where it is no body at all; a route that takes no body refuses
+ * any field (400 naming it).
  */
 import type { FastifyRequest, preValidationHookHandler } from 'fastify';
 import { HttpError, invalidArgument } from './http-error.js';
@@ -48,8 +50,10 @@ function checkEncoding(request: FastifyRequest): void {
  */
 export function parseJsonBody(request: FastifyRequest, raw: Buffer): unknown {
   checkEncoding(request);
+  const schema = request.routeOptions.schema ?? {};
+  const takesNoBody = !('body' in schema);
   if (raw.length === 0) {
-    if (BODY_OPTIONAL_KEY in (request.routeOptions.schema ?? {})) return undefined;
+    if (takesNoBody || BODY_OPTIONAL_KEY in schema) return undefined;
     throw invalidArgument('body', 'is empty but content-type is application/json');
   }
   let text: string;
@@ -76,7 +80,21 @@ export function parseJsonBody(request: FastifyRequest, raw: Buffer): unknown {
         'is an integer beyond ±(2^53 − 1), which is not kept exactly: send it as a string',
       );
   }
+  if (takesNoBody) refuseBodyFields(value);
   return value;
+}
+
+/**
+ * A route that takes no body (its schema has none: keepalive, DELETE of a session, …) accepts no
+ * body, an empty one, or `{}`; any field is 400 naming it (`body.ttlMs`), like unknown fields of
+ * every other route (docs/api.md, Input rules).
+ */
+function refuseBodyFields(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw invalidArgument('body', 'must be empty or {}: this route takes no body');
+  const field = Object.keys(value)[0];
+  if (field !== undefined)
+    throw invalidArgument(fieldPath('body', [field]), 'is not a field: this route takes no body');
 }
 
 /** A run of digits long enough to be an integer beyond 2^53 − 1 (9007199254740991: 16 digits). */

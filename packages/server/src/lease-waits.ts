@@ -133,10 +133,17 @@ export class LeaseWaits {
       const v = this.#d.coord.getSemaphore(name, t);
       return new HttpError('held', `semaphore ${name} has no free permit`, {
         holder: null,
-        ...(v === null ? {} : { limit: v.limit, holders: v.holders.length }),
+        ...(v === null ? {} : { limit: v.limit, live: v.holders.length }),
       });
     }
     const delay = this.#d.coord.lockDelayRemainingMs(name, t);
+    const state = this.#d.coord.leaseState(name, t);
+    // Held in shared mode: the same details as the immediate 409 (the first holder and the mode).
+    if (state !== null && 'holders' in state && state.holders.length > 0)
+      return new HttpError('held', `lease ${name} is held in shared mode`, {
+        holder: state.holders[0]!.holder,
+        mode: 'shared',
+      });
     const holder = this.#d.coord.getLease(name, t)?.holder ?? null;
     return new HttpError(
       'held',

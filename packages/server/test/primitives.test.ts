@@ -151,6 +151,37 @@ t.test('sessions: create, get, keepalive, end; 404 after; session-bound grants',
   t.equal(unknown.statusCode, 404);
 });
 
+t.test(
+  'routes that take no body: any field is 400 naming it; an empty JSON body is none',
+  async (t) => {
+    const h = await harness();
+    t.teardown(h.close);
+    const created = await send(h.app, 'POST', '/v1/sessions', { ttlMs: 10_000 });
+    const { sessionId } = created.json() as { sessionId: string };
+    const inject = (method: 'POST' | 'DELETE', url: string, payload: string) =>
+      h.app.inject({ method, url, payload, headers: { 'content-type': 'application/json' } });
+    const keepalive = `/v1/sessions/${sessionId}/keepalive`;
+    for (const [method, url, payload, field] of [
+      ['POST', keepalive, '{"ttlMs":5}', 'body.ttlMs'],
+      ['POST', keepalive, '{"bogus":true}', 'body.bogus'],
+      ['DELETE', `/v1/sessions/${sessionId}`, '{"force":1}', 'body.force'],
+      ['POST', keepalive, '[1]', 'body'],
+    ] as const) {
+      const r = await inject(method, url, payload);
+      t.equal(r.statusCode, 400, `${method} ${payload}`);
+      t.match(errorOf(r), { code: 'invalid_argument', field });
+    }
+    t.equal((await inject('POST', keepalive, '')).statusCode, 200, 'keepalive: empty JSON body');
+    t.equal((await inject('POST', keepalive, '{}')).statusCode, 200, 'keepalive: {}');
+    t.equal((await inject('POST', '/v1/leases/none/revoke', '')).statusCode, 200, 'revoke: empty');
+    t.equal(
+      (await inject('DELETE', `/v1/sessions/${sessionId}`, '')).statusCode,
+      200,
+      'end: empty',
+    );
+  },
+);
+
 t.test('ttlMs and session: exactly one, else 400 naming the field', async (t) => {
   const h = await harness();
   t.teardown(h.close);
@@ -356,7 +387,8 @@ t.test(
       waitMs: 200,
     });
     t.equal(timedOut.statusCode, 409, 'a wait that runs out answers held');
-    t.equal(errorOf(timedOut).code, 'held');
+    t.match(errorOf(timedOut), { code: 'held', limit: 2, live: 2 });
+    t.notOk('holders' in errorOf(timedOut), 'the count is `live`, not `holders`');
   },
 );
 
@@ -379,6 +411,25 @@ t.test(
     const w = await acquire('W', { mode: 'exclusive' });
     t.equal(w.statusCode, 409);
     t.equal(errorOf(w).code, 'held');
+    const timedOut = await acquire('W', { waitMs: 200 });
+    t.same(
+      [
+        timedOut.statusCode,
+        errorOf(timedOut).code,
+        errorOf(timedOut).holder,
+        errorOf(timedOut).mode,
+      ],
+      [409, 'held', 'R1', 'shared'],
+      'a wait that ran out says what the immediate 409 says',
+    );
+    const upgrade = await acquire('R1', { mode: 'exclusive' });
+    t.equal(upgrade.statusCode, 409, 'a shared holder is never answered as exclusive');
+    t.match(errorOf(upgrade), {
+      code: 'grant_mismatch',
+      holder: 'R1',
+      mode: 'shared',
+      session: null,
+    });
     const view = check(
       'GET',
       '/v1/leases/{name}',

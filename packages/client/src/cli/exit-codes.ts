@@ -3,7 +3,8 @@
  * or 400-family input error, 3 unavailable (503/504/connection, or outcome unknown), 4 not found,
  * 5 anything else.
  */
-import { TenureError } from '../errors.js';
+import { ERROR_HTTP_STATUS } from '../contract.js';
+import { isCatalogCode, TenureError } from '../errors.js';
 
 /** Exit code constants of the CLI. */
 export const EXIT = {
@@ -23,35 +24,27 @@ export class UsageError extends Error {
   }
 }
 
-/** Maps an error to the CLI exit code above. */
+/** Exit code of each HTTP status of the error catalog (docs/api.md, Errors); others are `other`. */
+const EXIT_OF_STATUS: Readonly<Record<number, number>> = {
+  400: EXIT.usage,
+  404: EXIT.notFound,
+  409: EXIT.conflict,
+  413: EXIT.usage,
+  415: EXIT.usage,
+  503: EXIT.unavailable,
+  504: EXIT.unavailable,
+};
+
+/**
+ * Maps an error to the CLI exit code above: a catalog code by its HTTP status (every 409 is a
+ * conflict), the client's own codes by name.
+ */
 export function exitCodeFor(error: unknown): number {
   if (error instanceof UsageError || error instanceof RangeError) return EXIT.usage;
   if (!(error instanceof TenureError)) return EXIT.other;
   if (error.outcomeUnknown) return EXIT.unavailable;
-  switch (error.code) {
-    case 'held':
-    case 'not_holder':
-    case 'lease_expired':
-    case 'stale_token':
-    case 'revision_mismatch':
-    case 'reconfiguration_in_progress':
-    case 'not_caught_up':
-    case 'already_exists':
-    case 'in_use':
-    case 'last_admin':
-    case 'lease_lost':
-      return EXIT.conflict;
-    case 'invalid_argument':
-    case 'payload_too_large':
-    case 'unsupported_media_type':
-      return EXIT.usage;
-    case 'no_leader':
-    case 'timeout':
-    case 'unavailable':
-      return EXIT.unavailable;
-    case 'not_found':
-      return EXIT.notFound;
-    default:
-      return EXIT.other;
-  }
+  if (error.code === 'lease_lost') return EXIT.conflict;
+  if (error.code === 'unavailable') return EXIT.unavailable;
+  if (!isCatalogCode(error.code)) return EXIT.other;
+  return EXIT_OF_STATUS[ERROR_HTTP_STATUS[error.code]] ?? EXIT.other;
 }

@@ -93,7 +93,7 @@ export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
           tags: ['leases'],
           summary: 'Acquire a lease',
           description:
-            'Grants the lease to holder with a new fencing token, or renews it when holder already holds it. ' +
+            'Grants the lease to holder with a new fencing token, or renews it when holder already holds it in the same mode and binding (else 409 grant_mismatch). ' +
             'With waitMs > 0 a held lease queues the caller FIFO until granted or waitMs passes (then 409 held). ' +
             'lockDelayMs keeps an expired lease unavailable for that long; maxHoldMs caps the total hold time. ' +
             'Give ttlMs or session (exactly one): a session-bound grant lives until released or its session ends. ' +

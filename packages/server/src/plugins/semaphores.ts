@@ -38,7 +38,7 @@ export const semaphoreRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = as
           tags: ['semaphores'],
           summary: 'Acquire a semaphore permit',
           description:
-            'Grants holder one of at most limit permits with a new fencing token, or renews the permit holder already has. ' +
+            'Grants holder one of at most limit permits with a new fencing token, or renews the permit holder already has under the same binding (else 409 grant_mismatch). ' +
             'A full semaphore answers 409 held, or with waitMs > 0 queues the caller FIFO until a permit frees or waitMs passes. ' +
             'The first acquire of an idle name sets limit; another limit while it has holders or waiters is 409 limit_mismatch. ' +
             'Give ttlMs or session (exactly one).',

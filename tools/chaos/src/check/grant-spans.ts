@@ -15,7 +15,7 @@
  *   ok DELETE or of a 404 to its keepalive/GET/DELETE.
  * Ops are merged by idempotency key first (merge.ts); 503 and other 5xx count as unknown (history.ts).
  */
-import type { HistoryOp } from '../types.js';
+import type { HistoryOp, JsonObject } from '../types.js';
 import { effectOf, failCode, num, obj, okValue, str } from './history.js';
 import { mergeAttempts } from './merge.js';
 
@@ -178,7 +178,8 @@ export function grantSpans(
         name,
         holder,
         token,
-        mode: (str(v, 'mode') ?? str(op.args, 'mode')) === 'shared' ? 'shared' : 'exclusive',
+        // The answer is the truth: an exclusive grant's answer carries no mode.
+        mode: str(v, 'mode') === 'shared' ? 'shared' : 'exclusive',
         session,
         ttlMs: session === null ? (num(v, 'ttlMs') ?? num(op.args, 'ttlMs')) : null,
         limit: num(v, 'limit'),
@@ -292,4 +293,20 @@ export function sharedTokens(spans: readonly GrantSpan[]): [GrantSpan, GrantSpan
     else if (other.holder !== s.holder) out.push([other, s]);
   }
   return out;
+}
+
+/**
+ * Ok acquires whose answer differs from the request in mode (absent = exclusive) or binding (the
+ * session, absent = a ttl): an acquire by the current holder renews only a matching grant; any
+ * other answer is 409 `grant_mismatch` (docs/primitives.md), never a grant of another kind.
+ */
+export function mismatchedGrants(ops: readonly HistoryOp[], family: 'sem' | 'rw'): HistoryOp[] {
+  return ops.filter((op) => {
+    if (op.kind !== `${family}.acquire`) return false;
+    const v = okValue(op.outcome);
+    if (v === null || num(v, 'fencingToken') === null) return false;
+    const modeOf = (o: JsonObject | null): string => str(o, 'mode') ?? 'exclusive';
+    const modeDiffers = family === 'rw' && modeOf(v) !== modeOf(op.args);
+    return modeDiffers || str(v, 'session') !== str(op.args, 'session');
+  });
 }

@@ -832,3 +832,28 @@ t.test('a revoked token still live after the ack is not linearizable', async (t)
     'history says free, then a GET shows the grant again',
   );
 });
+
+t.test('grant_mismatch is allowed only to the current holder', async (t) => {
+  const history = (holder: string): HistoryBuilder => {
+    const h = new HistoryBuilder();
+    h.add(
+      'a',
+      'lease.acquire',
+      { name: L, holder: 'A', ttlMs: 3000 },
+      0,
+      10,
+      ok({ name: L, holder: 'A', fencingToken: 1, ttlMs: 3000 }),
+    );
+    h.add(
+      'x',
+      'lease.acquire',
+      { name: L, holder, ttlMs: 3000, mode: 'shared' },
+      20,
+      30,
+      fail('grant_mismatch', 409, { error: { code: 'grant_mismatch', holder } }),
+    );
+    return h;
+  };
+  t.ok(checkLinearizability(history('A').ops, opts).ok, 'the holder: another mode');
+  t.notOk(checkLinearizability(history('B').ops, opts).ok, 'not the holder');
+});

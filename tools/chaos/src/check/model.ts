@@ -16,6 +16,8 @@
  * - Tokens and revisions are only known to increase (docs/concepts.md, §3), not by how much. A grant whose
  *   response is unknown gets an unknown token, bound later by the first op that shows it; a new
  *   token must be ≥ `next` (one more than the last token the model knew) and > the current one.
+ * - Lease mode and session binding are not modelled: a 409 `grant_mismatch` is allowed whenever the
+ *   acquirer holds the name (the shared-lock checker compares each answer with its request).
  * - Waits (waitMs > 0) are modelled as an acquire whose linearization point is the grant (or the
  *   409 at the deadline); FIFO order among waiters is not checked.
  * - lockDelayMs: after the expiry of a grant that asked for it, acquires may be granted or refused
@@ -188,7 +190,7 @@ export function prepareOp(op: HistoryOp): ModelOp | null {
 function isInformativeFailure(kind: string, code: string): boolean {
   switch (kind) {
     case 'lease.acquire':
-      return code === 'held';
+      return code === 'held' || code === 'grant_mismatch';
     case 'lease.renew':
     case 'lease.release':
     case 'lease.revoke':
@@ -392,6 +394,9 @@ function leaseAcquire(res: ResMap, m: ModelOp, nowLo: number): ResMap[] {
   const h = str(m.op.args, 'holder') ?? '';
   const ttlArg = num(m.op.args, 'ttlMs') ?? 0;
   const ld = (num(m.op.args, 'lockDelayMs') ?? 0) > 0;
+  if (m.effect === 'fail' && m.code === 'grant_mismatch')
+    // The holder holds it in another mode or binding (mode and binding are not modelled).
+    return l.g !== null && l.g.h === h ? [res] : [];
   if (m.effect === 'fail') {
     // 409 held: someone else holds it, or lock-delay (holder null).
     const named = heldHolder(m);
@@ -416,7 +421,8 @@ function leaseAcquire(res: ResMap, m: ModelOp, nowLo: number): ResMap[] {
     ];
   }
   if (l.g.h === h) {
-    // Re-acquire by the holder renews and returns the same token (docs/api.md Leases).
+    // Re-acquire by the holder in the same mode and binding renews and returns the same token
+    // (docs/primitives.md); another mode or binding is 409 grant_mismatch (above).
     let tok = l.tok;
     let next = l.next;
     if (v !== null) {

@@ -8,6 +8,8 @@
  *   acquire sent after an ack showing the other) carries a token that is not higher — every permit
  *   gets a token above every earlier token of its semaphore;
  * - `semaphore-token-shared`: one token held by two holders;
+ * - `permit-grant-mismatch`: an acquire answered with a permit of another binding (session or ttl)
+ *   than it asked for (a matching acquire by the holder renews, else 409 `grant_mismatch`);
  * - `permit-fence-after-end`: a KV write fenced by a permit accepted although it was sent after the
  *   permit was certainly over (released, renew refused, its session over).
  * Unknown outcomes never create a span and always may cut one (release), so the checker has no
@@ -18,6 +20,7 @@ import { describeOp, num, okValue, str } from './history.js';
 import {
   grantSpans,
   lateFencedWrites,
+  mismatchedGrants,
   primitiveOps,
   sessionFacts,
   sharedTokens,
@@ -111,6 +114,12 @@ export function checkSemaphores(raw: readonly HistoryOp[], drift: number): Check
         message: `read shows ${holders.length} holders over limit ${limit}: ${describeOp(op)}`,
       });
   }
+  for (const op of mismatchedGrants(ops, 'sem'))
+    violations.push({
+      property: 'permit-grant-mismatch',
+      opIds: [op.opId],
+      message: `an acquire answered with a permit of another binding: ${describeOp(op)}`,
+    });
   const late = lateFencedWrites(ops, spans, 'sem');
   for (const { op, span } of late)
     violations.push({

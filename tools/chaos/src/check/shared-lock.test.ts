@@ -93,3 +93,34 @@ t.test('shared tokens and late fenced writes fail', async (t) => {
   const props = checkSharedLocks(h.ops, DRIFT).violations.map((v) => v.property);
   t.ok(props.includes('lock-token-shared'));
 });
+
+t.test('an exclusive acquire answered with the holder’s shared grant fails', async (t) => {
+  const h = new HistoryBuilder();
+  grant(h, 'r3', 'shared', 1, 0);
+  grant(h, 'r4', 'shared', 2, 50);
+  h.add(
+    'r3',
+    'rw.acquire',
+    { name: 'R', holder: 'r3', ttlMs: TTL, mode: 'exclusive' },
+    100,
+    120,
+    ok({ name: 'R', holder: 'r3', fencingToken: 1, ttlMs: TTL, mode: 'shared' }),
+  );
+  const r = checkSharedLocks(h.ops, DRIFT);
+  t.notOk(r.ok);
+  t.same(
+    r.violations.map((v) => v.property),
+    ['lock-grant-mismatch'],
+  );
+  const refused = new HistoryBuilder();
+  grant(refused, 'r3', 'shared', 1, 0);
+  refused.add(
+    'r3',
+    'rw.acquire',
+    { name: 'R', holder: 'r3', ttlMs: TTL, mode: 'exclusive' },
+    100,
+    120,
+    fail('grant_mismatch'),
+  );
+  t.ok(checkSharedLocks(refused.ops, DRIFT).ok, 'the 409 grant_mismatch passes');
+});

@@ -5,6 +5,8 @@
  * - `exclusive-overlap`: an exclusive grant certainly live at a moment another grant (shared or
  *   exclusive) of the same name was certainly live too (spans of grant-spans.ts);
  * - `lock-token-shared`: one token held by two holders;
+ * - `lock-grant-mismatch`: an acquire answered with a grant of another mode or binding than it asked
+ *   for (an acquire by the holder renews only a matching grant, else 409 `grant_mismatch`);
  * - `lock-fence-after-end`: a KV write fenced by a grant accepted although sent after the grant was
  *   certainly over.
  * Unknown outcomes never create a span and always may cut one, so the checker is sound.
@@ -14,6 +16,7 @@ import { describeOp } from './history.js';
 import {
   grantSpans,
   lateFencedWrites,
+  mismatchedGrants,
   primitiveOps,
   sessionFacts,
   sharedTokens,
@@ -56,6 +59,12 @@ export function checkSharedLocks(raw: readonly HistoryOp[], drift: number): Chec
       property: 'lock-token-shared',
       opIds: [a.opIds[0]!, b.opIds[0]!],
       message: `${a.name}: token ${a.token} held by ${a.holder} and ${b.holder}`,
+    });
+  for (const op of mismatchedGrants(ops, 'rw'))
+    violations.push({
+      property: 'lock-grant-mismatch',
+      opIds: [op.opId],
+      message: `an acquire answered with a grant of another mode or binding: ${describeOp(op)}`,
     });
   for (const { op, span } of lateFencedWrites(ops, spans, 'rw'))
     violations.push({

@@ -62,10 +62,14 @@ function addAcquire(lease: Command, run: CliRun): void {
     .action(async (name: string, opts: AcquireFlags, command: Command) => {
       const { client, json, timeoutMs } = run.context(command);
       const held = await acquire(client, name, opts, json, timeoutMs);
+      // What the server answered: a session-bound grant has no ttl of its own (ttlMs null).
+      const life =
+        held.session === null ? `ttl=${formatDurationMs(held.ttlMs)}` : `session=${held.session}`;
       run.emit(
         json,
-        { event: 'acquired', ...held.toJSON() },
-        `acquired ${held.name} fencingToken=${held.fencingToken} holder=${held.holder} ttl=${formatDurationMs(held.ttlMs)}`,
+        { event: 'acquired', ...held.toJSON(), ...(held.session === null ? {} : { ttlMs: null }) },
+        `acquired ${held.name} fencingToken=${held.fencingToken} holder=${held.holder} ${life}` +
+          (held.mode === 'shared' ? ' mode=shared' : ''),
       );
       if (opts.hold === true) await holdThenRelease(run, held, json);
       else if (!json) printNextCommands(run, command, held, opts.holder === undefined);
@@ -106,7 +110,9 @@ function printNextCommands(run: CliRun, command: Command, held: Lease, generated
   ].join(' ');
   const grant = `${shellQuote(held.name)} --holder ${shellQuote(held.holder)} --token ${held.fencingToken}`;
   run.err(
-    `expires in ${formatDurationMs(held.ttlMs)} unless renewed` +
+    (held.session === null
+      ? `expires in ${formatDurationMs(held.ttlMs)} unless renewed`
+      : `lives as long as session ${held.session}`) +
       (generated ? ' (choose a shorter holder id with --holder ID)' : ''),
   );
   run.err(`renew with:   ${prefix} renew ${grant}`);
