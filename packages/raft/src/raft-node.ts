@@ -77,7 +77,12 @@ import {
   type MemberAddresses,
   type Membership,
 } from './core/membership.js';
-import { bootstrapFromPeers, MemberBook, peersDisagreement } from './member-book.js';
+import {
+  bootstrapFromPeers,
+  MemberBook,
+  ownAddressDrift,
+  peersDisagreement,
+} from './member-book.js';
 import { NOOP_LOGGER, type Logger } from './logger.js';
 import { ProposalTracker } from './proposal-tracker.js';
 import { ReadTracker } from './read-tracker.js';
@@ -1013,7 +1018,30 @@ function startPeers<R>(
       { ...differs, voters: m.voters, learners: m.learners, configIndex: cs.configIndex },
       'peers differ from the stored membership; the stored membership wins',
     );
+  warnOwnAddressDrift(cs, options, log);
   return book.peersOf(m, options.id).peers;
+}
+
+/** Warns when this node starts at addresses other than its entry in the stored membership. */
+function warnOwnAddressDrift<R>(
+  cs: ConfigurationState,
+  options: RaftNodeOptions<R>,
+  log: Logger,
+): void {
+  const self = options.peers.find((p) => p.id === options.id);
+  const raftAddress = options.listen ?? self?.raftAddress;
+  if (raftAddress === undefined) return;
+  const given = {
+    raftAddress,
+    ...(self?.httpAddress === undefined ? {} : { httpAddress: self.httpAddress }),
+  };
+  const drift = ownAddressDrift(options.id, given, cs.membership);
+  if (drift !== null)
+    log.warn(
+      { stored: drift.stored, given: drift.given, configIndex: cs.configIndex },
+      'this node starts at addresses other than its entry in the stored membership: the other ' +
+        'members look for it at the stored ones; restart it with those (docs/operations.md "Move a node")',
+    );
 }
 
 function coreConfig(id: NodeId, o: ResolvedOptions, voters: readonly NodeId[]): CoreConfig {
