@@ -163,6 +163,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   #persistedCommitIndex: LogIndex;
   /** Commit indexes heard from leaders, by time: the readiness target (commit-heard.ts). */
   readonly #commitHeard: CommitHeard;
+  /** The leader last heard, in which term, at which monotonic ms (#noteLeaderHeard). */
+  #leaderHeard: { readonly id: NodeId; readonly term: Term; readonly atMs: number } | null = null;
 
   private constructor(
     options: RaftNodeOptions<R>,
@@ -318,6 +320,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#stopped) return;
     this.#ticker.catchUp();
     this.#core.step(msg);
+    if (msg.type === 'AppendEntries' || msg.type === 'InstallSnapshot') this.#noteLeaderHeard(msg);
     if (msg.type === 'AppendEntries' || msg.type === 'AppendEntriesResponse')
       this.#noteCommitHeard(msg.type === 'AppendEntries' ? msg.from : this.id, msg.term);
     this.#schedule();
@@ -335,6 +338,22 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     const soft = this.#core.softState();
     if (soft.leaderId === leader && soft.term === term)
       this.#commitHeard.heard(index, monotonicClock.nowMs());
+  }
+
+  /** Records when the leader of this node's term was last heard (RaftStatus.leaderHeardAgoMs). */
+  #noteLeaderHeard(msg: { readonly from: NodeId; readonly term: Term }): void {
+    const soft = this.#core.softState();
+    if (soft.leaderId === msg.from && soft.term === msg.term)
+      this.#leaderHeard = { id: msg.from, term: msg.term, atMs: monotonicClock.nowMs() };
+  }
+
+  /** See RaftStatus.leaderHeardAgoMs. */
+  #leaderHeardAgoMs(soft: SoftState): number | null {
+    if (soft.role === 'leader') return 0;
+    const h = this.#leaderHeard;
+    if (soft.leaderId === null || h === null || h.id !== soft.leaderId || h.term !== soft.term)
+      return null;
+    return Math.max(0, monotonicClock.nowMs() - h.atMs);
   }
 
   /** One core tick (the ticker decides when; lazy-ticker.ts). */
@@ -797,6 +816,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       commitIndex: this.#durableCommitIndex(),
       leaderCommitIndex: this.#core.leaderCommitIndex(),
       caughtUpIndex: this.#commitHeard.target(monotonicClock.nowMs()),
+      leaderHeardAgoMs: this.#leaderHeardAgoMs(soft),
       appliedIndex: this.#appliedIndex,
       lastLogIndex: this.#core.lastIndex(),
       snapshotIndex: this.#snapshotIndex,
