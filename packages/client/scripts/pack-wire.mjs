@@ -2,7 +2,8 @@
 // Makes the packed @tenure/client self-contained (run by npm's prepack/postpack, see README
 // "Packaging"). The wire contract — the error-code catalog and the JSON shapes of the HTTP API — has
 // one source, packages/coord-state/src/{errors,api,results}.ts, which import nothing but each other, and
-// the backup file reader (snapshot-file.ts, Node built-ins only). In the
+// the backup file reader and checks (snapshot-file.ts, backup-check.ts, snapshot-position.ts,
+// packr.ts: Node built-ins and msgpackr, a dependency of the client). In the
 // workspace the client reads them from @tenure/coord-state (a dev dependency); for the tarball,
 // `vendor` copies their compiled files into dist/wire/ and points dist/contract.{js,d.ts} (the only
 // client files that import them) there, and `restore` undoes it after packing. Any other import of
@@ -17,7 +18,17 @@ const dist = join(root, 'dist');
 const wireDir = join(dist, 'wire');
 const source = join(root, '..', 'coord-state', 'dist');
 /** The dependency-free modules of the wire contract, compiled. */
-const WIRE_MODULES = ['errors', 'api', 'results', 'snapshot-file'];
+const WIRE_MODULES = [
+  'errors',
+  'api',
+  'results',
+  'snapshot-file',
+  'packr',
+  'snapshot-position',
+  'backup-check',
+];
+/** Packages the wire modules may import (each one a dependency of the client). */
+const EXTERNAL = ['msgpackr'];
 /** Modules the wire contract's declarations name only as types: their .d.ts ships, no code. */
 const TYPE_ONLY_MODULES = ['auth'];
 /** The client files that import the wire contract. */
@@ -65,7 +76,9 @@ function vendor() {
     const text = readFileSync(join(source, name + ext), 'utf8');
     for (const spec of specifiers(text))
       assert.ok(
-        spec.startsWith('node:') || allowed.some((m) => spec === `./${m}.js`),
+        spec.startsWith('node:') ||
+          EXTERNAL.includes(spec) ||
+          allowed.some((m) => spec === `./${m}.js`),
         `${name}${ext} imports ${spec}: the wire contract must stay dependency-free`,
       );
     copyFileSync(join(source, name + ext), join(wireDir, name + ext));

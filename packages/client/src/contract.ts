@@ -7,8 +7,16 @@
  * are declared here, to docs/api.md.
  */
 export { ERROR_HTTP_STATUS } from '@tenure/coord-state';
-/** The backup file checker (`tenure snapshot save|inspect`); coord-state's snapshot-file.ts. */
-export { SnapshotFileReader, type SnapshotFileHeader } from '@tenure/coord-state';
+/**
+ * The backup file checks (`tenure snapshot save|inspect`): coord-state's snapshot-file.ts, and
+ * backup-check.ts, the checks `tenure-server --restore` makes of a file.
+ */
+export {
+  BACKUP_CHECKS,
+  checkBackup,
+  SnapshotFileReader,
+  type SnapshotFileHeader,
+} from '@tenure/coord-state';
 export type {
   ChangeEvent,
   ChangeKind,

@@ -7,22 +7,31 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { encodeSnapshotFileHeader } from '@tenure/coord-state';
+import {
+  CoordStateMachine,
+  encodeSnapshotFileHeader,
+  rebaseSnapshot,
+  type SnapshotFileHeader,
+} from '@tenure/coord-state';
 import { main, type CliIo } from '../src/cli/cli.js';
 
-const payload = Buffer.from('state bytes of a tiny cluster');
-const good = Buffer.concat([
-  encodeSnapshotFileHeader({
-    clusterId: 'prod',
-    nodeId: 'n2',
-    index: 42,
-    term: 3,
-    clusterTimeMs: 1000,
-    stateFormat: 'tenure-coord-state/2',
-    payloadBytes: payload.length,
-    sha256: createHash('sha256').update(payload).digest('hex'),
-    createdAt: '2026-12-01T00:00:00.000Z',
-  }),
+/** An empty state taken at index 42 (cluster time 0), as a node would send it. */
+const payload = Buffer.from(rebaseSnapshot(new CoordStateMachine().snapshot(), 42));
+const header: SnapshotFileHeader = {
+  clusterId: 'prod',
+  nodeId: 'n2',
+  index: 42,
+  term: 3,
+  clusterTimeMs: 0,
+  stateFormat: 'tenure-coord-state/2',
+  payloadBytes: payload.length,
+  sha256: createHash('sha256').update(payload).digest('hex'),
+  createdAt: '2026-12-01T00:00:00.000Z',
+};
+const good = Buffer.concat([encodeSnapshotFileHeader(header), payload]);
+/** The same file with its header's cluster time edited: intact checksum, header lies. */
+const edited = Buffer.concat([
+  encodeSnapshotFileHeader({ ...header, clusterTimeMs: 9_000_000 }),
   payload,
 ]);
 
@@ -67,7 +76,7 @@ t.test('save skips a node without a leader and keeps the checked file', async (t
   const file = join(dir, 'b.tenure-snapshot');
   const r = await run(['--endpoints', `${noLeader},${leader}`, 'snapshot', 'save', file]);
   t.equal(r.code, 0, r.err);
-  t.match(r.out, /^saved .*b\.tenure-snapshot: cluster prod, index 42, term 3, 29 bytes of state/);
+  t.match(r.out, /^saved .*b\.tenure-snapshot: cluster prod, index 42, term 3, \d+ bytes of state/);
   t.ok(existsSync(file));
   t.notOk(existsSync(`${file}.partial`));
   const j = await run(['--json', 'snapshot', 'inspect', file]);
@@ -134,7 +143,8 @@ t.test('save reports the server error, or that no node answered', async (t) => {
 t.test('inspect names what is wrong with a file', async (t) => {
   const dir = tempDir(t);
   const cases: [string, Buffer, RegExp][] = [
-    ['good', good, /^ok .*cluster prod, index 42/],
+    ['good', good, /^ok .*cluster prod, index 42.*; checked: version, .*match the payload/],
+    ['edited', edited, /header \(index 42, cluster time 9000000\) does not match its payload/],
     ['other', Buffer.from('hello\n'), /not a Tenure snapshot file/],
     ['cut', good.subarray(0, 30), /truncated/],
   ];

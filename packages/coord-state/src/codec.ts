@@ -2,20 +2,12 @@
  * Log-entry encoding of command envelopes with msgpackr (standard MessagePack maps, no record
  * extension, so any MessagePack reader can inspect a log). `decodeEnvelope` validates the shape.
  */
-import { Packr } from 'msgpackr';
+import { makePackr } from './packr.js';
 import type { CommandEnvelope } from './api.js';
 import type { StateError } from './errors.js';
 import { checkEnvelopeShape } from './validate.js';
 
-/** Shared codec settings for envelopes and snapshots: plain maps, 64-bit ints decoded as numbers. */
-export function makePackr(): Packr {
-  return new Packr({
-    useRecords: false,
-    mapsAsObjects: true,
-    int64AsType: 'number',
-    moreTypes: false,
-  });
-}
+export { makePackr } from './packr.js';
 
 const packr = makePackr();
 

@@ -45,6 +45,7 @@ export {
   type SnapshotFileHeader,
   type SnapshotFileProblem,
 } from './snapshot-file.js';
+export { BACKUP_CHECKS, checkBackup, type CheckedBackup } from './backup-check.js';
 export type { EndedGrant, GrantEndReason } from './history.js';
 export {
   checkEnvelopeShape,

@@ -51,7 +51,11 @@ export type SnapshotFileProblem =
   | 'bad_header'
   | 'truncated'
   | 'trailing_data'
-  | 'checksum_mismatch';
+  | 'checksum_mismatch'
+  /** backup-check.ts: the checks after the file's own (state format, header vs payload, load). */
+  | 'unsupported_state_format'
+  | 'header_mismatch'
+  | 'bad_state';
 
 /** A file that is not an intact backup of this version. `problem` says which check failed. */
 export class SnapshotFileError extends Error {

@@ -9,6 +9,12 @@ import assert from 'node:assert';
 import type { CommandResult, JsonValue } from './api.js';
 import { authRows, loadAuth, type RoleView, type TokenRecord } from './auth.js';
 import { makePackr } from './codec.js';
+import {
+  SnapshotFormatError,
+  STATE_SNAPSHOT_FORMAT,
+  unpackSnapshot,
+  type SnapshotHead,
+} from './snapshot-position.js';
 import { recountOwners } from './owner-recount.js';
 import { Core, type IdempotencyRecord, type WaiterOutcomeRecord } from './core.js';
 import type { EndedGrant } from './history.js';
@@ -29,8 +35,12 @@ import type {
 } from './model.js';
 
 const packr = makePackr();
-/** Format tag of the state snapshot bytes (written inside them; backup headers repeat it). */
-export const STATE_SNAPSHOT_FORMAT = 'tenure-coord-state/2';
+export {
+  SnapshotFormatError,
+  snapshotPosition,
+  STATE_SNAPSHOT_FORMAT,
+  type SnapshotPosition,
+} from './snapshot-position.js';
 const FORMAT = STATE_SNAPSHOT_FORMAT;
 
 type GrantRow = [
@@ -125,7 +135,7 @@ type SemaphoreRow = [
   waiters: SemWaiterRow[],
 ];
 
-interface SnapshotDoc {
+interface SnapshotDoc extends SnapshotHead {
   format: string;
   lastIndex: number;
   lastTimeMs: number;
@@ -296,24 +306,9 @@ export function writeSnapshot(core: Core): Uint8Array {
   return packr.pack(doc);
 }
 
-/** Thrown by `readSnapshot` for bytes that are not a snapshot of this format. */
-export class SnapshotFormatError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'SnapshotFormatError';
-  }
-}
-
 /** Decodes a snapshot into a fresh `Core` with `limits`. Throws SnapshotFormatError on foreign bytes. */
 export function readSnapshot(bytes: Uint8Array, limits: CoordLimitsFull): Core {
-  let doc: SnapshotDoc;
-  try {
-    doc = packr.unpack(bytes) as SnapshotDoc;
-  } catch (cause) {
-    throw new SnapshotFormatError('snapshot: not valid MessagePack', { cause });
-  }
-  if (typeof doc !== 'object' || doc === null || doc.format !== FORMAT)
-    throw new SnapshotFormatError(`snapshot: format is not ${FORMAT}`);
+  const doc = unpackSnapshot<SnapshotDoc>(bytes);
   const core = new Core(limits);
   core.lastIndex = doc.lastIndex;
   core.lastTimeMs = doc.lastTimeMs;
@@ -555,32 +550,6 @@ function readSemaphore(core: Core, row: SemaphoreRow, sessionOf: SessionOf): Sem
   return rec;
 }
 
-/** Where a state snapshot stands: the log index and cluster time of the last entry it applied. */
-export interface SnapshotPosition {
-  readonly lastIndex: number;
-  readonly lastTimeMs: number;
-}
-
-function unpackDoc(bytes: Uint8Array): SnapshotDoc {
-  let doc: SnapshotDoc;
-  try {
-    doc = packr.unpack(bytes) as SnapshotDoc;
-  } catch (cause) {
-    throw new SnapshotFormatError('snapshot: not valid MessagePack', { cause });
-  }
-  if (typeof doc !== 'object' || doc === null || doc.format !== FORMAT)
-    throw new SnapshotFormatError(`snapshot: format is not ${FORMAT}`);
-  if (!Number.isSafeInteger(doc.lastIndex) || !Number.isFinite(doc.lastTimeMs))
-    throw new SnapshotFormatError('snapshot: lastIndex / lastTimeMs are not numbers');
-  return doc;
-}
-
-/** Reads the position of a snapshot without building the state. Throws SnapshotFormatError. */
-export function snapshotPosition(bytes: Uint8Array): SnapshotPosition {
-  const doc = unpackDoc(bytes);
-  return { lastIndex: doc.lastIndex, lastTimeMs: doc.lastTimeMs };
-}
-
 /**
  * The same state as `bytes`, as if its last applied entry were at `index` (≥ its own): the state a
  * restored cluster starts from (fencing.ts restoredIndex; docs/operations.md "Backup and restore").
@@ -588,7 +557,7 @@ export function snapshotPosition(bytes: Uint8Array): SnapshotPosition {
  * Throws SnapshotFormatError on foreign bytes.
  */
 export function rebaseSnapshot(bytes: Uint8Array, index: number): Uint8Array {
-  const doc = unpackDoc(bytes);
+  const doc = unpackSnapshot<SnapshotDoc>(bytes);
   assert(Number.isSafeInteger(index) && index >= doc.lastIndex, 'rebase: index goes backwards');
   return packr.pack({ ...doc, lastIndex: index });
 }

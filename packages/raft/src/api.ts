@@ -59,6 +59,12 @@ export interface RaftStatus {
    * reaches it (docs/architecture.md, Readiness).
    */
   readonly caughtUpIndex: LogIndex;
+  /**
+   * Ms since this node last heard from the leader it knows (an AppendEntries or InstallSnapshot of
+   * that leader's term): 0 on the leader, null without a leader or before hearing it. `/readyz`
+   * refuses a follower whose leader is older than an election timeout (docs/operations.md).
+   */
+  readonly leaderHeardAgoMs: number | null;
   readonly appliedIndex: LogIndex;
   readonly lastLogIndex: LogIndex;
   /** Last log index covered by the newest snapshot in this node's storage (taken, installed or recovered at start); 0 without one. */

@@ -99,3 +99,24 @@ export function peersDisagreement(
   if (notMembers.length + votersNotListed.length + learnersListed.length === 0) return null;
   return { notMembers, votersNotListed, learnersListed };
 }
+
+/**
+ * Where this node's own start addresses (`given`: its listen and advertised addresses) differ from
+ * its entry in the stored membership `m` — e.g. after a move (docs/operations.md "Move a node"), a
+ * restart with the old flags listens where no member looks for it. Null when they agree or `m`
+ * holds no address for `id`. Only fields both sides have are compared.
+ */
+export function ownAddressDrift(
+  id: NodeId,
+  given: MemberAddress,
+  m: Membership,
+): { readonly stored: MemberAddress; readonly given: MemberAddress } | null {
+  const stored = m.addresses?.[id];
+  if (stored === undefined) return null;
+  const raftDiffers = stored.raftAddress !== given.raftAddress;
+  const httpDiffers =
+    stored.httpAddress !== undefined &&
+    given.httpAddress !== undefined &&
+    stored.httpAddress !== given.httpAddress;
+  return raftDiffers || httpDiffers ? { stored, given } : null;
+}

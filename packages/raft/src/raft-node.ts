@@ -77,7 +77,12 @@ import {
   type MemberAddresses,
   type Membership,
 } from './core/membership.js';
-import { bootstrapFromPeers, MemberBook, peersDisagreement } from './member-book.js';
+import {
+  bootstrapFromPeers,
+  MemberBook,
+  ownAddressDrift,
+  peersDisagreement,
+} from './member-book.js';
 import { NOOP_LOGGER, type Logger } from './logger.js';
 import { ProposalTracker } from './proposal-tracker.js';
 import { ReadTracker } from './read-tracker.js';
@@ -158,6 +163,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   #persistedCommitIndex: LogIndex;
   /** Commit indexes heard from leaders, by time: the readiness target (commit-heard.ts). */
   readonly #commitHeard: CommitHeard;
+  /** The leader last heard, in which term, at which monotonic ms (#noteLeaderHeard). */
+  #leaderHeard: { readonly id: NodeId; readonly term: Term; readonly atMs: number } | null = null;
 
   private constructor(
     options: RaftNodeOptions<R>,
@@ -314,6 +321,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (this.#stopped) return;
     this.#ticker.catchUp();
     this.#core.step(msg);
+    if (msg.type === 'AppendEntries' || msg.type === 'InstallSnapshot') this.#noteLeaderHeard(msg);
     if (msg.type === 'AppendEntries' || msg.type === 'AppendEntriesResponse')
       this.#noteCommitHeard(msg.type === 'AppendEntries' ? msg.from : this.id, msg.term);
     this.#schedule();
@@ -339,6 +347,22 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     const soft = this.#core.softState();
     if (soft.leaderId === leader && soft.term === term)
       this.#commitHeard.heard(index, monotonicClock.nowMs());
+  }
+
+  /** Records when the leader of this node's term was last heard (RaftStatus.leaderHeardAgoMs). */
+  #noteLeaderHeard(msg: { readonly from: NodeId; readonly term: Term }): void {
+    const soft = this.#core.softState();
+    if (soft.leaderId === msg.from && soft.term === msg.term)
+      this.#leaderHeard = { id: msg.from, term: msg.term, atMs: monotonicClock.nowMs() };
+  }
+
+  /** See RaftStatus.leaderHeardAgoMs. */
+  #leaderHeardAgoMs(soft: SoftState): number | null {
+    if (soft.role === 'leader') return 0;
+    const h = this.#leaderHeard;
+    if (soft.leaderId === null || h === null || h.id !== soft.leaderId || h.term !== soft.term)
+      return null;
+    return Math.max(0, monotonicClock.nowMs() - h.atMs);
   }
 
   /** One core tick (the ticker decides when; lazy-ticker.ts). */
@@ -801,6 +825,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       commitIndex: this.#durableCommitIndex(),
       leaderCommitIndex: this.#core.leaderCommitIndex(),
       caughtUpIndex: this.#commitHeard.target(monotonicClock.nowMs()),
+      leaderHeardAgoMs: this.#leaderHeardAgoMs(soft),
       appliedIndex: this.#appliedIndex,
       lastLogIndex: this.#core.lastIndex(),
       snapshotIndex: this.#snapshotIndex,
@@ -1022,7 +1047,30 @@ function startPeers<R>(
       { ...differs, voters: m.voters, learners: m.learners, configIndex: cs.configIndex },
       'peers differ from the stored membership; the stored membership wins',
     );
+  warnOwnAddressDrift(cs, options, log);
   return book.peersOf(m, options.id).peers;
+}
+
+/** Warns when this node starts at addresses other than its entry in the stored membership. */
+function warnOwnAddressDrift<R>(
+  cs: ConfigurationState,
+  options: RaftNodeOptions<R>,
+  log: Logger,
+): void {
+  const self = options.peers.find((p) => p.id === options.id);
+  const raftAddress = options.listen ?? self?.raftAddress;
+  if (raftAddress === undefined) return;
+  const given = {
+    raftAddress,
+    ...(self?.httpAddress === undefined ? {} : { httpAddress: self.httpAddress }),
+  };
+  const drift = ownAddressDrift(options.id, given, cs.membership);
+  if (drift !== null)
+    log.warn(
+      { stored: drift.stored, given: drift.given, configIndex: cs.configIndex },
+      'this node starts at addresses other than its entry in the stored membership: the other ' +
+        'members look for it at the stored ones; restart it with those (docs/operations.md "Move a node")',
+    );
 }
 
 function coreConfig(id: NodeId, o: ResolvedOptions, voters: readonly NodeId[]): CoreConfig {

@@ -32,6 +32,7 @@ import {
   requestJoin,
   StartRefusedError,
 } from './cluster/membership-startup.js';
+import { markRemoved, refuseIfRemoved } from './cluster/removed-mark.js';
 
 export interface RunningNode {
   readonly app: FastifyInstance;
@@ -84,6 +85,7 @@ export async function startNode(
     () => coord,
     { electionTimeoutMs: config.electionTimeoutMs },
   );
+  refuseIfRemoved(config.dataDir, config.nodeId);
   const calls = peerCalls(config);
   const peers =
     config.join !== null
@@ -234,6 +236,14 @@ function watchMembership(
     if (done || stopped()) return;
     done = true;
     logger.warn({ nodeId: config.nodeId }, 'this node was removed from the cluster; exiting');
+    try {
+      markRemoved(config.dataDir, config.nodeId);
+    } catch (err) {
+      logger.error(
+        { err, dataDir: config.dataDir },
+        'cannot record the removal in the data directory',
+      );
+    }
     removed();
   };
   const offRemoved = raft.onRemoved(once);

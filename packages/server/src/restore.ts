@@ -19,11 +19,9 @@ import { mkdir, readdir, readFile, rename, rm, rmdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
   CoordStateMachine,
+  checkBackup,
   rebaseSnapshot,
-  readSnapshotFile,
   restoredIndex,
-  snapshotPosition,
-  STATE_SNAPSHOT_FORMAT,
   type SnapshotFileHeader,
 } from '@tenure/coord-state';
 import { asIndex, asTerm, LevelRaftStorage } from '@tenure/raft';
@@ -85,7 +83,7 @@ export async function checkBackupFile(file: string): Promise<SnapshotFileHeader>
   return header;
 }
 
-/** Reads and checks the file: format, checksum, header against payload, cluster id. */
+/** Reads and checks the file (checkBackup, as `tenure snapshot inspect` does), then the cluster id. */
 async function checkedBackup(
   file: string,
   target: { readonly clusterId: string | null },
@@ -98,28 +96,11 @@ async function checkedBackup(
   }
   let checked;
   try {
-    checked = readSnapshotFile(bytes);
+    checked = checkBackup(bytes);
   } catch (cause) {
     throw new RestoreError(`${file}: ${errText(cause)}`, { cause });
   }
   const { header, payload } = checked;
-  if (header.stateFormat !== STATE_SNAPSHOT_FORMAT)
-    throw new RestoreError(
-      `${file}: state format ${header.stateFormat} is not ${STATE_SNAPSHOT_FORMAT}, the one this build reads`,
-    );
-  let position;
-  try {
-    position = snapshotPosition(payload);
-  } catch (cause) {
-    throw new RestoreError(`${file}: the payload is not a state snapshot: ${errText(cause)}`, {
-      cause,
-    });
-  }
-  if (position.lastIndex !== header.index || position.lastTimeMs !== header.clusterTimeMs)
-    throw new RestoreError(
-      `${file}: the header (index ${header.index}, cluster time ${header.clusterTimeMs}) does not match ` +
-        `its payload (index ${position.lastIndex}, cluster time ${position.lastTimeMs})`,
-    );
   if (header.clusterId === target.clusterId)
     throw new RestoreError(
       `${file} is a backup of cluster "${header.clusterId}": a restore starts a new cluster, ` +

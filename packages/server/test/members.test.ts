@@ -30,6 +30,14 @@ t.test('list, local view, idempotent add and promote, validation, refusals', asy
     id: 'n4',
     httpAddress: 'nope',
   });
+  for (const [field, taken] of [
+    ['raftAddress', { raftAddress: '127.0.0.1:7101' }],
+    ['httpAddress', { httpAddress: '127.0.0.1:7001' }],
+  ] as const) {
+    const r = await send(h.app, 'POST', '/v1/cluster/members', { ...same, id: 'n9', ...taken });
+    t.equal(r.statusCode, 409, `${field} of n1 is taken`);
+    t.match(r.json().error, { code: 'already_exists', field: `body.${field}`, member: 'n1' });
+  }
   t.equal(bad.statusCode, 400);
   t.equal(bad.json().error.field, 'body.httpAddress');
   t.equal((await send(h.app, 'POST', '/v1/cluster/members/n2/promote')).statusCode, 200);
@@ -37,7 +45,8 @@ t.test('list, local view, idempotent add and promote, validation, refusals', asy
   t.same(h.raft.membershipChanges, [], 'no-ops never reach Raft');
 
   h.raft.membershipAnswer = () => Promise.resolve(h.raft.status());
-  const added = await send(h.app, 'POST', '/v1/cluster/members', { ...same, id: 'n4' });
+  const n4 = { id: 'n4', raftAddress: '127.0.0.1:7104', httpAddress: '127.0.0.1:7004' };
+  const added = await send(h.app, 'POST', '/v1/cluster/members', n4);
   t.equal(added.statusCode, 200);
   t.match(h.raft.membershipChanges[0], { type: 'addLearner', id: 'n4' });
   for (const [reason, status, code] of [

@@ -51,4 +51,11 @@ t.test('no leader, or outside the membership: not ready', async (t) => {
   const leaderless = await h.app.inject({ method: 'GET', url: '/readyz' });
   t.equal(leaderless.statusCode, 503);
   t.match(leaderless.json().error.message, /no leader/);
+  h.raft.setRole('follower', 'n2');
+  h.raft.leaderHeardAgoMs = 8000; // paused 8 s (SIGSTOP): it still knows n2, which it has not heard
+  const stale = await h.app.inject({ method: 'GET', url: '/readyz' });
+  t.equal(stale.statusCode, 503, 'a leader not heard within an election timeout');
+  t.match(stale.json().error.message, /leader n2 not heard from within the election timeout/);
+  h.raft.leaderHeardAgoMs = 10;
+  t.equal((await h.app.inject({ method: 'GET', url: '/readyz' })).statusCode, 200, 'heard: ready');
 });

@@ -73,6 +73,7 @@ class ImmediateRaft implements RaftNodeApi<ApplyOutput> {
       commitIndex: i,
       leaderCommitIndex: i,
       caughtUpIndex: i,
+      leaderHeardAgoMs: 0,
       appliedIndex: i,
       lastLogIndex: i,
       snapshotIndex: 0 as LogIndex,

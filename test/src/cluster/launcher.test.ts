@@ -1,7 +1,7 @@
 // Proves the local-cluster launcher (npm start) runs three node processes, survives one node's death (logging it with the full restart command), restarts one node with --only, stops everything quietly on SIGINT, stops everything on a SIGTERM to `npm start` (no process, no port left), refuses taken or overlapping ports before starting anything, and that `npx tenure-server --help` works.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -251,6 +251,23 @@ t.test(
     t.notOk(existsSync(dataDir), 'no data directory, cluster id or node directory was created');
   },
 );
+
+t.test('a restore onto restored directories fails before starting any node', async (t) => {
+  const [httpPort] = await layoutPorts();
+  const dir = mkdtempSync(join(tmpdir(), 'tenure-launch-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const dataDir = join(dir, 'data');
+  mkdirSync(join(dataDir, 'n2'), { recursive: true });
+  writeFileSync(join(dataDir, 'n2', 'CURRENT'), 'restored earlier');
+  const r = spawnSync(
+    process.execPath,
+    [LAUNCHER, '--data-dir', dataDir, '--http-port', String(httpPort), '--restore', 'any-file'],
+    { encoding: 'utf8' },
+  );
+  t.equal(r.status, 2, 'exit code 2');
+  t.match(r.stderr, `restore refused: data directories ${join(dataDir, 'n2')} are not empty`);
+  t.notMatch(r.stdout, /started n1/, 'no node started');
+});
 
 t.test('SIGTERM to `npm start` stops the whole cluster: no process, no port left', async (t) => {
   const [httpPort, raftPort] = await layoutPorts();

@@ -158,6 +158,16 @@ t.test('grow 3 → 5 → 3 under a writer: no acknowledged write is lost', async
   t.equal(await otherExit, 0, 'a removed follower exits too');
   const left = ['n1', 'n2', 'n3', 'n4', 'n5'].filter((id) => id !== leader && id !== other);
   t.same(await roles(c), left.map((id) => `${id}:follower`).sort(), 'three voters left');
+  // Restarted on its old data, a removed member is refused before it talks to the cluster, with
+  // --peers (its stored membership still lists it) and with --join (it would be added again).
+  for (const [id, how] of [
+    [other, {}],
+    [leader, { join: c.node(left[0]!).url }],
+  ] as const) {
+    await t.rejects(c.restart(id, undefined, how), /exited during start/, `${id} refused`);
+    t.equal(await c.waitExit(id), 2, `a removed member restarted on its data exits 2 (${id})`);
+    t.match(readFileSync(c.node(id).logFile, 'utf8'), /was removed from the cluster.*wipe/);
+  }
 
   while (acked.size < 20) await sleep(50);
   stop = true;

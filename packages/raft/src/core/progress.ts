@@ -37,6 +37,12 @@ export class Progress {
   readonly #inflightMax: number;
   /** Core tick count when the last response from this follower arrived (-1: never). */
   lastAckTick = -1;
+  /**
+   * Core tick count when this follower was added by a membership change while this node led (-1:
+   * it was a member at election). Check-quorum counts it as heard from then, as every voter is at
+   * election; it never counts as an answer (a member never heard from is not reachable).
+   */
+  addedTick = -1;
   /** Highest heartbeatSeq echoed by the follower in this term (ReadIndex confirmation, §6.4). */
   ackedHeartbeatSeq = 0;
   /** heartbeatSeq of the last AppendEntries sent to this follower. */

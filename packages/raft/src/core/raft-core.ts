@@ -536,7 +536,7 @@ export class RaftCore {
     for (const [peer, pr] of this.#progress) {
       // Check-quorum: a voter's answer expires electionTimeoutTicks after it (#quorumActive).
       if (config.checkQuorum && this.#voters.has(peer)) {
-        const lastHeardTick = Math.max(pr.lastAckTick, this.#leaderSinceTick);
+        const lastHeardTick = Math.max(pr.lastAckTick, pr.addedTick, this.#leaderSinceTick);
         const expiresIn = lastHeardTick + config.electionTimeoutTicks - this.#tickCount;
         if (expiresIn > 0) due = Math.min(due, expiresIn);
       }
@@ -799,7 +799,7 @@ export class RaftCore {
         continue;
       }
       const pr = this.#progress.get(voter)!;
-      const lastHeardTick = Math.max(pr.lastAckTick, this.#leaderSinceTick);
+      const lastHeardTick = Math.max(pr.lastAckTick, pr.addedTick, this.#leaderSinceTick);
       if (this.#tickCount - lastHeardTick < this.#config.electionTimeoutTicks) active++;
     }
     return active >= quorumSize(this.#voters.size);
@@ -978,7 +978,7 @@ export class RaftCore {
     for (const peer of this.#peers) {
       if (this.#progress.has(peer)) continue;
       const pr = new Progress(this.#log.lastIndex() + 1, this.#config.inflightMessagesMax);
-      pr.lastAckTick = this.#tickCount; // check-quorum grace for a new voter, as at election
+      pr.addedTick = this.#tickCount; // check-quorum grace for a new voter, as at election
       this.#progress.set(peer, pr);
       this.#appendPending = true;
     }

@@ -57,6 +57,17 @@ t.test('§4.2.1 a learner receives the log but never campaigns or counts', async
   );
 });
 
+t.test('a member added where nothing answers is never counted as heard from', async (t) => {
+  const net = clusterWithSpare();
+  net.isolate('n4');
+  t.match(net.changeMembership('n1', { type: 'addLearner', id: 'n4' }), { ok: true });
+  net.stabilize();
+  net.tick('n1', 3);
+  net.stabilize();
+  t.equal(net.core('n1').progress().get('n4')?.lastAckTick, -1, 'no answer, no contact time');
+  t.ok(net.core('n1').progress().get('n2')!.lastAckTick >= 0, 'n2 answered');
+});
+
 t.test('§4.1 the configuration takes effect on append, before it commits', async (t) => {
   const net = clusterWithSpare();
   net.cut('n1', 'n3');

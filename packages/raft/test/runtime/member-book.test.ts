@@ -7,6 +7,7 @@ import {
   addressesOf,
   bootstrapFromPeers,
   MemberBook,
+  ownAddressDrift,
   peersDisagreement,
 } from '../../src/member-book.js';
 import { applyChange, decodeMembership, encodeMembership } from '../../src/core/membership.js';
@@ -50,6 +51,18 @@ t.test('a peer list that disagrees with the membership is described', async (t) 
     ),
     { notMembers: ['n5'], votersNotListed: ['n3'], learnersListed: ['n4'] },
   );
+});
+
+t.test("a node's own start addresses are compared with its stored entry", async (t) => {
+  const moved = { raftAddress: 'new:1', httpAddress: 'new:2' };
+  const m = { voters: ['n1', 'n2'], learners: [], addresses: { n1: moved } };
+  t.equal(ownAddressDrift('n1', moved, m), null, 'same addresses');
+  t.equal(ownAddressDrift('n2', { raftAddress: 'old:1' }, m), null, 'no stored address');
+  t.same(ownAddressDrift('n1', { raftAddress: 'old:1', httpAddress: 'new:2' }, m), {
+    stored: moved,
+    given: { raftAddress: 'old:1', httpAddress: 'new:2' },
+  });
+  t.ok(ownAddressDrift('n1', { raftAddress: 'new:1', httpAddress: 'old:2' }, m), 'http differs');
 });
 
 t.test('config entries and snapshot records carry the address book', async (t) => {

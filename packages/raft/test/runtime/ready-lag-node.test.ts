@@ -49,6 +49,8 @@ t.test(
     const follower = [...nodes.values()].find((n) => n !== leader)!;
     await until(() => follower.status().appliedIndex === leader.status().commitIndex, 'caught up');
     const applied = follower.status().appliedIndex;
+    t.equal(leader.status().leaderHeardAgoMs, 0, 'a leader hears itself');
+    t.not(follower.status().leaderHeardAgoMs, null, 'a follower heard its leader');
 
     storages.get(follower.id)!.stall();
     const b = await leader.propose(encode('b')); // commits with the leader and the other follower

@@ -20,6 +20,7 @@ import { ConfigError } from '../config/config-error.js';
 import { CLUSTER_STOP_SIGNAL } from '../stop-signals.js';
 import { checkBackupFile, RestoreError } from '../restore.js';
 import { localClusterId } from './cluster-id.js';
+import { isEmptyDir } from './membership-startup.js';
 import type { LocalNodeSpec } from './local-nodes.js';
 import { launchPlan, nodeArgs, restartCommand, type LaunchPlan } from './launch-plan.js';
 import { layoutProblems, takenPorts } from './port-check.js';
@@ -60,8 +61,18 @@ async function checkPortsOrExit(p: LaunchPlan): Promise<void> {
   fail(`cannot start: ${problems.join('; ')}. ${hint}`);
 }
 
-/** Fail before creating any directory if the `--restore` file would be refused by every node. */
-async function checkBackupOrExit(file: string): Promise<void> {
+/**
+ * Fail before creating any directory if the `--restore` file would be refused by every node, or
+ * before starting any node if one of their data directories already has data.
+ */
+async function checkBackupOrExit(file: string, nodes: readonly LocalNodeSpec[]): Promise<void> {
+  const full = [];
+  for (const n of nodes) if (!(await isEmptyDir(n.dataDir))) full.push(n.dataDir);
+  if (full.length > 0)
+    fail(
+      `restore refused: data directories ${full.join(', ')} are not empty (already restored? ` +
+        'start the cluster without --restore, or wipe them to restore again)',
+    );
   try {
     const header = await checkBackupFile(file);
     log(`backup ${file}: cluster ${header.clusterId}, index ${header.index}, checksum ok`);
@@ -170,7 +181,7 @@ function stopOnSignals(p: LaunchPlan, r: Running): void {
 async function main(): Promise<void> {
   const p = planOrExit(process.argv.slice(2));
   await checkPortsOrExit(p);
-  if (p.restore !== undefined) await checkBackupOrExit(p.restore);
+  if (p.restore !== undefined) await checkBackupOrExit(p.restore, p.selected);
   const clusterId = localClusterId(p.dataDir);
   const r: Running = { children: new Map(), stopping: false };
   log(`pid ${process.pid}; cluster id ${clusterId}; data ${p.dataDir}`);

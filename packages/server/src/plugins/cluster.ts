@@ -173,6 +173,13 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
     // A node outside the membership (joining, not yet added) serves nothing of its own.
     if (!s.members.some((m) => m.id === s.id))
       throw noLeader('not ready: not a member of the cluster (yet)');
+    // A follower cut off (paused, partitioned) still knows its old leader: ready only while it hears
+    // from it, as a follower that hears nothing for an election timeout would campaign.
+    if (s.leaderHeardAgoMs === null || s.leaderHeardAgoMs > config.electionTimeoutMs)
+      throw noLeader(
+        `not ready: leader ${s.leaderId} not heard from within the election timeout ` +
+          `(${config.electionTimeoutMs} ms)`,
+      );
     // The target is what the leader announced --ready-lag-ms ago, not what it announced last: a
     // follower hears a commit together with entries it must fsync before applying it, so the newest
     // would flap under steady writes; an emptied or lagging node hears a commit far above what it

@@ -163,7 +163,8 @@ export const memberRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async
           summary: 'Add a learner',
           description:
             'Adds `id` as a learner (receives the log, never votes). 200 with the members once committed; ' +
-            'already a member at these addresses: 200 unchanged.',
+            'already a member at these addresses: 200 unchanged. 409 already_exists when the id is a ' +
+            'member at other addresses, or when another member has this raftAddress or httpAddress.',
           body: addBody,
           response: { 200: membersResponse },
           errors: [400, 409, 413, 415, 503, 504],
@@ -185,6 +186,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async
             httpAddress: known.httpAddress ?? null,
           });
         }
+        refuseTakenAddress(raft.status().members, b.id, raftAddress, httpAddress);
         const s = await raft.changeMembership(
           { type: 'addLearner', id: b.id, address: { id: b.id, raftAddress, httpAddress } },
           { timeoutMs: remainingMs(request.tenure) },
@@ -259,3 +261,31 @@ export const memberRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async
     },
   );
 };
+
+/**
+ * Two members must never share an address: the Raft links of both would refuse each other's
+ * handshakes for good (docs/operations.md). Throws 409 already_exists naming the member that has
+ * `raftAddress` or `httpAddress` and the field.
+ */
+function refuseTakenAddress(
+  members: readonly { id: string; raftAddress?: string; httpAddress?: string }[],
+  id: string,
+  raftAddress: string,
+  httpAddress: string,
+): void {
+  for (const m of members) {
+    if (m.id === id) continue;
+    const field =
+      m.raftAddress === raftAddress
+        ? 'raftAddress'
+        : m.httpAddress === httpAddress
+          ? 'httpAddress'
+          : null;
+    if (field === null) continue;
+    const value = field === 'raftAddress' ? raftAddress : httpAddress;
+    throw new HttpError('already_exists', `${field} ${value} is member ${m.id}'s address`, {
+      field: `body.${field}`,
+      member: m.id,
+    });
+  }
+}

@@ -4,12 +4,16 @@
  * of the endpoints is (so the leader never encodes the state), streams the backup into
  * `FILE.partial` while checking it chunk by chunk (bounded memory), and renames it to FILE only
  * when the whole file arrived and its checksum holds. It never replaces an existing FILE unless
- * `--force` is given. `inspect` checks a saved file the same way.
+ * `--force` is given. `inspect` runs the restore's checks (coord-state backup-check.ts) on a file.
  */
-import { createReadStream } from 'node:fs';
-import { access, link, open, rename, rm } from 'node:fs/promises';
+import { access, link, open, readFile, rename, rm } from 'node:fs/promises';
 import type { Command } from 'commander';
-import { SnapshotFileReader, type SnapshotFileHeader } from '../../contract.js';
+import {
+  BACKUP_CHECKS,
+  checkBackup,
+  SnapshotFileReader,
+  type SnapshotFileHeader,
+} from '../../contract.js';
 import { errorFromResponse, TenureError } from '../../errors.js';
 import { normalizeEndpoint } from '../../transport.js';
 import { parseEndpoints } from '../args.js';
@@ -50,10 +54,14 @@ export function addSnapshotCommands(program: Command, run: CliRun): void {
   group
     .command('inspect')
     .argument('<file>', 'a backup file')
-    .description('check a backup file (version, header, length, checksum) and print its header')
+    .description(
+      `check a backup file as tenure-server --restore does (${BACKUP_CHECKS.join(', ')}) and ` +
+        'print its header',
+    )
     .action(async (file: string, _opts: unknown, command: Command) => {
       const header = await inspectSnapshot(file);
-      report(run, command.optsWithGlobals<GlobalOptions>().json === true, 'ok', file, header);
+      const json = command.optsWithGlobals<GlobalOptions>().json === true;
+      report(run, json, 'ok', file, header, BACKUP_CHECKS);
     });
 }
 
@@ -63,20 +71,24 @@ function report(
   verb: string,
   file: string,
   h: SnapshotFileHeader,
+  checked: readonly string[] = [],
 ): void {
+  const checks = checked.length === 0 ? '' : `; checked: ${checked.join(', ')}`;
   run.emit(
     json,
-    { file, ...h },
+    { file, ...h, ...(checked.length === 0 ? {} : { checked }) },
     `${verb} ${file}: cluster ${h.clusterId}, index ${h.index}, term ${h.term}, ` +
-      `${h.payloadBytes} bytes of state, sha256 ${h.sha256}, taken ${h.createdAt} by ${h.nodeId}`,
+      `${h.payloadBytes} bytes of state, sha256 ${h.sha256}, taken ${h.createdAt} by ${h.nodeId}` +
+      checks,
   );
 }
 
-/** Checks a saved file; resolves with its header, rejects with SnapshotFileError naming the problem. */
+/**
+ * Checks a saved file with the restore's own checks (checkBackup: BACKUP_CHECKS); resolves with its
+ * header, rejects with SnapshotFileError naming the check that failed.
+ */
 export async function inspectSnapshot(file: string): Promise<SnapshotFileHeader> {
-  const reader = new SnapshotFileReader();
-  for await (const chunk of createReadStream(file)) reader.push(chunk as Buffer);
-  return reader.finish().header;
+  return checkBackup(await readFile(file)).header;
 }
 
 /**
