@@ -138,6 +138,13 @@ export interface RaftNodeApi<R> {
   /** Called once when this node learns it was removed from the cluster (§4.2.2). */
   onRemoved(listener: () => void): () => void;
   /**
+   * A joining node (RaftNodeOptions.join) was added: `configIndex` is the index of a membership that
+   * names it (the join answer's). Memberships before it are an earlier node's of the same id (a
+   * wiped node rejoining replays its own removal) and never make this node removed; until this is
+   * called a joining node is never removed. No effect without `join`.
+   */
+  admitted(configIndex: LogIndex): void;
+  /**
    * Holds the state machine still: until the returned release is called (idempotent), committed
    * entries and installed snapshots wait in order instead of being applied, while the node goes on
    * replicating, voting, heartbeating and serving reads of what it had applied. Lets a caller read

@@ -31,7 +31,10 @@ export interface RaftNodeOptions<R> {
   readonly peers: readonly PeerInfo[];
   /**
    * This node joins an existing cluster (docs/operations.md): it starts outside the membership and
-   * learns it from the leader once a member added it as a learner. Default false.
+   * learns it from the leader once a member added it as a learner. Until `admitted()` names the
+   * membership that added it, no membership makes it removed (it may be replaying the log of an
+   * earlier node of its id, removal included), and data whose membership does not name it yet
+   * opens. Default false.
    */
   readonly join?: boolean;
   /** Raft listen address (`host:port`); default: this node's `raftAddress` in `peers`. */

@@ -29,7 +29,9 @@
  * address book, so on every Ready.configuration the transport is pointed at exactly the members in
  * effect. A node that sees a committed membership without itself (after having been a member) was
  * removed: it tells its onRemoved listeners (the server exits). Data of a removed member refuses
- * to open (RemovedMemberError).
+ * to open (RemovedMemberError). A joining node (`join`) may replay the log of an earlier node of its
+ * id, removal included: memberships before the one that admitted it (`admitted`) do not count, and
+ * its data opens while the membership it has replicated so far does not name it yet.
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -126,8 +128,17 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   readonly #removedListeners = new Set<() => void>();
   /** Where members listen (member-book.ts); grows with every membership that takes effect. */
   readonly #book: MemberBook;
-  /** True once this node was a member of a membership in effect here (false while joining). */
-  #wasMember: boolean;
+  /**
+   * Index of the newest membership in effect here that included this node; null before any. With
+   * `memberSinceIndex`, it tells this node's own membership from an earlier node's of the same id.
+   */
+  #memberAtIndex: LogIndex | null;
+  /**
+   * Memberships before this index belong to an earlier node of this id (a wiped node that rejoins
+   * replays the log of its removal): they never make this node "removed". 0 without `join`; with
+   * `join` infinite until `admitted()` gives the membership index that added this node.
+   */
+  #memberSinceIndex: number;
   /** Set once, when a committed membership without this node took effect (§4.2.2). */
   #removed = false;
   /** Peers seen (as leader) acknowledging entries; recorded durably (RaftStorage). */
@@ -209,7 +220,9 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#log = parts.log;
     this.#book = parts.book;
     this.#peersWithData = new Set(parts.peersWithData);
-    this.#wasMember = isMember(this.#core.configuration().membership, options.id);
+    const cs = this.#core.configuration();
+    this.#memberAtIndex = isMember(cs.membership, options.id) ? cs.configIndex : null;
+    this.#memberSinceIndex = options.join === true ? Infinity : 0;
     this.#proposals = new ProposalTracker(resolved.proposalsPendingMax);
     this.#reads = new ReadTracker(resolved.readsPendingMax);
     this.#onFatalError =
@@ -502,10 +515,11 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     );
     if (missing.length > 0) this.#log.warn({ missing }, 'members without a known address');
     if (isMember(m, this.id)) {
-      this.#wasMember = true;
+      this.#memberAtIndex = cs.configIndex;
       return;
     }
-    if (!this.#wasMember || !cs.committed || this.#removed) return;
+    const wasMember = this.#memberAtIndex !== null && this.#memberAtIndex >= this.#memberSinceIndex;
+    if (!wasMember || !cs.committed || this.#removed) return;
     this.#removed = true;
     this.#log.warn({ configIndex: cs.configIndex }, 'removed from the cluster');
     for (const listener of this.#removedListeners) this.#callListener(listener);
@@ -925,6 +939,10 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     return () => this.#removedListeners.delete(listener);
   }
 
+  admitted(configIndex: LogIndex): void {
+    this.#memberSinceIndex = Math.min(this.#memberSinceIndex, configIndex);
+  }
+
   /** Throws (assertion) if a runtime invariant is broken (tests call it); also checks the core's. */
   checkInvariants(): void {
     assert.ok(
@@ -1033,7 +1051,7 @@ function startPeers<R>(
   book.learn(bootstrapFromPeers(options.peers, false).addresses);
   book.learn(m.addresses);
   if (!isMember(m, options.id)) {
-    if (cs.configIndex > 0)
+    if (cs.configIndex > 0 && options.join !== true)
       throw new RemovedMemberError(
         `node ${options.id} was removed from the cluster (membership at index ${cs.configIndex}: ` +
           `voters ${m.voters.join(',')}); to rejoin, wipe its data directory, start it with ` +

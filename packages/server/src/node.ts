@@ -12,7 +12,7 @@ import {
   encodeEnvelope,
   type ApplyOutput,
 } from '@tenure/coord-state';
-import { RaftNode, type RaftNodeApi } from '@tenure/raft';
+import { asIndex, RaftNode, type RaftNodeApi } from '@tenure/raft';
 import { buildApp } from './app.js';
 import { bootstrapRootToken } from './auth/bootstrap.js';
 import { ChangeHub } from './change-hub.js';
@@ -248,10 +248,16 @@ function watchMembership(
   };
   const offRemoved = raft.onRemoved(once);
   if (config.join !== null)
-    requestJoin(config, calls, logger, stopped).catch((err: unknown) => {
-      logger.error({ err }, 'cannot join the cluster');
-      if (err instanceof StartRefusedError) process.exitCode = 2;
-    });
+    requestJoin(config, calls, logger, stopped).then(
+      // From here on a membership without this node means it was removed (not its earlier self).
+      (configIndex) => {
+        if (configIndex !== null) raft.admitted(asIndex(configIndex));
+      },
+      (err: unknown) => {
+        logger.error({ err }, 'cannot join the cluster');
+        if (err instanceof StartRefusedError) process.exitCode = 2;
+      },
+    );
   let leaderless = 0;
   let asking = false;
   const timer = setInterval(() => {

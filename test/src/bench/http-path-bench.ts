@@ -90,6 +90,9 @@ class ImmediateRaft implements RaftNodeApi<ApplyOutput> {
   changeMembership(): Promise<RaftStatus> {
     return Promise.reject(new Error('single-node bench: no membership changes'));
   }
+  /** Joining is not modelled here. */
+  admitted(): void {}
+
   onRemoved(): () => void {
     return () => undefined;
   }

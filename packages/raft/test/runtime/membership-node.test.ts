@@ -3,7 +3,8 @@
 // with stable codes; the membership (with its address book) survives a restart and wins over a
 // disagreeing peer list; the data of a removed member refuses to open; a leader asked to remove
 // itself hands leadership over first; a member removed and added again at a new address is found
-// there by every node's address book (memberAddress), a restart with the old peer list included.
+// there by every node's address book (memberAddress), a restart with the old peer list included; a
+// wiped node rejoining under its id is not removed by the log of its earlier self.
 import t from 'tap';
 import { RaftNode } from '../../src/raft-node.js';
 import type { RaftNodeOptions } from '../../src/raft-node-options.js';
@@ -228,3 +229,49 @@ async function leaderStorageCopy(storage: MemoryRaftStorage) {
   const hardState = await storage.readHardState();
   return { entries, hardState: { ...hardState, votedFor: null } };
 }
+
+t.test('a wiped node that rejoins under its id is not removed by its earlier self', async (t) => {
+  const network = new MemoryNetwork();
+  const members = new Map<string, Member>();
+  // One entry per message: the rejoining node sees each membership of the log take effect in turn.
+  const slow = { entriesPerMessageMax: 1, inflightMessagesMax: 1 };
+  for (const p of three)
+    members.set(p.id, await open(network, p.id, new MemoryRaftStorage(), slow));
+  t.teardown(async () => {
+    for (const m of members.values()) await m.node.stop();
+  });
+  const leader = await until(() => leaderOf(members), 'a leader');
+  const join = { ...slow, join: true, peers: [addr('n4'), ...three] };
+  // The first n4 joins, is promoted, then removed: the log holds its whole life.
+  const first = await open(network, 'n4', new MemoryRaftStorage(), join);
+  t.teardown(() => first.node.stop());
+  await changeWhenReady(leader, (n) =>
+    n.changeMembership({ type: 'addLearner', id: 'n4', address: addr('n4') }),
+  );
+  await leader.node.changeMembership({ type: 'promote', id: 'n4' });
+  first.node.admitted(leader.node.status().configIndex);
+  // (A removed follower never receives the entry that removes it: the server asks the members.)
+  await leader.node.changeMembership({ type: 'remove', id: 'n4' });
+  await first.node.stop();
+  for (let i = 0; i < 5; i++) await leader.node.propose(encode(`v${i}`));
+
+  // A new n4 on an empty disk replays that log (its removal included) while it is added again.
+  const again = await open(network, 'n4', new MemoryRaftStorage(), join);
+  members.set('n4', again);
+  let removed = false;
+  again.node.onRemoved(() => (removed = true));
+  const added = await leader.node.changeMembership({
+    type: 'addLearner',
+    id: 'n4',
+    address: addr('n4'),
+  });
+  await until(() => again.sm.values.length === 5, 'the new n4 caught up');
+  t.equal(removed, false, 'the earlier removal does not remove the new node');
+  again.node.admitted(added.configIndex);
+  t.equal(removed, false, 'nor once it knows where it was admitted');
+  t.match(
+    again.node.status().members.find((m) => m.id === 'n4'),
+    { role: 'learner' },
+    'a learner of the membership that added it',
+  );
+});

@@ -164,7 +164,8 @@ export async function joinPeers(
 
 /**
  * `--join`: ask the cluster to add this node as a learner until the change is committed (200) or
- * the node stops. Resolves true once added (or already a member), false if `stopped()` first.
+ * the node stops. Resolves with the index of the membership that names it once added (or already a
+ * member: the answer's `configIndex`), null if `stopped()` first.
  * Throws StartRefusedError when the id is a member at other addresses.
  */
 export async function requestJoin(
@@ -172,7 +173,7 @@ export async function requestJoin(
   via: PeerCalls,
   log: Logger,
   stopped: () => boolean,
-): Promise<boolean> {
+): Promise<number | null> {
   const body = {
     id: config.nodeId,
     raftAddress: config.raftAddress,
@@ -183,9 +184,13 @@ export async function requestJoin(
       method: 'POST',
       body,
     });
-    if (answer.status === 200) {
-      log.info({ join: config.join }, 'added as a learner; catching up, waiting to be promoted');
-      return true;
+    if (answer.status === 200 && typeof answer.body.configIndex === 'number') {
+      const configIndex = answer.body.configIndex;
+      log.info(
+        { join: config.join, configIndex },
+        'added as a learner; catching up, waiting to be promoted',
+      );
+      return configIndex;
     }
     refuseOnAuth(answer, config);
     const error =
@@ -202,7 +207,7 @@ export async function requestJoin(
     );
     await sleep(JOIN_RETRY_MS);
   }
-  return false;
+  return null;
 }
 
 /** True when `dir` does not exist or holds nothing. */
