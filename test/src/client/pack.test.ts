@@ -1,5 +1,5 @@
 // Proves @tenure/client is self-contained and publishable: `npm pack` in packages/client gives a
-// tarball that installs (offline, from the npm cache) into an empty directory outside the repository
+// tarball that installs (from the npm cache where it can; the registry for what the cache lacks) into an empty directory outside the repository
 // with no other @tenure package; its type declarations check on their own; its `tenure` bin runs; and
 // its TenureClient reports an unreachable endpoint as a clean TenureError and acquires and releases a
 // lease on a real local cluster.
@@ -72,7 +72,7 @@ t.test('the packed client installs and works outside the repository', async (t) 
     join(consumer, 'package.json'),
     JSON.stringify({ name: 'consumer', private: true, type: 'module' }),
   );
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], consumer);
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], consumer);
   t.same(
     readdirSync(join(consumer, 'node_modules', '@tenure')),
     ['client'],
