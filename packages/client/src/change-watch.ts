@@ -13,10 +13,14 @@
  * thrown `WatchCompactedError`, never skipped: the caller re-reads the state it needs and watches
  * again from the revision of that read. An error is used rather than a final event so that a loop
  * that forgets to look for it cannot mistake it for a normal end.
+ *
+ * With auth on, a stream whose token is revoked or loses the right ends with `event: error` (the
+ * error body of docs/api.md): it is thrown as the TenureError it names (`unauthorized` 401,
+ * `forbidden` 403), like the same answer to a new request — reconnecting cannot fix it.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { ChangeEvent, ChangeKind } from './contract.js';
-import { errorFromResponse, TenureError } from './errors.js';
+import { errorFromBody, errorFromResponse, TenureError } from './errors.js';
 import type { Logger } from './logger.js';
 import { backoffOrStop, resumingIterator } from './resuming-iterator.js';
 
@@ -206,6 +210,8 @@ async function* connect(
           const id = m.id === undefined ? null : Number(m.id);
           if (m.event === 'progress') {
             yield { revision: id, events: [] };
+          } else if (m.event === 'error') {
+            throw errorFromBody(data);
           } else if (data['type'] === 'compacted') {
             return { kind: 'compacted', oldestRevision: data['oldestRevision'] as number };
           } else if (data['type'] === 'overflow') {

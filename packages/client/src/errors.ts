@@ -99,6 +99,18 @@ export function errorFromResponse(status: number, body: unknown): TenureError {
   });
 }
 
+/**
+ * Builds a TenureError from an error body with no HTTP status of its own (a watch stream's
+ * `event: error`, docs/api.md): the status is the one its catalog code maps to (500 outside it).
+ */
+export function errorFromBody(body: unknown): TenureError {
+  const code =
+    typeof body === 'object' && body !== null
+      ? ((body as { error?: { code?: unknown } }).error?.code ?? null)
+      : null;
+  return errorFromResponse(isCatalogCode(code) ? ERROR_HTTP_STATUS[code] : 500, body);
+}
+
 function codeForStatus(status: number): TenureErrorCode {
   for (const [code, s] of Object.entries(ERROR_HTTP_STATUS)) {
     // 409 has several codes; a bare 409 without a catalog body is not one we can name.

@@ -1,4 +1,4 @@
-// Proves client.watch() against scripted SSE answers: a stream cut in the middle of a revision resumes on the next endpoint from the last whole revision and yields each change exactly once; `overflow` resumes from its revision; `compacted` from every endpoint is thrown as WatchCompactedError (one endpoint's compacted moves on to the next); a 400 is thrown as it is; aborting the signal ends the iteration.
+// Proves client.watch() against scripted SSE answers: a stream cut in the middle of a revision resumes on the next endpoint from the last whole revision and yields each change exactly once; `overflow` resumes from its revision; `compacted` from every endpoint is thrown as WatchCompactedError (one endpoint's compacted moves on to the next); a 400 is thrown as it is; `event: error` is thrown as the error it names; aborting the signal ends the iteration.
 import t from 'tap';
 import { TenureClient, TenureError, WatchCompactedError, type WatchEvent } from '../src/index.js';
 
@@ -127,3 +127,28 @@ t.test('a 400 is thrown; an abort ends the iteration', async (t) => {
   }
   t.same(seen, ['a']);
 });
+
+t.test(
+  'event: error (token revoked mid-stream) is thrown as its TenureError, not resumed',
+  async (t) => {
+    const frame = `event: error\ndata: ${JSON.stringify({ error: { code: 'unauthorized', message: 'token revoked' } })}\n\n`;
+    const { fetch: f, urls } = scriptedFetch([
+      { chunks: [progress(3), kv(4, 'a'), frame] },
+      { chunks: [progress(4), kv(5, 'b')], open: true },
+    ]);
+    const got: string[] = [];
+    const err = await (async () => {
+      try {
+        for await (const e of client(f).watch({ fromRevision: 3 })) got.push(e.name);
+      } catch (e) {
+        return e;
+      }
+      return null;
+    })();
+    t.ok(err instanceof TenureError, 'a TenureError');
+    t.equal((err as TenureError).code, 'unauthorized');
+    t.equal((err as TenureError).status, 401);
+    t.same(got, ['a'], 'what came before the error was yielded');
+    t.equal(urls.length, 1, 'no reconnect');
+  },
+);

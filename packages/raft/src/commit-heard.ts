@@ -30,6 +30,11 @@ interface Sample {
   index: LogIndex;
 }
 
+/**
+ * The commit indexes a node heard from leaders, with when it heard them (the file comment above has
+ * the rule). `heard(index, nowMs)` adds a leader's announcement; `target(nowMs)` answers the readiness
+ * target, the highest index heard at least `lagMs` before `nowMs`. Used by RaftNode for `/readyz`.
+ */
 export class CommitHeard {
   readonly #lagMs: number;
   readonly #bucketMs: number;
