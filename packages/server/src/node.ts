@@ -29,6 +29,7 @@ import {
   peerCalls,
   type PeerCalls,
   removedByPeers,
+  refuseRemovedData,
   requestJoin,
   StartRefusedError,
 } from './cluster/membership-startup.js';
@@ -113,6 +114,12 @@ export async function startNode(
     observer: metrics.raftObserver,
   });
   raftRef = raft;
+  if (config.join !== null)
+    await refuseRemovedData(config, calls, raft.status()).catch(async (err) => {
+      if (err instanceof StartRefusedError) markRemoved(config.dataDir, config.nodeId);
+      await raft.stop();
+      throw err;
+    });
   // After the start-up replay: counters count what happens while this process runs.
   adapter.observeApplied((out, clusterTimeMs) => metrics.observeApplied(out, clusterTimeMs));
   // RaftNode logs each leader change itself (once); the counter skips "no leader" notifications.

@@ -1,11 +1,18 @@
 // Proves `--join` refuses at once, saying why, where it used to wait forever (docs/operations.md,
 // docs/security.md): a member that answers 401 (auth on, no admin token in TENURE_ROOT_TOKEN), and
-// a cluster whose id is not this node's (its Raft peers would refuse each other for good).
+// a cluster whose id is not this node's (its Raft peers would refuse each other for good); and data
+// of a member removed while it was down (the cluster's membership no longer lists it).
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import t from 'tap';
 import { loadConfig } from '../src/config.js';
-import { joinPeers, peerCalls, StartRefusedError } from '../src/cluster/membership-startup.js';
+import {
+  joinPeers,
+  peerCalls,
+  refuseRemovedData,
+  StartRefusedError,
+} from '../src/cluster/membership-startup.js';
 import { harness } from './fixtures/harness.js';
 
 async function member(args: string[]): Promise<{ url: string; close: () => Promise<void> }> {
@@ -48,4 +55,73 @@ t.test('a cluster with another id: refused, naming the id to use', async (t) => 
   t.ok(err instanceof StartRefusedError, 'refused at once');
   t.match((err as Error).message, /has cluster id "[^"]+" and this node "not-theirs"/);
   t.match((err as Error).message, /--cluster-id /);
+});
+
+/** A member that answers GET /v1/cluster/members with `members` at `configIndex`. */
+async function membersAt(
+  ids: string[],
+  configIndex: number,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const members = ids.map((id) => ({
+    id,
+    role: 'follower',
+    raftAddress: 'x:1',
+    httpAddress: 'x:2',
+  }));
+  const server = createServer((_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ members, configIndex }));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+t.test('--join on data of a member removed while it was down: refused, saying why', async (t) => {
+  const m = await membersAt(['n1', 'n2', 'n3'], 40);
+  t.teardown(m.close);
+  const config = joiner(m.url, []);
+  const calls = peerCalls(config);
+  t.teardown(() => calls.dispatcher.close());
+  const removed = await refuseRemovedData(config, calls, {
+    lastLogIndex: 30,
+    configIndex: 12,
+  }).catch((e: unknown) => e);
+  t.ok(removed instanceof StartRefusedError, 'data up to membership 12, cluster at 40 without n9');
+  t.match(
+    (removed as Error).message,
+    /log up to 30\), but the cluster's membership 40 does not list n9[\s\S]*empty data/,
+  );
+  await t.rejects(
+    refuseRemovedData(config, calls, { lastLogIndex: 30, configIndex: 0 }),
+    StartRefusedError,
+    'a never-changed membership (bootstrap, index 0): refused too',
+  );
+});
+
+t.test('--join on data the cluster still lists, or newer, or none: goes on', async (t) => {
+  const listed = await membersAt(['n1', 'n9'], 40);
+  t.teardown(listed.close);
+  const stale = await membersAt(['n1', 'n2'], 10);
+  t.teardown(stale.close);
+  for (const [url, configIndex, why] of [
+    [listed.url, 12, 'the cluster lists n9 (a join restarted mid-way)'],
+    [stale.url, 12, 'its own membership is newer (an add a leader change lost)'],
+    [stale.url, 0, 'no replicated data (a new node)'],
+    ['http://127.0.0.1:1', 12, 'nobody answers'],
+  ] as const) {
+    const config = joiner(url, []);
+    const calls = peerCalls(config);
+    t.equal(
+      await refuseRemovedData(config, calls, {
+        lastLogIndex: configIndex === 0 ? 0 : 30,
+        configIndex,
+      }),
+      undefined,
+      why,
+    );
+    await calls.dispatcher.close();
+  }
 });

@@ -1,7 +1,7 @@
-// Proves membership changes on real processes (docs/operations.md): a SIGKILLed node whose disk is lost is refused at start, then replaced (remove, wipe, --join, promote) and the cluster survives the loss of any other node; a cluster grows 3 → 5 → 3 (removing the leader too) under a writer without losing an acknowledged write; a changed --peers never changes the voters.
+// Proves membership changes on real processes (docs/operations.md): a SIGKILLed node whose disk is lost is refused at start, its old data is refused with --join once it was removed, then it is replaced (remove, wipe, --join, promote) and the cluster survives the loss of any other node; a cluster grows 3 → 5 → 3 (removing the leader too) under a writer without losing an acknowledged write; a changed --peers never changes the voters.
 import t from 'tap';
 import { pollUntil } from '@tenure/testkit';
-import { readFileSync } from 'node:fs';
+import { cpSync, readFileSync } from 'node:fs';
 import { LocalCluster } from '../support/cluster.js';
 import { retrying } from '../support/http-client.js';
 
@@ -77,6 +77,8 @@ t.test(
       return (await c.waitForLeader()) === 'n3';
     });
     await c.kill('n3');
+    const kept = `${c.node('n3').dataDir}-kept`;
+    cpSync(c.node('n3').dataDir, kept, { recursive: true });
     c.wipe('n3');
 
     await t.rejects(c.restart('n3'), /exited during start/, 'a wiped member is refused');
@@ -86,6 +88,18 @@ t.test(
     const removed = await change(c, 'DELETE', '/v1/cluster/members/n3');
     t.equal(removed.status, 200, 'n3 removed');
     t.same(await roles(c), ['n1:follower', 'n2:follower']);
+
+    // Its old disk comes back: removed while down, it must not rejoin with that data.
+    cpSync(kept, c.node('n3').dataDir, { recursive: true });
+    await t.rejects(
+      c.restart('n3', undefined, { join: c.node('n1').url }),
+      /exited during start/,
+      'the data of a member removed while down is refused with --join',
+    );
+    t.equal(await c.waitExit('n3'), 2, 'exit code 2');
+    t.match(readFileSync(c.node('n3').logFile, 'utf8'), /removed while this node was down/);
+    t.same(await roles(c), ['n1:follower', 'n2:follower'], 'not added back');
+    c.wipe('n3');
 
     await c.restart('n3', undefined, { join: c.node('n1').url });
     await until('n3 a learner', async () => (await roles(c)).includes('n3:learner'));

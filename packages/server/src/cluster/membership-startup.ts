@@ -1,7 +1,8 @@
 /**
  * What a node asks the other members over HTTP before and after it starts (docs/operations.md):
- * - `--join`: learn the members and their addresses, then ask to be added as a learner (retried
- *   until committed; idempotent on the member side);
+ * - `--join`: learn the members and their addresses, refuse the data of a member removed while it
+ *   was down, then ask to be added as a learner (retried until committed; idempotent on the member
+ *   side);
  * - an empty data directory without `--join`: ask the members whether they already know this node
  *   with data — then it lost its vote and log and must not start as a voter (refused with the way
  *   back: remove, wipe, `--join`, promote);
@@ -208,6 +209,36 @@ export async function requestJoin(
     await sleep(JOIN_RETRY_MS);
   }
   return null;
+}
+
+/**
+ * `--join` on a data directory that already holds replicated data (`held.lastLogIndex` > 0;
+ * `held.configIndex` is the index of the newest membership in it, 0 for the bootstrap one): when
+ * the member at `config.join` answers with a membership at least as new that does not list this
+ * node, the data is a removed member's (removed while it was down, so the removal never reached
+ * it) — an id, once removed, comes back only with empty data (docs/operations.md). Throws
+ * StartRefusedError saying so. A member that does not answer, a cluster that lists this node (a
+ * join restarted mid-way), or a newer membership of this node's own (an add a leader change lost)
+ * say nothing.
+ */
+export async function refuseRemovedData(
+  config: ServerConfig,
+  via: PeerCalls,
+  held: { readonly lastLogIndex: number; readonly configIndex: number },
+): Promise<void> {
+  if (held.lastLogIndex === 0) return;
+  const answer = await callJson(via, `${config.join}/v1/cluster/members`, { method: 'GET' });
+  if (answer.status !== 200 || !Array.isArray(answer.body.members)) return;
+  const theirs = answer.body.configIndex;
+  const listed = (answer.body.members as MemberAnswer[]).some((m) => m.id === config.nodeId);
+  if (listed || typeof theirs !== 'number' || theirs < held.configIndex) return;
+  throw new StartRefusedError(
+    `data directory ${config.dataDir} holds ${config.nodeId}'s data (log up to ` +
+      `${held.lastLogIndex}), but the cluster's membership ${theirs} does not list ` +
+      `${config.nodeId}: it was removed while this node was down; an id, once removed, rejoins ` +
+      'only with empty data — wipe the directory, start it with --join again and promote it ' +
+      '(docs/operations.md)',
+  );
 }
 
 /** True when `dir` does not exist or holds nothing. */
