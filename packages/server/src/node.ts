@@ -12,7 +12,7 @@ import {
   encodeEnvelope,
   type ApplyOutput,
 } from '@tenure/coord-state';
-import { asIndex, RaftNode, type RaftNodeApi } from '@tenure/raft';
+import { asIndex, RaftNode, type PeerInfo, type RaftNodeApi } from '@tenure/raft';
 import { buildApp } from './app.js';
 import { bootstrapRootToken } from './auth/bootstrap.js';
 import { ChangeHub } from './change-hub.js';
@@ -25,6 +25,8 @@ import { CoordStateAdapter } from './state-adapter.js';
 import { TimeAdvancer } from './time-advancer.js';
 import {
   checkEmptyStart,
+  isEmptyDir,
+  JOIN_ATTEMPTS_MAX,
   joinPeers,
   peerCalls,
   type PeerCalls,
@@ -90,7 +92,7 @@ export async function startNode(
   const calls = peerCalls(config);
   const peers =
     config.join !== null
-      ? await joinPeers(config, calls, logger)
+      ? await joinStartPeers(config, calls, logger)
       : config.peers.map((p) => ({ ...p }));
   if (config.join === null) await checkEmptyStart(config, calls, logger);
   const raft: RaftNodeApi<ApplyOutput> = await RaftNode.open<ApplyOutput>({
@@ -219,6 +221,32 @@ export async function startNode(
   };
   const running: RunningNode = { app, raft, logger, stop };
   return running;
+}
+
+/** Attempts to learn the members (1 s apart) before a joined node with data starts on its own data. */
+const JOIN_ATTEMPTS_WITH_DATA = 3;
+
+/**
+ * `--join`: the peers to open Raft with. An empty node waits (about ten minutes) for a member to
+ * answer and must not be a voter already (joinPeers). A node that has data (a joined member
+ * restarted with the same command) asks a few times, then starts on its stored membership, so it
+ * can help form a majority when the member it names is down (docs/operations.md).
+ */
+async function joinStartPeers(
+  config: ServerConfig,
+  calls: PeerCalls,
+  logger: Logger,
+): Promise<PeerInfo[]> {
+  const empty = await isEmptyDir(config.dataDir);
+  const attemptsMax = empty ? JOIN_ATTEMPTS_MAX : JOIN_ATTEMPTS_WITH_DATA;
+  const peers = await joinPeers(config, calls, logger, { empty, attemptsMax });
+  if (peers !== null) return peers;
+  if (empty) throw new StartRefusedError(`no member answered at ${config.join}`);
+  logger.warn(
+    { join: config.join },
+    'no member answered; starting on the membership stored in the data directory',
+  );
+  return config.peers.map((p) => ({ ...p }));
 }
 
 /** Ticks of the removal check (each one electionTimeoutMs × this) without a leader before asking. */

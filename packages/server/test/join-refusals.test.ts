@@ -1,7 +1,9 @@
 // Proves `--join` refuses at once, saying why, where it used to wait forever (docs/operations.md,
 // docs/security.md): a member that answers 401 (auth on, no admin token in TENURE_ROOT_TOKEN), and
 // a cluster whose id is not this node's (its Raft peers would refuse each other for good); and data
-// of a member removed while it was down (the cluster's membership no longer lists it).
+// of a member removed while it was down (the cluster's membership no longer lists it); an empty node
+// under a voter's id (it lost its vote and log). A joined node with data starts on its own data
+// when nobody answers.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
@@ -34,7 +36,10 @@ function joiner(join: string, extra: string[], env: NodeJS.ProcessEnv = {}) {
 async function refusal(config: ReturnType<typeof joiner>): Promise<unknown> {
   const calls = peerCalls(config);
   try {
-    return await joinPeers(config, calls, pino({ level: 'silent' })).catch((e: unknown) => e);
+    return await joinPeers(config, calls, pino({ level: 'silent' }), {
+      empty: true,
+      attemptsMax: 3,
+    }).catch((e: unknown) => e);
   } finally {
     await calls.dispatcher.close();
   }
@@ -125,3 +130,53 @@ t.test('--join on data the cluster still lists, or newer, or none: goes on', asy
     await calls.dispatcher.close();
   }
 });
+
+t.test(
+  '--join with an empty data directory under a voter id: refused (it lost its vote and log)',
+  async (t) => {
+    const voter = await membersAt(['n1', 'n9'], 40);
+    t.teardown(voter.close);
+    const err = await refusal(joiner(voter.url, []));
+    t.ok(err instanceof StartRefusedError, 'refused');
+    t.match(
+      (err as Error).message,
+      /lists n9 as a voter[\s\S]*lost its vote and log[\s\S]*remove n9/,
+    );
+  },
+);
+
+t.test(
+  '--join goes on: a listed learner, a voter with data; nobody answering gives null',
+  async (t) => {
+    const learner = await membersAt(['n1'], 40);
+    t.teardown(learner.close);
+    const withLearner = createServer((_req, res) =>
+      res.end(
+        JSON.stringify({
+          configIndex: 41,
+          members: [
+            { id: 'n1', role: 'leader', raftAddress: 'x:1', httpAddress: 'x:2' },
+            { id: 'n9', role: 'learner', raftAddress: 'y:1', httpAddress: 'y:2' },
+          ],
+        }),
+      ),
+    );
+    await new Promise<void>((r) => withLearner.listen(0, '127.0.0.1', r));
+    t.teardown(() => new Promise<void>((r) => withLearner.close(() => r())));
+    const learnerUrl = `http://127.0.0.1:${(withLearner.address() as AddressInfo).port}`;
+    const voter = await membersAt(['n1', 'n9'], 40);
+    t.teardown(voter.close);
+    const log = pino({ level: 'silent' });
+    for (const [url, empty, attemptsMax, want, why] of [
+      [learnerUrl, true, 3, ['n9', 'n1'], 'an empty learner (a join restarted after a wipe)'],
+      [voter.url, false, 3, ['n9', 'n1'], 'a voter restarted on its data'],
+      ['http://127.0.0.1:1', false, 1, null, 'nobody answers'],
+    ] as const) {
+      const config = joiner(url, []);
+      const calls = peerCalls(config);
+      const peers = await joinPeers(config, calls, log, { empty, attemptsMax });
+      t.same(peers?.map((p) => p.id) ?? null, want, why);
+      await calls.dispatcher.close();
+    }
+  },
+);

@@ -1,4 +1,4 @@
-// Proves membership changes on real processes (docs/operations.md): a SIGKILLed node whose disk is lost is refused at start, its old data is refused with --join once it was removed, then it is replaced (remove, wipe, --join, promote) and the cluster survives the loss of any other node; a cluster grows 3 → 5 → 3 (removing the leader too) under a writer without losing an acknowledged write; a changed --peers never changes the voters.
+// Proves membership changes on real processes (docs/operations.md): a SIGKILLed node whose disk is lost is refused at start (with --peers or --join), its old data is refused with --join once it was removed, then it is replaced (remove, wipe, --join, promote) and the cluster survives the loss of any other node (it restarts with its --join while the named member is down); a cluster grows 3 → 5 → 3 (removing the leader too) under a writer without losing an acknowledged write; a changed --peers never changes the voters.
 import t from 'tap';
 import { pollUntil } from '@tenure/testkit';
 import { cpSync, readFileSync } from 'node:fs';
@@ -84,6 +84,13 @@ t.test(
     await t.rejects(c.restart('n3'), /exited during start/, 'a wiped member is refused');
     t.equal(await c.waitExit('n3'), 2, 'exit code 2');
     t.match(readFileSync(c.node('n3').logFile, 'utf8'), /lost its vote and log[\s\S]*--join/);
+    await t.rejects(
+      c.restart('n3', undefined, { join: c.node('n1').url }),
+      /exited during start/,
+      'a wiped voter is refused with --join too',
+    );
+    t.equal(await c.waitExit('n3'), 2, 'exit code 2');
+    t.match(readFileSync(c.node('n3').logFile, 'utf8'), /lists n3 as a voter/);
 
     const removed = await change(c, 'DELETE', '/v1/cluster/members/n3');
     t.equal(removed.status, 200, 'n3 removed');
@@ -118,6 +125,15 @@ t.test(
       await ready(c, victim);
     }
     t.same(await roles(c), ['n1:follower', 'n2:follower', 'n3:follower'], 'still three voters');
+
+    // Restarted with its usual --join while the member it names is down, n3 starts on its own
+    // data: with n2 it forms a majority.
+    await c.kill('n1');
+    await c.kill('n3');
+    await c.restart('n3', undefined, { join: c.node('n1').url });
+    await c.waitForLeader(UNTIL_MS, c.running());
+    await put(c, 'n1-down', 1);
+    t.equal(await get(c, 'n1-down'), 1, 'n2 and n3 serve writes without n1');
   },
 );
 

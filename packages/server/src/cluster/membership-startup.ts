@@ -28,7 +28,7 @@ const CALL_TIMEOUT_MS = 3000;
 /** Pause between attempts of the join calls, ms. */
 const JOIN_RETRY_MS = 1000;
 /** Attempts of each join call before giving up (about ten minutes). */
-const JOIN_ATTEMPTS_MAX = 600;
+export const JOIN_ATTEMPTS_MAX = 600;
 
 /** A peer's answer, or why there was none (unreachable, refused, TLS, timeout). */
 type JsonAnswer =
@@ -93,8 +93,17 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 interface MemberAnswer {
   readonly id: string;
+  readonly role?: string;
   readonly raftAddress: string;
   readonly httpAddress: string;
+}
+
+/** How a member that lost its data comes back (docs/operations.md "Replace a failed node"). */
+function wayBack(id: string): string {
+  return (
+    `the way back: remove ${id} (DELETE /v1/cluster/members/${id} on any member), ` +
+    'start it with an empty data directory and --join <a member>, then promote it (docs/operations.md)'
+  );
 }
 
 /**
@@ -126,26 +135,36 @@ async function checkClusterId(config: ServerConfig, via: PeerCalls): Promise<voi
 
 /**
  * `--join`: the members the cluster has now (GET /v1/cluster/members on `config.join`, retried
- * while unreachable), as the peers this node starts with: itself plus every other member.
- * Throws StartRefusedError when no member answers in time, when the member refuses the token
- * (401/403), or when the cluster's id is not this node's.
+ * while unreachable, at most `attemptsMax` times), as the peers this node starts with: itself plus
+ * every other member; null when no member answered. Throws StartRefusedError when the member
+ * refuses the token (401/403), when the cluster's id is not this node's, or when `empty` (this
+ * node has no data) and the cluster lists this node as a voter: it lost its vote and log, and a
+ * voter must never come back empty (docs/operations.md).
  */
 export async function joinPeers(
   config: ServerConfig,
   via: PeerCalls,
   log: Logger,
-): Promise<PeerInfo[]> {
+  { empty, attemptsMax }: { readonly empty: boolean; readonly attemptsMax: number },
+): Promise<PeerInfo[] | null> {
   const self: PeerInfo = {
     id: config.nodeId,
     raftAddress: config.raftAddress,
     httpAddress: config.httpAddress,
   };
-  for (let attempt = 1; attempt <= JOIN_ATTEMPTS_MAX; attempt++) {
+  for (let attempt = 1; attempt <= attemptsMax; attempt++) {
     const answer = await callJson(via, `${config.join}/v1/cluster/members`, { method: 'GET' });
     refuseOnAuth(answer, config);
     if (answer.status === 200 && Array.isArray(answer.body.members)) {
       await checkClusterId(config, via);
-      const members = (answer.body.members as MemberAnswer[]).filter((m) => m.id !== self.id);
+      const all = answer.body.members as MemberAnswer[];
+      const me = all.find((m) => m.id === self.id);
+      if (empty && me !== undefined && me.role !== 'learner')
+        throw new StartRefusedError(
+          `data directory ${config.dataDir} is empty but the cluster lists ${self.id} as a voter: ` +
+            `this node lost its vote and log and must not come back as a voter; ${wayBack(self.id)}`,
+        );
+      const members = all.filter((m) => m.id !== self.id);
       log.info({ join: config.join, members: members.map((m) => m.id) }, 'learned the members');
       return [self, ...members.map((m) => ({ ...m }))];
     }
@@ -158,9 +177,9 @@ export async function joinPeers(
         },
         'waiting for the cluster',
       );
-    await sleep(JOIN_RETRY_MS);
+    if (attempt < attemptsMax) await sleep(JOIN_RETRY_MS);
   }
-  throw new StartRefusedError(`no member answered at ${config.join}`);
+  return null;
 }
 
 /**
@@ -296,9 +315,7 @@ export async function checkEmptyStart(
   const knew = views.find((v) => v.member && ((v.matchIndex ?? 0) > 0 || v.hadData === true));
   const stranger = views.find((v) => !v.member && v.commitIndex > 0);
   log.info({ answers: views.length }, 'empty data directory: asked the peers about this node');
-  const back =
-    `the way back: remove ${config.nodeId} (DELETE /v1/cluster/members/${config.nodeId} on any member), ` +
-    'start it with an empty data directory and --join <a member>, then promote it (docs/operations.md)';
+  const back = wayBack(config.nodeId);
   if (knew !== undefined)
     throw new StartRefusedError(
       `data directory ${config.dataDir} is empty but ${knew.from} knows ${config.nodeId} as a member that ` +
