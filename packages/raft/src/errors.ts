@@ -30,14 +30,22 @@ export abstract class RaftError extends Error {
  */
 export class NotLeaderError extends RaftError {
   readonly code = 'not_leader' as const;
+  /**
+   * True when this node handed leadership to `leaderHint` for this very request before doing
+   * anything for it (a leader asked to remove itself, docs/operations.md): nothing was proposed,
+   * so sending the request on to the new leader is safe even for a request already forwarded once.
+   */
+  readonly handedOver: boolean;
   constructor(
     readonly leaderHint: NodeId | null,
     message = leaderHint === null
       ? 'not the leader; no leader known'
       : `not the leader; leader is ${leaderHint}`,
+    handedOver = false,
   ) {
     super(message);
     this.name = 'NotLeaderError';
+    this.handedOver = handedOver;
   }
 }
 

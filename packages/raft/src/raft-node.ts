@@ -77,6 +77,7 @@ import {
   type ConfigurationState,
   type MemberAddress,
   type MemberAddresses,
+  type MembershipChangeResult,
   type Membership,
 } from './core/membership.js';
 import {
@@ -880,6 +881,9 @@ export class RaftNode<R> implements RaftNodeApi<R> {
   /**
    * See RaftNodeApi.changeMembership (dissertation §4.1, §4.2.1). The new `config` entry carries
    * the whole address book, so every node (a joining one included) learns where members listen.
+   * A leader that has not yet committed an entry of its term (§4.1) first waits for that (a read
+   * barrier, within the deadline) instead of refusing: a leader just elected — for instance the
+   * one that took over from a leader removing itself — answers the change.
    */
   async changeMembership(
     change: MembershipRequest,
@@ -891,16 +895,16 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (change.type === 'remove' && change.id === this.id) {
       // §4.2.2 / docs/operations.md: hand leadership over first; the new leader removes us.
       await this.transferLeadership(undefined, opts);
-      throw new NotLeaderError(this.#core.softState().leaderId);
+      const leaderId = this.#core.softState().leaderId;
+      throw new NotLeaderError(leaderId, `handed leadership to ${leaderId} to be removed`, true);
     }
-    const full = this.#proposals.full();
-    if (full !== null) throw full;
-    this.#ticker.catchUp();
-    const result = this.#core.proposeMembershipChange({
-      type: change.type,
-      id: change.id,
-      addresses: this.#addressesFor(change),
-    });
+    const timeoutMs = opts.timeoutMs ?? this.#o.requestTimeoutMsDefault;
+    const startMs = monotonicClock.nowMs();
+    let result = this.#proposeChange(change);
+    if (!result.ok && result.reason === 'leader_not_ready') {
+      await this.readBarrier({ ...opts, timeoutMs });
+      result = this.#proposeChange(change);
+    }
     if (!result.ok) {
       if (result.reason === 'not_leader' || result.reason === 'transferring')
         throw new NotLeaderError(result.reason === 'not_leader' ? result.leaderHint : null);
@@ -914,12 +918,25 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       result.index,
       asTerm(result.term),
       this.id,
-      opts.timeoutMs ?? this.#o.requestTimeoutMsDefault,
+      Math.max(1, timeoutMs - (monotonicClock.nowMs() - startMs)),
       opts.signal,
     );
     this.#schedule();
     await applied;
     return this.status();
+  }
+
+  /** Hands `change` to the core (after the proposal queue's bound); the core's answer. */
+  #proposeChange(change: MembershipRequest): MembershipChangeResult {
+    if (this.#stopped) throw new StoppedError();
+    const full = this.#proposals.full();
+    if (full !== null) throw full;
+    this.#ticker.catchUp();
+    return this.#core.proposeMembershipChange({
+      type: change.type,
+      id: change.id,
+      addresses: this.#addressesFor(change),
+    });
   }
 
   /** The address book to record with `change`: every member's known address (plus the new one). */

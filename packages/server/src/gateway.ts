@@ -73,6 +73,7 @@ export class Gateway {
           nl.leaderHint ?? this.#d.raft.status().leaderId,
           extraMs,
           fn,
+          nl.handedOver,
         );
       }
     }
@@ -188,16 +189,22 @@ export class Gateway {
     );
   }
 
+  /**
+   * Sends the request to `leaderId` (waiting, bounded, for a leader when none is known) and relays
+   * its answer; resolves to undefined once sent. A request already forwarded is refused (503), unless
+   * `handedOver`: the leader it reached handed leadership over for it (notLeaderHint).
+   */
   async #forward<T>(
     request: FastifyRequest,
     reply: FastifyReply,
     leaderId: string | null,
     extraMs: number,
     fn: () => Promise<T>,
+    handedOver = false,
   ): Promise<T | undefined> {
     const ctx = request.tenure;
     const self = this.#d.config.nodeId;
-    if (ctx.forwarded)
+    if (ctx.forwarded && !handedOver)
       throw noLeader(
         `this node (${self}) is not the leader; forwarded requests are not forwarded again`,
       );
@@ -225,10 +232,11 @@ export class Gateway {
       throw timeoutError(
         `the deadline is too short to forward to the leader (a follower keeps ${FORWARD_HOP_MARGIN_MS} ms for the hop back); nothing was sent`,
       );
-    // One hop at most: a forwarded request never reaches this point, and never to ourselves.
+    // One hop at most — two when the leader it reached handed leadership over for it (removing
+    // itself: the new leader removes another node, so it never hands over again) — never to ourselves.
     assert(
-      !ctx.forwarded && target !== self,
-      'a request is forwarded at most once, to another node',
+      (!ctx.forwarded || handedOver) && target !== self,
+      'a request is forwarded at most once (twice after a hand-over), to another node',
     );
     const proof = this.signForward(request.method, request.url);
     let res;
