@@ -34,7 +34,11 @@ export type { StableStorage } from './storage/stable-storage.js';
 export { MemoryStableStorage, EMPTY_HARD_STATE } from './storage/stable-storage.js';
 export type { RaftStorage, PersistBatch } from './storage/raft-storage.js';
 export { MemoryRaftStorage } from './storage/raft-storage.js';
-export { LevelRaftStorage, type LevelStorageOptions } from './storage/level-storage.js';
+export {
+  LevelRaftStorage,
+  storedClusterId,
+  type LevelStorageOptions,
+} from './storage/level-storage.js';
 
 export type { Transport } from './transport/transport.js';
 export { MemoryNetwork, MemoryTransport } from './transport/memory-transport.js';

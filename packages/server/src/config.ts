@@ -41,6 +41,11 @@ export interface LimitsConfig {
 export interface ServerConfig {
   readonly nodeId: string;
   readonly clusterId: string;
+  /**
+   * `--cluster-id` (or its env var) was given. Without it the data directory's stored id wins, and
+   * a `--join` node with no data takes the id of the cluster it joins (docs/operations.md).
+   */
+  readonly clusterIdGiven: boolean;
   /** HTTP listen address `host:port`. */
   readonly httpAddress: string;
   /** Raft listen address `host:port`. */
@@ -272,6 +277,7 @@ export function loadConfig(
   return {
     nodeId: v.nodeId,
     clusterId: v.clusterId,
+    clusterIdGiven: r.given('clusterId'),
     httpAddress: v.httpAddress ?? self.httpAddress,
     raftAddress: v.raftAddress ?? self.raftAddress,
     peers,

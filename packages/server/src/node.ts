@@ -33,6 +33,7 @@ import {
   removedByPeers,
   refuseRemovedData,
   requestJoin,
+  settleClusterId,
   StartRefusedError,
 } from './cluster/membership-startup.js';
 import { markRemoved, refuseIfRemoved } from './cluster/removed-mark.js';
@@ -90,6 +91,8 @@ export async function startNode(
   );
   refuseIfRemoved(config.dataDir, config.nodeId);
   const calls = peerCalls(config);
+  // Without --cluster-id the stored id (or, joining, the cluster's) is the one this node runs with.
+  config = await settleClusterId(config, calls);
   const peers =
     config.join !== null
       ? await joinStartPeers(config, calls, logger)
@@ -170,6 +173,7 @@ export async function startNode(
   }
   logger.info(
     {
+      clusterId: config.clusterId,
       httpAddress: config.httpAddress,
       raftAddress: config.raftAddress,
       dataDir: config.dataDir,

@@ -3,9 +3,13 @@
 // a cluster whose id is not this node's (its Raft peers would refuse each other for good); and data
 // of a member removed while it was down (the cluster's membership no longer lists it); an empty node
 // under a voter's id (it lost its vote and log). A joined node with data starts on its own data
-// when nobody answers.
+// when nobody answers. Without --cluster-id, a joining node takes the cluster's id; stored data keeps its own.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LevelRaftStorage, storedClusterId } from '@tenure/raft';
 import { pino } from 'pino';
 import t from 'tap';
 import { loadConfig } from '../src/config.js';
@@ -13,6 +17,7 @@ import {
   joinPeers,
   peerCalls,
   refuseRemovedData,
+  settleClusterId,
   StartRefusedError,
 } from '../src/cluster/membership-startup.js';
 import { harness } from './fixtures/harness.js';
@@ -178,5 +183,47 @@ t.test(
       t.same(peers?.map((p) => p.id) ?? null, want, why);
       await calls.dispatcher.close();
     }
+  },
+);
+
+t.test(
+  'without --cluster-id: the stored id wins, and a --join node with no data takes the cluster id',
+  async (t) => {
+    const server = createServer((_req, res) =>
+      res.end(JSON.stringify({ clusterId: 'local-4f2a' })),
+    );
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const dir = mkdtempSync(join(tmpdir(), 'cluster-id-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const settle = async (extra: string[]) => {
+      const config = joiner(url, ['--data-dir', join(dir, 'n9'), ...extra]);
+      const calls = peerCalls(config);
+      try {
+        return (await settleClusterId(config, calls)).clusterId;
+      } finally {
+        await calls.dispatcher.close();
+      }
+    };
+    t.equal(
+      await settle([]),
+      'local-4f2a',
+      'an empty --join node takes the id of the cluster it joins',
+    );
+    t.equal(
+      await settle(['--cluster-id', 'mine']),
+      'mine',
+      'a given id is kept (and checked later)',
+    );
+    const storage = await LevelRaftStorage.open({
+      dataDir: join(dir, 'n9'),
+      clusterId: 'stored-1',
+      nodeId: 'n9',
+    });
+    await storage.close();
+    t.equal(await storedClusterId(join(dir, 'n9')), 'stored-1');
+    t.equal(await storedClusterId(join(dir, 'none')), null, 'no data: null');
+    t.equal(await settle([]), 'stored-1', 'the data directory’s id wins over the cluster asked');
   },
 );

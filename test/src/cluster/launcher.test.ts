@@ -1,4 +1,4 @@
-// Proves the local-cluster launcher (npm start) runs three node processes, survives one node's death (logging it with the full restart command), restarts one node with --only, stops everything quietly on SIGINT, stops everything on a SIGTERM to `npm start` (no process, no port left), refuses taken or overlapping ports before starting anything, and that `npx tenure-server --help` works.
+// Proves the local-cluster launcher (npm start) runs three node processes, survives one node's death (logging it with the full restart command), restarts one node with --only, takes a fourth node added with the documented --join command (no --cluster-id), stops everything quietly on SIGINT, stops everything on a SIGTERM to `npm start` (no process, no port left), refuses taken or overlapping ports before starting anything, and that `npx tenure-server --help` works.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -179,6 +179,31 @@ t.test('launcher lifecycle', async (t) => {
     if (!recovered) await new Promise((r) => setTimeout(r, 100));
   }
   t.ok(recovered, 'n3 restarted alone with --only and caught up from its data');
+
+  // The fourth-node command of docs/operations.md, without --cluster-id: it takes the cluster's id.
+  const [n4Http, n4Raft] = await freePorts(2);
+  const n4 = run(process.execPath, [
+    join(REPO_ROOT, 'packages', 'server', 'dist', 'main.js'),
+    ...['--id', 'n4', '--http', `127.0.0.1:${n4Http}`, '--raft', `127.0.0.1:${n4Raft}`],
+    ...['--data-dir', join(dataDir, 'n4'), '--join', `http://127.0.0.1:${httpPort}`],
+    ...['--log-level', 'warn'],
+  ]);
+  t.teardown(() => {
+    if (n4.child.exitCode === null) n4.child.kill('SIGKILL');
+  });
+  let n4Ready = 0;
+  for (let i = 0; i < 1200 && n4Ready !== 200 && n4.child.exitCode === null; i++) {
+    n4Ready = (await fetch(`http://127.0.0.1:${n4Http}/readyz`).catch(() => ({ status: 0 })))
+      .status;
+    if (n4Ready !== 200) await new Promise((r) => setTimeout(r, 100));
+  }
+  t.equal(n4Ready, 200, `n4 joined and caught up: ${n4.lines.join('\n').slice(-400)}`);
+  const promote = await fetch(`http://127.0.0.1:${httpPort}/v1/cluster/members/n4/promote`, {
+    method: 'POST',
+  });
+  t.equal(promote.status, 200, 'n4 promoted');
+  n4.child.kill('SIGINT');
+  await n4.closed;
   only.child.kill('SIGINT');
   t.equal(await only.closed, 0, 'the --only launcher stops its node on Ctrl-C');
 

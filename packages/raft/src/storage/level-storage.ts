@@ -89,6 +89,35 @@ export interface LevelStorageOptions {
 
 type Op = { type: 'put'; key: string; value: Uint8Array } | { type: 'del'; key: string };
 
+/**
+ * The cluster id recorded in the LevelDB at `dataDir` (its identity record), or null when the
+ * directory holds no Raft data yet. Opens and closes the database (not while a node runs on it).
+ * Throws the database's error when it cannot be opened for another reason (locked, corrupt).
+ */
+export async function storedClusterId(dataDir: string): Promise<string | null> {
+  const db = new Level<string, Uint8Array>(dataDir, {
+    valueEncoding: 'view',
+    createIfMissing: false,
+  });
+  try {
+    await db.open();
+  } catch (err) {
+    // LevelDB's "does not exist (create_if_missing is false)": no Raft data here yet.
+    if (/does not exist/.test(String((err as Error).cause))) return null;
+    throw err;
+  }
+  try {
+    const raw = await db.get(META_KEY);
+    if (raw === undefined) return null;
+    const found: unknown = createPackr().unpack(raw);
+    return typeof found === 'object' && found !== null && 'clusterId' in found
+      ? String(found.clusterId)
+      : null;
+  } finally {
+    await db.close();
+  }
+}
+
 /** LevelDB-backed RaftStorage. Create with `LevelRaftStorage.open`. */
 export class LevelRaftStorage implements RaftStorage {
   readonly #db: Level<string, Uint8Array>;

@@ -12,7 +12,7 @@
 import { readdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { Agent, fetch } from 'undici';
-import { TLS_MIN_VERSION, type PeerInfo } from '@tenure/raft';
+import { storedClusterId, TLS_MIN_VERSION, type PeerInfo } from '@tenure/raft';
 import type { ServerConfig } from '../config.js';
 
 /** A start-up refusal: the message says why and what to do; `main` exits with code 2. */
@@ -117,6 +117,24 @@ function refuseOnAuth(answer: JsonAnswer, config: ServerConfig): void {
     `cannot join through ${config.join}: ${answer.status} ${error?.message ?? ''}; with auth on, ` +
       'give this node an admin token in TENURE_ROOT_TOKEN (docs/security.md)',
   );
+}
+
+/**
+ * The cluster id this node runs with (docs/operations.md): `--cluster-id` when given; else the id
+ * stored in its data directory (the data wins, as the stored membership wins over `--peers`); else,
+ * with `--join` on an empty directory, the id of the cluster it joins (its open `/healthz`); else
+ * the default. Returns `config` with that id.
+ */
+export async function settleClusterId(config: ServerConfig, via: PeerCalls): Promise<ServerConfig> {
+  if (config.clusterIdGiven) return config;
+  const stored = await storedClusterId(config.dataDir);
+  let clusterId = stored ?? config.clusterId;
+  if (stored === null && config.join !== null) {
+    const answer = await callJson(via, `${config.join}/healthz`, { method: 'GET' });
+    const theirs = answer.status === 200 ? answer.body.clusterId : undefined;
+    if (typeof theirs === 'string') clusterId = theirs;
+  }
+  return clusterId === config.clusterId ? config : { ...config, clusterId };
 }
 
 /**

@@ -18,6 +18,8 @@ export interface ReadSettings<S extends SettingsTable> {
   readonly values: SettingValues<S>;
   /** `--flag` or `ENV_NAME` as the user gave it; the flag when the default was used. */
   sourceOf(key: keyof S): string;
+  /** True when the user gave `key` (flag or env), false when its default is used. */
+  given(key: keyof S): boolean;
   /** A ConfigError about `key`, named the way the user gave it. */
   error(key: keyof S, message: string): ConfigError;
 }
@@ -105,11 +107,13 @@ export function readSettings<S extends SettingsTable>(
 ): ReadSettings<S> {
   const values: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
+  const givenKeys = new Set<string>();
   for (const [key, s] of Object.entries(table)) {
     const fromFlag = flags.get(s.flag);
     const fromEnv = env[s.env] === '' ? undefined : env[s.env];
     const source = fromFlag !== undefined ? `--${s.flag}` : fromEnv !== undefined ? s.env : null;
     sources[key] = source ?? `--${s.flag}`;
+    if (source !== null) givenKeys.add(key);
     const text = fromFlag ?? fromEnv;
     if (text === undefined) {
       values[key] = s.defaultValue;
@@ -125,6 +129,7 @@ export function readSettings<S extends SettingsTable>(
   return {
     values: values as SettingValues<S>,
     sourceOf: (key) => sources[key as string]!,
+    given: (key) => givenKeys.has(key as string),
     error: (key, message) =>
       new ConfigError(table[key as string]!.flag, message, sources[key as string]!),
   };

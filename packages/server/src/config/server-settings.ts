@@ -115,7 +115,7 @@ export const SERVER_SETTINGS = {
     pattern: /^[A-Za-z0-9._:-]{1,100}$/,
     rangeText: '1-100 of [A-Za-z0-9._:-]',
     default: 'tenure-local',
-    doc: 'Cluster id, kept in the data directory; peers with another id are refused.',
+    doc: 'Cluster id, kept in the data directory; peers with another id are refused. Not given: the id stored in the data directory, or (`--join`, no data) the joined cluster’s.',
   }),
   dataDir: textSetting<string>({
     flag: 'data-dir',
