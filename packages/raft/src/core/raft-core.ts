@@ -1008,10 +1008,17 @@ export class RaftCore {
     this.#becomeFollower(this.#term, null);
   }
 
-  /** §4.2.1: a learner is caught up when its matchIndex is within catchUpEntriesMax of our log end. */
+  /**
+   * §4.2.1: a learner is caught up when it answered this leader within an election timeout, holds
+   * the membership in effect (the entry that names it: it was reached at least once), and its
+   * matchIndex is within catchUpEntriesMax of our log end — so a learner never reached, or gone
+   * silent, is not made a voter on a young log (docs/operations.md, `not_caught_up`).
+   */
   #caughtUp(id: NodeId): boolean {
     const pr = this.#progress.get(id);
-    if (pr === undefined) return false;
+    if (pr === undefined || pr.lastAckTick < 0) return false;
+    if (this.#tickCount - pr.lastAckTick >= this.#config.electionTimeoutTicks) return false;
+    if (pr.matchIndex < this.#configs.current().index) return false;
     const lagMax = this.#config.catchUpEntriesMax ?? catchUpEntriesMaxDefault;
     return this.#log.lastIndex() - pr.matchIndex <= lagMax;
   }

@@ -337,6 +337,44 @@ t.test('§4.2.1 a wiped learner counts as lagging: its promotion is refused', as
   t.match(net.changeMembership('n1', { type: 'promote', id: 'n4' }), { reason: 'not_caught_up' });
 });
 
+t.test(
+  '§4.2.1 a learner never reached, or gone silent, is not caught up on a young log',
+  async (t) => {
+    const net = clusterWithSpare(); // catchUpEntriesMax 100: the log lag alone would pass
+    net.cut('n1', 'n4');
+    net.changeMembership('n1', { type: 'addLearner', id: 'n4' });
+    net.stabilize();
+    t.match(
+      net.changeMembership('n1', { type: 'promote', id: 'n4' }),
+      { reason: 'not_caught_up' },
+      'never answered',
+    );
+    net.heal();
+    net.tick('n1');
+    net.stabilize();
+    t.ok(
+      net.core('n1').progress().get('n4')!.matchIndex >= 2,
+      'reached: holds the entry naming it',
+    );
+    net.cut('n1', 'n4');
+    net.tick('n1', 10); // the scripted network's electionTimeoutTicks
+    net.stabilize();
+    t.match(
+      net.changeMembership('n1', { type: 'promote', id: 'n4' }),
+      { reason: 'not_caught_up' },
+      'silent for an election timeout',
+    );
+    net.heal();
+    net.tick('n1');
+    net.stabilize();
+    t.match(
+      net.changeMembership('n1', { type: 'promote', id: 'n4' }),
+      { ok: true },
+      'answering again',
+    );
+  },
+);
+
 t.test('config entries round-trip and malformed ones are rejected', async (t) => {
   const m = { voters: ['a', 'b'], learners: ['c'] };
   t.same(decodeMembership(encodeMembership(m)), m);

@@ -67,13 +67,15 @@ function leaderOf(members: Map<string, Member>): Member | undefined {
     .sort((a, b) => b.node.status().term - a.node.status().term)[0];
 }
 
-/** Retries a change while the new leader has not committed in its term yet (§4.1). */
+/** Retries a change while the new leader has not committed in its term yet (§4.1) or the learner has not answered yet. */
 async function changeWhenReady(m: Member, run: (n: RaftNode<number>) => Promise<unknown>) {
   for (;;) {
     try {
       return await run(m.node);
     } catch (err) {
-      if (!(err instanceof MembershipChangeError) || err.reason !== 'leader_not_ready') throw err;
+      const retry =
+        err instanceof MembershipChangeError && /leader_not_ready|not_caught_up/.test(err.reason);
+      if (!retry) throw err;
       await new Promise((r) => setTimeout(r, 10));
     }
   }
@@ -248,7 +250,7 @@ t.test('a wiped node that rejoins under its id is not removed by its earlier sel
   await changeWhenReady(leader, (n) =>
     n.changeMembership({ type: 'addLearner', id: 'n4', address: addr('n4') }),
   );
-  await leader.node.changeMembership({ type: 'promote', id: 'n4' });
+  await changeWhenReady(leader, (n) => n.changeMembership({ type: 'promote', id: 'n4' }));
   first.node.admitted(leader.node.status().configIndex);
   // (A removed follower never receives the entry that removes it: the server asks the members.)
   await leader.node.changeMembership({ type: 'remove', id: 'n4' });
