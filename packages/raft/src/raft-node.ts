@@ -894,6 +894,8 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (soft.role !== 'leader') throw new NotLeaderError(soft.leaderId);
     if (change.type === 'remove' && change.id === this.id) {
       // §4.2.2 / docs/operations.md: hand leadership over first; the new leader removes us.
+      if (this.#core.configuration().membership.voters.length <= 1)
+        throw new MembershipChangeError('last_voter', `${this.id} is the last voter`);
       await this.transferLeadership(undefined, opts);
       const leaderId = this.#core.softState().leaderId;
       throw new NotLeaderError(leaderId, `handed leadership to ${leaderId} to be removed`, true);

@@ -92,7 +92,7 @@ const MEMBERSHIP_REFUSALS: Readonly<Record<string, (message: string) => HttpErro
   already_member: (m) => new HttpError('already_exists', m),
   not_a_learner: (m) => new HttpError('already_exists', m),
   not_a_member: (m) => new HttpError('not_found', m),
-  last_voter: (m) => new HttpError('invalid_argument', m, { field: 'id' }),
+  last_voter: (m) => new HttpError('invalid_argument', m, { field: 'params.id' }),
   leader_not_ready: (m) => noLeader(m),
 };
 

@@ -60,6 +60,7 @@ t.test('list, local view, idempotent add and promote, validation, refusals', asy
     const r = await send(h.app, 'DELETE', '/v1/cluster/members/n3');
     t.equal(r.statusCode, status, reason);
     t.equal(r.json().error.code, code, reason);
+    if (reason === 'last_voter') t.equal(r.json().error.field, 'params.id', 'names the field');
   }
 });
 

@@ -276,3 +276,16 @@ t.test('a wiped node that rejoins under its id is not removed by its earlier sel
   again.node.admitted(added.configIndex);
   t.equal(removed, false, 'nor once it knows where it was admitted');
 });
+
+t.test('the last voter asked to remove itself: last_voter, not a transfer error', async (t) => {
+  const network = new MemoryNetwork();
+  const only = await open(network, 'n1', new MemoryRaftStorage(), { peers: [addr('n1')] });
+  t.teardown(() => only.node.stop());
+  await until(() => only.node.status().role === 'leader', 'n1 leads alone');
+  const err = await only.node
+    .changeMembership({ type: 'remove', id: 'n1' })
+    .catch((e: unknown) => e);
+  t.ok(err instanceof MembershipChangeError, 'a membership refusal');
+  t.equal((err as MembershipChangeError).reason, 'last_voter');
+  t.equal(only.node.status().role, 'leader', 'still leading');
+});
