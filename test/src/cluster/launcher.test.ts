@@ -1,4 +1,4 @@
-// Proves the local-cluster launcher (npm start) runs three node processes, survives one node's death (logging it with the full restart command), restarts one node with --only, takes a fourth node added with the documented --join command (no --cluster-id), stops everything quietly on SIGINT, stops everything on a SIGTERM to `npm start` (no process, no port left), refuses taken or overlapping ports before starting anything, and that `npx tenure-server --help` works.
+// Proves the local-cluster launcher (npm start) runs three node processes, survives one node's death (logging it with the full restart command), restarts one node with --only, takes a fourth node added with the documented --join command (no --cluster-id), starts empty nodes after the others so `--nodes 5` on three-node data leaves three voters (the new nodes refuse, with no restart hint), stops everything quietly on SIGINT, stops everything on a SIGTERM to `npm start` (no process, no port left), refuses taken or overlapping ports before starting anything, and that `npx tenure-server --help` works.
 import t from 'tap';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -366,3 +366,60 @@ t.test('`npx tenure-server --help` and --version work after a build', async (t) 
   t.equal(bad.status, 2);
   t.match(bad.stderr, 'invalid setting TENURE_PEERS');
 });
+
+t.test(
+  '--nodes 5 on a three-node cluster’s data: the two new nodes refuse, the voters stay three',
+  async (t) => {
+    const httpPort = await portRun(5);
+    const raftPort = await portRun(
+      5,
+      Array.from({ length: 5 }, (_, i) => httpPort + i),
+    );
+    const dataDir = mkdtempSync(join(tmpdir(), 'tenure-launch-'));
+    t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+    const launch = (extra: string[]) => {
+      const l = run(process.execPath, [
+        LAUNCHER,
+        ...['--http-port', String(httpPort), '--raft-port', String(raftPort)],
+        ...['--data-dir', dataDir, ...extra, '--', '--log-level', 'warn'],
+      ]);
+      t.teardown(() => {
+        if (l.child.exitCode === null) l.child.kill('SIGKILL');
+      });
+      return l;
+    };
+    const three = launch([]);
+    await waitForLine(three.lines, three.onLine, /Tenure local cluster is up; leader n\d/, 120_000);
+    three.child.kill('SIGINT');
+    t.equal(await three.closed, 0, 'the three-node cluster stopped');
+
+    const five = launch(['--nodes', '5']);
+    await waitForLine(
+      five.lines,
+      five.onLine,
+      /n4, n5: no data yet; starting once the others answer/,
+      60_000,
+    );
+    for (const id of ['n4', 'n5'])
+      await waitForLine(
+        five.lines,
+        five.onLine,
+        new RegExp(`${id} exited \\(code 2\\); it refused to start`),
+        120_000,
+      );
+    t.notOk(
+      five.lines.some((l) => /n[45] exited .*Restart it with/.test(l)),
+      'no restart hint for a refused node',
+    );
+    let voters: string[] = [];
+    for (let i = 0; i < 600 && voters.length === 0; i++) {
+      const r = await fetch(`http://127.0.0.1:${httpPort}/v1/cluster/members`).catch(() => null);
+      if (r?.status === 200)
+        voters = ((await r.json()) as { members: { id: string }[] }).members.map((m) => m.id);
+      else await new Promise((r) => setTimeout(r, 100));
+    }
+    t.same(voters.sort(), ['n1', 'n2', 'n3'], 'still three voters');
+    five.child.kill('SIGINT');
+    t.equal(await five.closed, 0, 'stopped');
+  },
+);

@@ -123,6 +123,18 @@ interface Running {
   stopping: boolean;
 }
 
+/**
+ * What to tell after node `id` exited on its own: code 0 is a removed member and code 2 a refused
+ * start (its log says why; restarting it the same way is refused again); anything else (a crash,
+ * a signal) is restarted with the launcher's own flags.
+ */
+function afterExit(id: string, p: LaunchPlan, code: number | null): string {
+  if (code === 0) return 'it was removed from the cluster (see its log); the others keep running';
+  if (code === 2)
+    return 'it refused to start (its log says why and what to do); the others keep running';
+  return `the other nodes keep running. Restart it with: ${restartCommand(id, p)}`;
+}
+
 /** Start node `n` in its own process group (Ctrl-C reaches only the launcher, which stops it). */
 function startNode(
   p: LaunchPlan,
@@ -143,11 +155,8 @@ function startNode(
   );
   child.on('exit', (code, signal) => {
     r.children.delete(n.id);
-    if (!r.stopping) {
-      log(
-        `${n.id} exited (${signal ?? `code ${code}`}); the other nodes keep running. Restart it with: ${restartCommand(n.id, p)}`,
-      );
-    }
+    if (!r.stopping)
+      log(`${n.id} exited (${signal ?? `code ${code}`}); ${afterExit(n.id, p, code)}`);
     if (r.children.size === 0) {
       log(r.stopping ? 'all nodes stopped' : 'no node is running; exiting');
       process.exit(r.stopping ? 0 : 1);
@@ -178,6 +187,24 @@ function stopOnSignals(p: LaunchPlan, r: Running): void {
   });
 }
 
+/**
+ * The nodes to start first and those to start once the first answer: with some data directories
+ * holding data and others empty (`--nodes 5` on a three-node cluster's data, a wiped member), the
+ * empty ones start last, so their start-up check reaches members that can tell whether they belong
+ * (docs/operations.md). Otherwise (a new cluster, a restart, a restore) all start together.
+ */
+async function startOrder(
+  p: LaunchPlan,
+): Promise<{ first: LocalNodeSpec[]; later: LocalNodeSpec[] }> {
+  if (p.restore !== undefined) return { first: [...p.selected], later: [] };
+  const first: LocalNodeSpec[] = [];
+  const later: LocalNodeSpec[] = [];
+  for (const n of p.selected) ((await isEmptyDir(n.dataDir)) ? later : first).push(n);
+  return first.length === 0 || later.length === 0
+    ? { first: [...p.selected], later: [] }
+    : { first, later };
+}
+
 async function main(): Promise<void> {
   const p = planOrExit(process.argv.slice(2));
   await checkPortsOrExit(p);
@@ -186,15 +213,34 @@ async function main(): Promise<void> {
   const r: Running = { children: new Map(), stopping: false };
   log(`pid ${process.pid}; cluster id ${clusterId}; data ${p.dataDir}`);
   const secure = p.secure ? prepareSecureLaunch(p, log) : null;
-  for (const n of p.selected) startNode(p, n, clusterId, r, secure);
   stopOnSignals(p, r);
+  const reach = secure === null ? {} : { reach: { scheme: 'https' as const, fetch: secure.fetch } };
+  const { first, later } = await startOrder(p);
+  for (const n of first) startNode(p, n, clusterId, r, secure);
+  if (later.length > 0) {
+    // An empty node asks the others whether the cluster knows it (a wiped member, or a node the
+    // stored membership does not have, refuses): they must be up to answer.
+    log(`${later.map((n) => n.id).join(', ')}: no data yet; starting once the others answer`);
+    await waitUntilUp(
+      first.map((n) => ({ ...n, clusterId })),
+      new Set(p.nodes.map((n) => n.id)),
+      {
+        running: (id) => r.children.has(id),
+        timeoutMs: UP_TIMEOUT_MS,
+        needLeader: false,
+        ...reach,
+      },
+    );
+    if (r.stopping) return;
+    for (const n of later) startNode(p, n, clusterId, r, secure);
+  }
 
   const own = p.selected.map((n) => ({ ...n, clusterId }));
   const up = await waitUntilUp(own, new Set(p.nodes.map((n) => n.id)), {
     running: (id) => r.children.has(id),
     timeoutMs: UP_TIMEOUT_MS,
     needLeader: p.only === undefined,
-    ...(secure === null ? {} : { reach: { scheme: 'https' as const, fetch: secure.fetch } }),
+    ...reach,
   });
   if (r.stopping) return;
   if (up.kind === 'up' && p.only !== undefined) log(`${p.only} is up (cluster id ${clusterId})`);
