@@ -627,7 +627,7 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     this.#snapshotBytes = snapshot.data.byteLength;
     this.#proposals.compacted(meta.index);
     this.#log.info(
-      { snapshotIndex: meta.index, term: meta.term, sizeBytes: snapshot.data.byteLength },
+      { snapshotIndex: meta.index, snapshotTerm: meta.term, sizeBytes: snapshot.data.byteLength },
       'installed snapshot',
     );
   }

@@ -274,7 +274,7 @@ function watchMembership(
   const once = (): void => {
     if (done || stopped()) return;
     done = true;
-    logger.warn({ nodeId: config.nodeId }, 'this node was removed from the cluster; exiting');
+    logger.warn('this node was removed from the cluster; exiting');
     try {
       markRemoved(config.dataDir, config.nodeId);
     } catch (err) {

@@ -44,6 +44,12 @@ t.test('list, local view, idempotent add and promote, validation, refusals', asy
   t.equal((await send(h.app, 'POST', '/v1/cluster/members/n9/promote')).statusCode, 404);
   t.same(h.raft.membershipChanges, [], 'no-ops never reach Raft');
 
+  for (const field of ['raftAddress', 'httpAddress'] as const) {
+    const zero = { id: 'n8', raftAddress: '127.0.0.1:7108', httpAddress: '127.0.0.1:7008' };
+    const r = await send(h.app, 'POST', '/v1/cluster/members', { ...zero, [field]: '127.0.0.1:0' });
+    t.equal(r.statusCode, 400, `port 0 in ${field}`);
+    t.match(r.json().error, { code: 'invalid_argument', field: `body.${field}` });
+  }
   h.raft.membershipAnswer = () => Promise.resolve(h.raft.status());
   const n4 = { id: 'n4', raftAddress: '127.0.0.1:7104', httpAddress: '127.0.0.1:7004' };
   const added = await send(h.app, 'POST', '/v1/cluster/members', n4);

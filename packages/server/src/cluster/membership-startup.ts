@@ -224,9 +224,15 @@ export async function requestJoin(
     });
     if (answer.status === 200 && typeof answer.body.configIndex === 'number') {
       const configIndex = answer.body.configIndex;
+      const members = Array.isArray(answer.body.members)
+        ? (answer.body.members as MemberAnswer[])
+        : [];
+      const role = members.find((m) => m.id === config.nodeId)?.role ?? 'learner';
       log.info(
-        { join: config.join, configIndex },
-        'added as a learner; catching up, waiting to be promoted',
+        { join: config.join, configIndex, role },
+        role === 'learner'
+          ? 'a learner of the cluster; catching up, waiting to be promoted'
+          : 'already a voter of the cluster; checked in',
       );
       return configIndex;
     }

@@ -84,14 +84,24 @@ function membersBody(s: RaftStatus, opts: RoutePluginOptions) {
   return { members, configIndex: s.configIndex };
 }
 
-/** `host:port` check of an address field (the one rule of config/addresses.ts). */
+/**
+ * `host:port` check of an address field (the one rule of config/addresses.ts), and a port the other
+ * members can dial: port 0 (any port, when listening) names no address.
+ */
 function address(field: string, text: string): string {
+  let checked: string;
   try {
-    return hostPortText(text);
+    checked = hostPortText(text);
   } catch (err) {
     if (err instanceof SettingValueError) throw invalidArgument(field, err.message);
     throw err;
   }
+  if (/:0+$/.test(checked))
+    throw invalidArgument(
+      field,
+      `"${text}": port 0 cannot be dialled; give the port the node listens on`,
+    );
+  return checked;
 }
 
 export const memberRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {
