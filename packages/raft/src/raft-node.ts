@@ -1084,14 +1084,18 @@ function startPeers<R>(
       { ...differs, voters: m.voters, learners: m.learners, configIndex: cs.configIndex },
       'peers differ from the stored membership; the stored membership wins',
     );
-  warnOwnAddressDrift(cs, options, log);
+  warnOwnAddressDrift(cs, options, bootstrap, log);
   return book.peersOf(m, options.id).peers;
 }
 
-/** Warns when this node starts at addresses other than its entry in the stored membership. */
+/**
+ * Warns when this node starts at addresses other than its entry in the stored membership (the
+ * recorded bootstrap's, while no change has recorded addresses).
+ */
 function warnOwnAddressDrift<R>(
   cs: ConfigurationState,
   options: RaftNodeOptions<R>,
+  bootstrap: Membership,
   log: Logger,
 ): void {
   const self = options.peers.find((p) => p.id === options.id);
@@ -1101,7 +1105,8 @@ function warnOwnAddressDrift<R>(
     raftAddress,
     ...(self?.httpAddress === undefined ? {} : { httpAddress: self.httpAddress }),
   };
-  const drift = ownAddressDrift(options.id, given, cs.membership);
+  const stored = cs.membership.addresses?.[options.id] !== undefined ? cs.membership : bootstrap;
+  const drift = ownAddressDrift(options.id, given, stored);
   if (drift !== null)
     log.warn(
       { stored: drift.stored, given: drift.given, configIndex: cs.configIndex },

@@ -13,6 +13,7 @@ import { MemoryNetwork } from '../../src/transport/memory-transport.js';
 import { ListMachine, until } from './fixtures/list-machine.js';
 import { MembershipChangeError, NotLeaderError, RemovedMemberError } from '../../src/errors.js';
 import type { PeerInfo } from '../../src/api.js';
+import { NOOP_LOGGER, type Logger, type LogFields } from '../../src/logger.js';
 
 const encode = (s: string) => new TextEncoder().encode(s);
 const addr = (id: string): PeerInfo => ({
@@ -289,3 +290,29 @@ t.test('the last voter asked to remove itself: last_voter, not a transfer error'
   t.equal((err as MembershipChangeError).reason, 'last_voter');
   t.equal(only.node.status().role, 'leader', 'still leading');
 });
+
+t.test(
+  'a node restarted at other addresses than the recorded bootstrap warns, naming both',
+  async (t) => {
+    const network = new MemoryNetwork();
+    const storage = new MemoryRaftStorage();
+    const first = await open(network, 'n1', storage, { peers: [addr('n1')] });
+    await until(() => first.node.status().role === 'leader', 'n1 leads alone');
+    await first.node.stop();
+    const warnings: { fields: LogFields; message: string }[] = [];
+    const logger: Logger = {
+      ...NOOP_LOGGER,
+      warn: (fields, message) => warnings.push({ fields, message }),
+      child: () => logger,
+    };
+    const moved = { id: 'n1', raftAddress: 'moved.raft:1', httpAddress: 'moved.http:2' };
+    const again = await open(network, 'n1', storage, { peers: [moved], logger });
+    t.teardown(() => again.node.stop());
+    const drift = warnings.find((w) => /addresses other than its entry/.test(w.message));
+    t.ok(drift, 'warned');
+    t.match(drift?.fields, {
+      stored: { raftAddress: 'n1.raft:1', httpAddress: 'n1.http:2' },
+      given: { raftAddress: 'moved.raft:1', httpAddress: 'moved.http:2' },
+    });
+  },
+);
