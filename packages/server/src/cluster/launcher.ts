@@ -159,7 +159,9 @@ function startNode(
       log(`${n.id} exited (${signal ?? `code ${code}`}); ${afterExit(n.id, p, code)}`);
     if (r.children.size === 0) {
       log(r.stopping ? 'all nodes stopped' : 'no node is running; exiting');
-      process.exit(r.stopping ? 0 : 1);
+      // One node alone (--only) exits as its node did (0 removed, 2 refused); a cluster that
+      // lost every node on its own is a failure.
+      process.exit(r.stopping ? 0 : p.only !== undefined ? (code ?? 1) : 1);
     }
   });
 }
