@@ -85,6 +85,9 @@ export interface RaftStatus {
   readonly configCommitted: boolean;
 }
 
+/** The part of RaftStatus a request needs to route itself (RaftNodeApi.leadership). */
+export type Leadership = Pick<RaftStatus, 'role' | 'term' | 'leaderId' | 'clusterTimeMs'>;
+
 /**
  * A membership change as callers ask for it (docs/operations.md): add `id` as a learner at
  * `address`, promote the learner `id`, or remove the member `id`.
@@ -120,6 +123,11 @@ export interface RaftNodeApi<R> {
   /** Leader only: hand leadership to `to` (or the most up-to-date follower); resolves when done. */
   transferLeadership(to?: NodeId, opts?: RequestOptions): Promise<void>;
   status(): RaftStatus;
+  /**
+   * `role`, `term`, `leaderId` and `clusterTimeMs` as `status()` reports them, without building the
+   * member list: O(1), for the checks every request and every apply makes.
+   */
+  leadership(): Leadership;
   /**
    * Where member `id` listens, from this node's address book: the book of each membership as it
    * takes effect (a `config` entry appended or rolled back, recovered on restart; dissertation

@@ -99,6 +99,7 @@ export {
 export type { StateMachine, AppliedEntry } from './state-machine.js';
 export type {
   RaftNodeApi,
+  Leadership,
   RaftStatus,
   MemberStatus,
   PeerInfo,

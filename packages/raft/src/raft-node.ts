@@ -56,6 +56,7 @@ import type {
 import { asIndex, asTerm } from './core/types.js';
 import type {
   Applied,
+  Leadership,
   MembershipRequest,
   MemberStatus,
   RaftNodeApi,
@@ -845,18 +846,29 @@ export class RaftNode<R> implements RaftNodeApi<R> {
       lastLogIndex: this.#core.lastIndex(),
       snapshotIndex: this.#snapshotIndex,
       snapshotBytes: this.#snapshotBytes,
-      clusterTimeMs: this.#clusterTime.read(
-        this.#core.clusterTimeMs(),
-        soft.role,
-        soft.leaderId !== null,
-        monotonicClock.nowMs(),
-      ),
+      clusterTimeMs: this.leadership().clusterTimeMs,
       members,
     };
   }
 
   memberAddress(id: NodeId): MemberAddress | undefined {
     return this.#book.get(id);
+  }
+
+  /** See RaftNodeApi.leadership. */
+  leadership(): Leadership {
+    const soft = this.#core.softState();
+    return {
+      role: soft.role,
+      term: soft.term,
+      leaderId: soft.leaderId,
+      clusterTimeMs: this.#clusterTime.read(
+        this.#core.clusterTimeMs(),
+        soft.role,
+        soft.leaderId !== null,
+        monotonicClock.nowMs(),
+      ),
+    };
   }
 
   /** One member as this node sees it; progress (matchIndex, lastContactMs) on the leader only. */

@@ -60,7 +60,7 @@ export class Gateway {
     extraMs: number,
     fn: () => Promise<T>,
   ): Promise<T | undefined> {
-    const status = this.#d.raft.status();
+    const status = this.#d.raft.leadership();
     if (status.role === 'leader') {
       try {
         return await fn();
@@ -70,7 +70,7 @@ export class Gateway {
         return this.#forward(
           request,
           reply,
-          nl.leaderHint ?? this.#d.raft.status().leaderId,
+          nl.leaderHint ?? this.#d.raft.leadership().leaderId,
           extraMs,
           fn,
           nl.handedOver,
@@ -99,7 +99,7 @@ export class Gateway {
       const left = remainingMs(request.tenure);
       if (left <= 0) throw timeoutError('deadline passed before the read barrier');
       await this.#d.raft.readBarrier({ timeoutMs: left });
-      return fn(Math.floor(this.#d.raft.status().clusterTimeMs));
+      return fn(Math.floor(this.#d.raft.leadership().clusterTimeMs));
     });
   }
 
@@ -111,7 +111,7 @@ export class Gateway {
    * leaderless and only the log decides expiry (a frozen lease must not read as gone).
    */
   #staleNowMs(): number {
-    const s = this.#d.raft.status();
+    const s = this.#d.raft.leadership();
     if (s.leaderId === null) return Math.floor(this.#d.coord.lastAppliedTimeMs());
     return Math.floor(s.clusterTimeMs);
   }
@@ -216,7 +216,7 @@ export class Gateway {
         ctx.signal,
       );
       if (target === null) throw noLeader();
-      if (target === self && this.#d.raft.status().role === 'leader') return fn();
+      if (target === self && this.#d.raft.leadership().role === 'leader') return fn();
     }
     const address = httpAddressOf(this.#d.config.peers, target, (id) =>
       this.#d.raft.memberAddress(id),
@@ -274,7 +274,7 @@ export class Gateway {
   }
 
   #awaitLeader(waitMs: number, signal: AbortSignal): Promise<string | null> {
-    const now = this.#d.raft.status().leaderId;
+    const now = this.#d.raft.leadership().leaderId;
     if (now !== null) return Promise.resolve(now);
     return new Promise((resolve) => {
       const timer = setTimeout(() => done(null), waitMs);

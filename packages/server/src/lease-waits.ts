@@ -119,7 +119,7 @@ export class LeaseWaits {
   }
 
   #nowMs(): number {
-    return Math.floor(this.#d.raft.status().clusterTimeMs);
+    return Math.floor(this.#d.raft.leadership().clusterTimeMs);
   }
 
   /**
@@ -161,7 +161,7 @@ export class LeaseWaits {
    */
   #withdraw(q: QueuedAcquire & { readonly kind: WaitKind }): void {
     const { config, raft, logger } = this.#d;
-    if (raft.status().role !== 'leader') return;
+    if (raft.leadership().role !== 'leader') return;
     const { kind, name, holder, waiterId } = q;
     const cancel: Command =
       kind === 'lease'

@@ -87,7 +87,7 @@ export class TimeAdvancer {
 
   #rearm(): void {
     if (this.#stopped || this.#inFlight) return;
-    const status = this.#o.raft.status();
+    const status = this.#o.raft.leadership();
     const dueMs = this.#wantedAtMs();
     if (status.role !== 'leader' || dueMs === null) return this.#clear();
     if (this.#armedForMs === dueMs && this.#timer) return;
@@ -101,7 +101,7 @@ export class TimeAdvancer {
     this.#timer = null;
     this.#armedForMs = null;
     if (this.#stopped) return;
-    const status = this.#o.raft.status();
+    const status = this.#o.raft.leadership();
     const dueMs = this.#wantedAtMs();
     if (status.role !== 'leader' || dueMs === null) return;
     if (dueMs > status.clusterTimeMs) return this.#rearm();

@@ -30,6 +30,7 @@ import {
   MemoryRaftStorage,
   RaftNode,
   type Applied,
+  type Leadership,
   type RaftNodeApi,
   type RaftStatus,
   type StateMachine,
@@ -63,6 +64,10 @@ class ImmediateRaft implements RaftNodeApi<ApplyOutput> {
     return () => undefined;
   }
   async transferLeadership(): Promise<void> {}
+  leadership(): Leadership {
+    const { role, term, leaderId, clusterTimeMs } = this.status();
+    return { role, term, leaderId, clusterTimeMs };
+  }
   status(): RaftStatus {
     const i = this.#index as LogIndex;
     return {

@@ -81,7 +81,7 @@ export const leaseRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async 
   const { deps, gateway: gw } = opts;
   const { raft, coord, hub } = deps;
   const { headers: H, body: B, query: Q } = opts.schemas;
-  const nowMs = (): number => Math.floor(raft.status().clusterTimeMs);
+  const nowMs = (): number => Math.floor(raft.leadership().clusterTimeMs);
 
   const waits = new LeaseWaits(deps, gw);
 
