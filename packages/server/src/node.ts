@@ -32,6 +32,7 @@ import {
   type PeerCalls,
   removedByPeers,
   refuseRemovedData,
+  RemovedDataError,
   requestJoin,
   settleClusterId,
   StartRefusedError,
@@ -121,7 +122,7 @@ export async function startNode(
   raftRef = raft;
   if (config.join !== null)
     await refuseRemovedData(config, calls, raft.status()).catch(async (err) => {
-      if (err instanceof StartRefusedError) markRemoved(config.dataDir, config.nodeId);
+      if (err instanceof RemovedDataError) markRemoved(config.dataDir, config.nodeId);
       await raft.stop();
       throw err;
     });
@@ -287,14 +288,15 @@ function watchMembership(
   };
   const offRemoved = raft.onRemoved(once);
   if (config.join !== null)
-    requestJoin(config, calls, logger, stopped).then(
+    requestJoin(config, calls, logger, stopped, () => raft.status()).then(
       // From here on a membership without this node means it was removed (not its earlier self).
       (configIndex) => {
         if (configIndex !== null) raft.admitted(asIndex(configIndex));
       },
       (err: unknown) => {
         logger.error({ err }, 'cannot join the cluster');
-        if (err instanceof StartRefusedError) process.exitCode = 2;
+        if (err instanceof RemovedDataError) once();
+        else if (err instanceof StartRefusedError) process.exitCode = 2;
       },
     );
   let leaderless = 0;

@@ -17,6 +17,8 @@ import {
   joinPeers,
   peerCalls,
   refuseRemovedData,
+  RemovedDataError,
+  requestJoin,
   settleClusterId,
   StartRefusedError,
 } from '../src/cluster/membership-startup.js';
@@ -99,14 +101,14 @@ t.test('--join on data of a member removed while it was down: refused, saying wh
     lastLogIndex: 30,
     configIndex: 12,
   }).catch((e: unknown) => e);
-  t.ok(removed instanceof StartRefusedError, 'data up to membership 12, cluster at 40 without n9');
+  t.ok(removed instanceof RemovedDataError, 'data up to membership 12, cluster at 40 without n9');
   t.match(
     (removed as Error).message,
     /log up to 30\), but the cluster's membership 40 does not list n9[\s\S]*empty data/,
   );
   await t.rejects(
     refuseRemovedData(config, calls, { lastLogIndex: 30, configIndex: 0 }),
-    StartRefusedError,
+    RemovedDataError,
     'a never-changed membership (bootstrap, index 0): refused too',
   );
 });
@@ -225,5 +227,31 @@ t.test(
     t.equal(await storedClusterId(join(dir, 'n9')), 'stored-1');
     t.equal(await storedClusterId(join(dir, 'none')), null, 'no data: null');
     t.equal(await settle([]), 'stored-1', 'the data directory’s id wins over the cluster asked');
+  },
+);
+
+t.test(
+  'requestJoin checks the data before each ask (no leader may have answered at start)',
+  async (t) => {
+    const m = await membersAt(['n1', 'n2', 'n3'], 40);
+    t.teardown(m.close);
+    const config = joiner(m.url, []);
+    const calls = peerCalls(config);
+    t.teardown(() => calls.dispatcher.close());
+    const log = pino({ level: 'silent' });
+    const err = await requestJoin(
+      config,
+      calls,
+      log,
+      () => false,
+      () => ({
+        lastLogIndex: 30,
+        configIndex: 12,
+      }),
+    ).catch((e: unknown) => e);
+    t.ok(
+      err instanceof RemovedDataError,
+      'refused as a removed member’s data, before asking to join',
+    );
   },
 );

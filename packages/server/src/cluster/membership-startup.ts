@@ -23,6 +23,17 @@ export class StartRefusedError extends Error {
   }
 }
 
+/**
+ * The data directory is a member's that was removed while it was down (refuseRemovedData): refused
+ * at start; learned later (while joining), the node leaves as a removed member does.
+ */
+export class RemovedDataError extends StartRefusedError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RemovedDataError';
+  }
+}
+
 /** Per-request deadline of these calls, ms. */
 const CALL_TIMEOUT_MS = 3000;
 /** Pause between attempts of the join calls, ms. */
@@ -203,14 +214,17 @@ export async function joinPeers(
 /**
  * `--join`: ask the cluster to add this node as a learner until the change is committed (200) or
  * the node stops. Resolves with the index of the membership that names it once added (or already a
- * member: the answer's `configIndex`), null if `stopped()` first.
- * Throws StartRefusedError when the id is a member at other addresses.
+ * member: the answer's `configIndex`), null if `stopped()` first. Before each ask, a node holding
+ * data (`held()`, read then) checks it is not a removed member's (refuseRemovedData: the cluster
+ * may have had no leader to answer at start). Throws StartRefusedError when the id is a member at
+ * other addresses, RemovedDataError when the data is a removed member's.
  */
 export async function requestJoin(
   config: ServerConfig,
   via: PeerCalls,
   log: Logger,
   stopped: () => boolean,
+  held: () => { readonly lastLogIndex: number; readonly configIndex: number },
 ): Promise<number | null> {
   const body = {
     id: config.nodeId,
@@ -218,6 +232,7 @@ export async function requestJoin(
     httpAddress: config.httpAddress,
   };
   for (let attempt = 1; attempt <= JOIN_ATTEMPTS_MAX && !stopped(); attempt++) {
+    await refuseRemovedData(config, via, held());
     const answer = await callJson(via, `${config.join}/v1/cluster/members`, {
       method: 'POST',
       body,
@@ -260,7 +275,7 @@ export async function requestJoin(
  * the member at `config.join` answers with a membership at least as new that does not list this
  * node, the data is a removed member's (removed while it was down, so the removal never reached
  * it) — an id, once removed, comes back only with empty data (docs/operations.md). Throws
- * StartRefusedError saying so. A member that does not answer, a cluster that lists this node (a
+ * RemovedDataError saying so. A member that does not answer, a cluster that lists this node (a
  * join restarted mid-way), or a newer membership of this node's own (an add a leader change lost)
  * say nothing.
  */
@@ -275,7 +290,7 @@ export async function refuseRemovedData(
   const theirs = answer.body.configIndex;
   const listed = (answer.body.members as MemberAnswer[]).some((m) => m.id === config.nodeId);
   if (listed || typeof theirs !== 'number' || theirs < held.configIndex) return;
-  throw new StartRefusedError(
+  throw new RemovedDataError(
     `data directory ${config.dataDir} holds ${config.nodeId}'s data (log up to ` +
       `${held.lastLogIndex}), but the cluster's membership ${theirs} does not list ` +
       `${config.nodeId}: it was removed while this node was down; an id, once removed, rejoins ` +
