@@ -914,9 +914,16 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     }
     const timeoutMs = opts.timeoutMs ?? this.#o.requestTimeoutMsDefault;
     const startMs = monotonicClock.nowMs();
+    const configIndexBefore = this.#core.configuration().configIndex;
     let result = this.#proposeChange(change);
     if (!result.ok && result.reason === 'leader_not_ready') {
       await this.readBarrier({ ...opts, timeoutMs });
+      // One change at a time, never queued: another one made meanwhile refuses this one.
+      if (this.#core.configuration().configIndex !== configIndexBefore)
+        throw new MembershipChangeError(
+          'reconfiguration_in_progress',
+          'another membership change was made while this one waited for the new leader',
+        );
       result = this.#proposeChange(change);
     }
     if (!result.ok) {

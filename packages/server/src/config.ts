@@ -273,6 +273,11 @@ export function loadConfig(
   if (!self) throw r.error('peers', `does not contain this node's id "${v.nodeId}"`);
   const rootToken = env['TENURE_ROOT_TOKEN'] === '' ? null : (env['TENURE_ROOT_TOKEN'] ?? null);
   checkRelations(r, rootToken);
+  if ((v.httpAddress ?? self.httpAddress) === (v.raftAddress ?? self.raftAddress))
+    throw r.error(
+      'httpAddress',
+      'is the Raft address too: give the HTTP API and Raft their own ports',
+    );
   const dataDirRaw = v.dataDir ?? `data/${v.nodeId}`;
   return {
     nodeId: v.nodeId,

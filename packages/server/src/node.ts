@@ -191,12 +191,9 @@ export async function startNode(
     raft,
     logger,
     () => stopping !== null,
-    () => {
-      const onRemoved =
-        opts.onRemoved ??
-        ((n: RunningNode) =>
-          void n.stop({ transferLeadership: false }).finally(() => process.exit(0)));
-      onRemoved(running);
+    (exitCode) => {
+      if (exitCode === 0 && opts.onRemoved !== undefined) return opts.onRemoved(running);
+      void running.stop({ transferLeadership: false }).finally(() => process.exit(exitCode));
     },
   );
   const stop = (stopOpts: StopOptions = {}): Promise<void> => {
@@ -261,7 +258,8 @@ const LEADERLESS_CHECKS_BEFORE_ASKING = 3;
  * Membership duties of a running node (docs/operations.md): with `--join`, ask to be added as a
  * learner; report removal learned from Raft (a committed membership without us, e.g. a removed
  * leader) or — while no leader is heard for a while — from the other members (the entry removing a
- * follower never reaches it). Returns the function that stops these watches.
+ * follower never reaches it). `leave(0)`: removed; `leave(2)`: the join was refused (the id is a
+ * member at other addresses). Returns the function that stops these watches.
  */
 function watchMembership(
   config: ServerConfig,
@@ -269,7 +267,7 @@ function watchMembership(
   raft: RaftNodeApi<ApplyOutput>,
   logger: Logger,
   stopped: () => boolean,
-  removed: () => void,
+  leave: (exitCode: 0 | 2) => void,
 ): () => void {
   let done = false;
   const once = (): void => {
@@ -284,7 +282,7 @@ function watchMembership(
         'cannot record the removal in the data directory',
       );
     }
-    removed();
+    leave(0);
   };
   const offRemoved = raft.onRemoved(once);
   if (config.join !== null)
@@ -296,7 +294,7 @@ function watchMembership(
       (err: unknown) => {
         logger.error({ err }, 'cannot join the cluster');
         if (err instanceof RemovedDataError) once();
-        else if (err instanceof StartRefusedError) process.exitCode = 2;
+        else if (err instanceof StartRefusedError && !stopped()) leave(2);
       },
     );
   let leaderless = 0;

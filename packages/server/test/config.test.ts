@@ -87,6 +87,7 @@ t.test('every bad flag is reported by its flag', async (t) => {
     ],
     [[...BASE, '--log-level', 'loud'], 'log-level'],
     [[...BASE, '--http', 'localhost'], 'http'],
+    [[...BASE, '--http', '127.0.0.1:7301', '--raft', '127.0.0.1:7301'], 'http'],
     [[...BASE, '--bogus', '1'], 'bogus'],
     [[...BASE, '--request-timeout-ms'], 'request-timeout-ms'],
   ];

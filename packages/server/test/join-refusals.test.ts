@@ -4,7 +4,7 @@
 // of a member removed while it was down (the cluster's membership no longer lists it); an empty node
 // under a voter's id (it lost its vote and log). A joined node with data starts on its own data
 // when nobody answers. Without --cluster-id, a joining node takes the cluster's id; stored data keeps its own.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -226,6 +226,14 @@ t.test(
     await storage.close();
     t.equal(await storedClusterId(join(dir, 'n9')), 'stored-1');
     t.equal(await storedClusterId(join(dir, 'none')), null, 'no data: null');
+    t.notOk(existsSync(join(dir, 'none')), 'and the directory is not created');
+    mkdirSync(join(dir, 'empty'));
+    t.equal(await storedClusterId(join(dir, 'empty')), null, 'an empty directory: null');
+    t.same(
+      readdirSync(join(dir, 'empty')),
+      [],
+      'and it stays empty (a wiped voter is still caught)',
+    );
     t.equal(await settle([]), 'stored-1', 'the data directory’s id wins over the cluster asked');
   },
 );

@@ -44,6 +44,10 @@ t.test('list, local view, idempotent add and promote, validation, refusals', asy
   t.equal((await send(h.app, 'POST', '/v1/cluster/members/n9/promote')).statusCode, 404);
   t.same(h.raft.membershipChanges, [], 'no-ops never reach Raft');
 
+  const same8 = { id: 'n8', raftAddress: '127.0.0.1:7108', httpAddress: '127.0.0.1:7108' };
+  const clash = await send(h.app, 'POST', '/v1/cluster/members', same8);
+  t.equal(clash.statusCode, 400, 'one address for both');
+  t.match(clash.json().error, { code: 'invalid_argument', field: 'body.httpAddress' });
   for (const field of ['raftAddress', 'httpAddress'] as const) {
     const zero = { id: 'n8', raftAddress: '127.0.0.1:7108', httpAddress: '127.0.0.1:7008' };
     const r = await send(h.app, 'POST', '/v1/cluster/members', { ...zero, [field]: '127.0.0.1:0' });

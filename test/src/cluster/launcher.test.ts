@@ -182,12 +182,13 @@ t.test('launcher lifecycle', async (t) => {
 
   // The fourth-node command of docs/operations.md, without --cluster-id: it takes the cluster's id.
   const [n4Http, n4Raft] = await freePorts(2);
-  const n4 = run(process.execPath, [
+  const n4Args = [
     join(REPO_ROOT, 'packages', 'server', 'dist', 'main.js'),
     ...['--id', 'n4', '--http', `127.0.0.1:${n4Http}`, '--raft', `127.0.0.1:${n4Raft}`],
     ...['--data-dir', join(dataDir, 'n4'), '--join', `http://127.0.0.1:${httpPort}`],
     ...['--log-level', 'warn'],
-  ]);
+  ];
+  const n4 = run(process.execPath, n4Args);
   t.teardown(() => {
     if (n4.child.exitCode === null) n4.child.kill('SIGKILL');
   });
@@ -204,6 +205,14 @@ t.test('launcher lifecycle', async (t) => {
   t.equal(promote.status, 200, 'n4 promoted');
   n4.child.kill('SIGINT');
   await n4.closed;
+  // Its disk lost, the same command must not bring the voter back empty.
+  rmSync(join(dataDir, 'n4'), { recursive: true, force: true });
+  const wiped = run(process.execPath, n4Args);
+  t.teardown(() => {
+    if (wiped.child.exitCode === null) wiped.child.kill('SIGKILL');
+  });
+  t.equal(await wiped.closed, 2, 'a wiped voter is refused with the same --join command');
+  t.match(wiped.lines.join('\n'), /lists n4 as a voter/);
   only.child.kill('SIGINT');
   t.equal(await only.closed, 0, 'the --only launcher stops its node on Ctrl-C');
 

@@ -25,6 +25,8 @@
  *   commitIndex beyond log + snapshot, or a log that conflicts with the snapshot.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Level } from 'level';
 import type { Logger } from '../logger.js';
 import type {
@@ -91,21 +93,19 @@ type Op = { type: 'put'; key: string; value: Uint8Array } | { type: 'del'; key: 
 
 /**
  * The cluster id recorded in the LevelDB at `dataDir` (its identity record), or null when the
- * directory holds no Raft data yet. Opens and closes the database (not while a node runs on it).
+ * directory holds no Raft data yet (it is then left untouched). Opens and closes the database (not
+ * while a node runs on it).
  * Throws the database's error when it cannot be opened for another reason (locked, corrupt).
  */
 export async function storedClusterId(dataDir: string): Promise<string | null> {
+  // No CURRENT file, no database: opening one would still create the directory and LevelDB's
+  // LOCK and LOG files, and an empty data directory must stay empty (start-up checks read it).
+  if (!existsSync(join(dataDir, 'CURRENT'))) return null;
   const db = new Level<string, Uint8Array>(dataDir, {
     valueEncoding: 'view',
     createIfMissing: false,
   });
-  try {
-    await db.open();
-  } catch (err) {
-    // LevelDB's "does not exist (create_if_missing is false)": no Raft data here yet.
-    if (/does not exist/.test(String((err as Error).cause))) return null;
-    throw err;
-  }
+  await db.open();
   try {
     const raw = await db.get(META_KEY);
     if (raw === undefined) return null;

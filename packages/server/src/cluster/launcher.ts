@@ -12,7 +12,7 @@
  * Settings: cluster/launcher-settings.ts; anything after `--` goes to every node.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CommanderError } from 'commander';
@@ -21,6 +21,7 @@ import { CLUSTER_STOP_SIGNAL } from '../stop-signals.js';
 import { checkBackupFile, RestoreError } from '../restore.js';
 import { localClusterId } from './cluster-id.js';
 import { isEmptyDir } from './membership-startup.js';
+import { REMOVED_MARK_FILE } from './removed-mark.js';
 import type { LocalNodeSpec } from './local-nodes.js';
 import { launchPlan, nodeArgs, restartCommand, type LaunchPlan } from './launch-plan.js';
 import { layoutProblems, takenPorts } from './port-check.js';
@@ -124,15 +125,17 @@ interface Running {
 }
 
 /**
- * What to tell after node `id` exited on its own: code 0 is a removed member and code 2 a refused
- * start (its log says why; restarting it the same way is refused again); anything else (a crash,
- * a signal) is restarted with the launcher's own flags.
+ * What to tell after node `n` exited on its own: code 0 with the removal mark in its data
+ * directory is a removed member, code 2 a refused start (its log says why; restarting it the same
+ * way is refused again); anything else (a crash, a signal, a stop) is restarted with the launcher's
+ * own flags.
  */
-function afterExit(id: string, p: LaunchPlan, code: number | null): string {
-  if (code === 0) return 'it was removed from the cluster (see its log); the others keep running';
+function afterExit(n: LocalNodeSpec, p: LaunchPlan, code: number | null): string {
+  if (code === 0 && existsSync(join(n.dataDir, REMOVED_MARK_FILE)))
+    return 'it was removed from the cluster (see its log); the others keep running';
   if (code === 2)
     return 'it refused to start (its log says why and what to do); the others keep running';
-  return `the other nodes keep running. Restart it with: ${restartCommand(id, p)}`;
+  return `the other nodes keep running. Restart it with: ${restartCommand(n.id, p)}`;
 }
 
 /** Start node `n` in its own process group (Ctrl-C reaches only the launcher, which stops it). */
@@ -155,8 +158,7 @@ function startNode(
   );
   child.on('exit', (code, signal) => {
     r.children.delete(n.id);
-    if (!r.stopping)
-      log(`${n.id} exited (${signal ?? `code ${code}`}); ${afterExit(n.id, p, code)}`);
+    if (!r.stopping) log(`${n.id} exited (${signal ?? `code ${code}`}); ${afterExit(n, p, code)}`);
     if (r.children.size === 0) {
       log(r.stopping ? 'all nodes stopped' : 'no node is running; exiting');
       // One node alone (--only) exits as its node did (0 removed, 2 refused); a cluster that

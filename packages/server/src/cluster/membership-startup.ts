@@ -258,12 +258,14 @@ export async function requestJoin(
         : (answer.body.error as { code?: string; message?: string } | undefined);
     if (error?.code === 'already_exists')
       throw new StartRefusedError(`cannot join: ${error.message ?? 'already a member elsewhere'}`);
-    log.warn(
-      answer.status === null
-        ? { join: config.join, attempt, failure: answer.failure }
-        : { join: config.join, attempt, status: answer.status, error },
-      'join not done yet; retrying',
-    );
+    // Every tenth attempt (about every ten seconds) is enough to see why it waits.
+    if (attempt % 10 === 1)
+      log.warn(
+        answer.status === null
+          ? { join: config.join, attempt, failure: answer.failure }
+          : { join: config.join, attempt, status: answer.status, error },
+        'join not done yet; retrying',
+      );
     await sleep(JOIN_RETRY_MS);
   }
   return null;

@@ -186,6 +186,11 @@ export const memberRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async
       const b = request.body;
       const raftAddress = address('body.raftAddress', b.raftAddress);
       const httpAddress = address('body.httpAddress', b.httpAddress);
+      if (httpAddress === raftAddress)
+        throw invalidArgument(
+          'body.httpAddress',
+          'must differ from raftAddress (one port, one listener)',
+        );
       return gw.onLeader(request, reply, 0, async () => {
         const known = raft.status().members.find((m) => m.id === b.id);
         if (known !== undefined) {
