@@ -136,8 +136,12 @@ export class LeaderSampler {
     return null;
   }
 
-  /** Resolves with `currentLeader()` once non-null; rejects after `timeoutMs` or on abort. */
-  waitForLeader(timeoutMs: number, signal?: AbortSignal): Promise<NodeId> {
+  /**
+   * Resolves with `currentLeader()` once non-null — and, with `everyNode`, once every node's latest
+   * poll answered too (a run starts only when each node serves HTTP); rejects after `timeoutMs` or
+   * on abort.
+   */
+  waitForLeader(timeoutMs: number, signal?: AbortSignal, everyNode = false): Promise<NodeId> {
     return new Promise((resolve, reject) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -146,7 +150,8 @@ export class LeaderSampler {
       };
       const check = (): void => {
         const leader = this.currentLeader();
-        if (leader !== null) {
+        const up = (e: NodeEndpoint): boolean => this.#latest.get(e.id)?.reachable === true;
+        if (leader !== null && (!everyNode || this.#options.endpoints().every(up))) {
           done();
           resolve(leader);
         }

@@ -407,7 +407,11 @@ export async function openSession(options: SessionOptions): Promise<Session> {
   try {
     await backend.up();
     session.sampler.start();
-    const leader: NodeId = await session.sampler.waitForLeader(options.firstLeaderWaitMs ?? 30_000);
+    const leader: NodeId = await session.sampler.waitForLeader(
+      options.firstLeaderWaitMs ?? 30_000,
+      undefined,
+      true,
+    );
     log(
       `[${(clock.now() / 1000).toFixed(1).padStart(6)}s] cluster up, leader ${leader} (run folder ${runDir})`,
     );
