@@ -12,7 +12,7 @@
  * Settings: cluster/launcher-settings.ts; anything after `--` goes to every node.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CommanderError } from 'commander';
@@ -21,7 +21,7 @@ import { CLUSTER_STOP_SIGNAL } from '../stop-signals.js';
 import { checkBackupFile, RestoreError } from '../restore.js';
 import { localClusterId } from './cluster-id.js';
 import { isEmptyDir } from './membership-startup.js';
-import { REMOVED_MARK_FILE } from './removed-mark.js';
+import { hasRemovedMark } from './removed-mark.js';
 import type { LocalNodeSpec } from './local-nodes.js';
 import { launchPlan, nodeArgs, restartCommand, type LaunchPlan } from './launch-plan.js';
 import { layoutProblems, takenPorts } from './port-check.js';
@@ -131,7 +131,7 @@ interface Running {
  * own flags.
  */
 function afterExit(n: LocalNodeSpec, p: LaunchPlan, code: number | null): string {
-  if (code === 0 && existsSync(join(n.dataDir, REMOVED_MARK_FILE)))
+  if (code === 0 && hasRemovedMark(n.dataDir))
     return 'it was removed from the cluster (see its log); the others keep running';
   if (code === 2)
     return 'it refused to start (its log says why and what to do); the others keep running';

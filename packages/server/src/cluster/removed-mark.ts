@@ -4,7 +4,7 @@
  * lists it. Once it learns of its removal it writes this file; every later start on that data —
  * with `--peers` or `--join` — is refused (exit 2) before it talks to the cluster.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StartRefusedError } from './membership-startup.js';
 
@@ -25,6 +25,11 @@ interface RemovedMark {
 export function markRemoved(dataDir: string, nodeId: string): void {
   const mark: RemovedMark = { nodeId, removedAt: new Date().toISOString() };
   writeFileSync(join(dataDir, REMOVED_MARK_FILE), `${JSON.stringify(mark)}\n`);
+}
+
+/** True when `dataDir` holds the mark of a removed member (a missing directory: false). */
+export function hasRemovedMark(dataDir: string): boolean {
+  return existsSync(join(dataDir, REMOVED_MARK_FILE));
 }
 
 /**
