@@ -63,13 +63,18 @@ async function bCriticalSection(
   resource: string,
   waitMs: number,
 ): Promise<
-  { token: number; grantedMs: number; fsStatus: number; kvStatus: number } | { error: string }
+  | { token: number; grantedMs: number; readSeq: number; fsStatus: number; kvStatus: number }
+  | { error: string }
 > {
   const g = await acquire(c, via, name, { holder: 'B', ttlMs: 5000, waitMs }, waitMs + 10_000);
   if (g.status !== 200) return { error: `B's acquire: ${g.status} ${JSON.stringify(g.body)}` };
   const grantedMs = nowMs();
   const token = g.body.fencingToken as number;
-  const cur = fs.store.read(resource);
+  // A read-modify-write reads under its token: a write with a lower token landing between this
+  // read and B's write is refused, so no increment is lost (fencing orders reads too).
+  const cur = fs.store.readFenced(resource, token);
+  if (cur === null) return { error: `B's fenced read with token ${token} was refused as stale` };
+  const readSeq = fs.store.records().length;
   const value = (typeof cur.value === 'number' ? cur.value : 0) + 1;
   const w = await fetch(`${fs.url}/write`, {
     method: 'POST',
@@ -81,7 +86,7 @@ async function bCriticalSection(
     fence: { lease: name, fencingToken: token },
   });
   await c.request(via, 'POST', `/v1/leases/${name}/release`, { holder: 'B', fencingToken: token });
-  return { token, grantedMs, fsStatus: w.status, kvStatus: kv.status };
+  return { token, grantedMs, readSeq, fsStatus: w.status, kvStatus: kv.status };
 }
 
 /** FS invariants of one resource: no accepted write below the highest token before it; value = accepted count. */
@@ -149,15 +154,15 @@ t.test('BC-02: a paused holder cannot write after its lease expired', async (t) 
       t.ok(bRes.token > t1, `t2 ${bRes.token} > t1 ${t1}`);
       t.equal(bRes.fsStatus, 200, "B's write accepted");
       t.equal(bRes.kvStatus, 200, "B's fenced KV write accepted");
-      // Judge A's write by the order the store saw: after B's write it must be rejected (fencing);
-      // before it (A woke in time), it is a legitimate write of the then-holder.
+      // Judge A's write by the order the store saw: after B's fenced read it must be rejected
+      // (fencing); before it (A woke in time), it is a legitimate write of the then-holder.
       const recs = fs.store.records().filter((r) => r.resource === resource);
       const aRec = recs.find((r) => r.writer === `A-${rep}`);
       const bRec = recs.find((r) => r.writer === 'B');
       t.ok(aRec && bRec, 'both writes reached the store');
-      if (aRec && bRec && bRec.seq < aRec.seq) {
+      if (aRec && bRec && aRec.seq > bRes.readSeq) {
         staleRejected++;
-        t.equal(wrote.fs, 409, "A's stale FS write after B's write is rejected");
+        t.equal(wrote.fs, 409, "A's stale FS write after B's fenced read is rejected");
         t.notOk(aRec.accepted, 'FS recorded it as rejected');
         t.equal(wrote.kv, 409, "A's stale fenced KV write is rejected");
         t.equal(wrote.kvCode, 'stale_token', 'as stale_token');
@@ -178,7 +183,7 @@ t.test('BC-02: a paused holder cannot write after its lease expired', async (t) 
     });
   }
   t.comment(
-    `${staleRejected} of ${repetitions} repetitions had B write before A woke (A's write rejected)`,
+    `${staleRejected} of ${repetitions} repetitions had A write after B's fenced read (A's write rejected)`,
   );
 
   await t.test('variant: the server leader is paused instead of A', async (t) => {

@@ -67,13 +67,7 @@ export class FencedStore {
   write(w: FencedWrite): FencedWriteRecord {
     if (this.#records.length >= fencedStoreRecordsMax)
       throw new RangeError(`fenced store full (${fencedStoreRecordsMax} records)`);
-    let r = this.#resources.get(w.resource);
-    if (r === undefined) {
-      if (this.#resources.size >= fencedStoreResourcesMax)
-        throw new RangeError(`fenced store: too many resources (${fencedStoreResourcesMax})`);
-      r = { highest: null, value: null, accepted: 0, rejected: 0 };
-      this.#resources.set(w.resource, r);
-    }
+    const r = this.#resource(w.resource);
     const accepted = r.highest === null || w.fencingToken >= r.highest;
     const rec: FencedWriteRecord = {
       seq: this.#records.length + 1,
@@ -97,6 +91,35 @@ export class FencedStore {
     this.#records.push(rec);
     this.#onRecord?.(rec);
     return rec;
+  }
+
+  /**
+   * A read under a token, for a read-modify-write: raises the resource's floor to `fencingToken`
+   * (a later write with a lower token is rejected, even one that lands before this reader's write)
+   * and returns the state, or null when a higher token was already seen (the reader is stale).
+   * Throws RangeError when the store tracks too many resources.
+   */
+  readFenced(resource: string, fencingToken: number): FencedResourceState | null {
+    const r = this.#resource(resource);
+    if (r.highest !== null && fencingToken < r.highest) return null;
+    r.highest = fencingToken;
+    return this.read(resource);
+  }
+
+  #resource(resource: string): {
+    highest: number | null;
+    value: Json;
+    accepted: number;
+    rejected: number;
+  } {
+    let r = this.#resources.get(resource);
+    if (r === undefined) {
+      if (this.#resources.size >= fencedStoreResourcesMax)
+        throw new RangeError(`fenced store: too many resources (${fencedStoreResourcesMax})`);
+      r = { highest: null, value: null, accepted: 0, rejected: 0 };
+      this.#resources.set(resource, r);
+    }
+    return r;
   }
 
   /** The resource's state (a never-written resource reads as empty). */
