@@ -6,20 +6,23 @@ import { join } from 'node:path';
 import { FencedStore, validateWrite } from './store.js';
 import { startFencedStore, FENCED_STORE_LOG } from './server.js';
 
-t.test('a fenced read raises the floor: a lower-token write landing after it is refused', async (t) => {
-  let now = 0;
-  const s = new FencedStore(() => ++now);
-  t.ok(s.write({ resource: 'lease:L', fencingToken: 3, writer: 'A', payload: 0 }).accepted);
-  const read = s.readFenced('lease:L', 4);
-  t.equal(read?.value, 0, 'B reads the value under token 4');
-  const late = s.write({ resource: 'lease:L', fencingToken: 3, writer: 'A', payload: 1 });
-  t.notOk(late.accepted, "A's write between B's read and B's write is refused");
-  t.equal(late.highestBefore, 4);
-  t.ok(s.write({ resource: 'lease:L', fencingToken: 4, writer: 'B', payload: 1 }).accepted);
-  t.equal(s.readFenced('lease:L', 3), null, 'a read under a lower token is stale');
-  t.same(s.read('lease:L').value, 1, 'value = accepted increments');
-  t.equal(s.readFenced('lease:new', 1)?.highestToken, 1, 'a fresh resource takes the floor');
-});
+t.test(
+  'a fenced read raises the floor: a lower-token write landing after it is refused',
+  async (t) => {
+    let now = 0;
+    const s = new FencedStore(() => ++now);
+    t.ok(s.write({ resource: 'lease:L', fencingToken: 3, writer: 'A', payload: 0 }).accepted);
+    const read = s.readFenced('lease:L', 4);
+    t.equal(read?.value, 0, 'B reads the value under token 4');
+    const late = s.write({ resource: 'lease:L', fencingToken: 3, writer: 'A', payload: 1 });
+    t.notOk(late.accepted, "A's write between B's read and B's write is refused");
+    t.equal(late.highestBefore, 4);
+    t.ok(s.write({ resource: 'lease:L', fencingToken: 4, writer: 'B', payload: 1 }).accepted);
+    t.equal(s.readFenced('lease:L', 3), null, 'a read under a lower token is stale');
+    t.same(s.read('lease:L').value, 1, 'value = accepted increments');
+    t.equal(s.readFenced('lease:new', 1)?.highestToken, 1, 'a fresh resource takes the floor');
+  },
+);
 
 t.test('the fencing rule per resource', async (t) => {
   let now = 0;
