@@ -21,6 +21,7 @@ import { HttpForwarder } from './forwarder.js';
 import { listeningText } from './node-server.js';
 import { createLoggers } from './logger.js';
 import { createMetrics } from './metrics.js';
+import { watchRuntime } from './runtime-metrics.js';
 import { CoordStateAdapter } from './state-adapter.js';
 import { TimeAdvancer } from './time-advancer.js';
 import {
@@ -172,6 +173,7 @@ export async function startNode(
     await raft.stop();
     throw err;
   }
+  const stopRuntimeWatch = watchRuntime(metrics.registry);
   logger.info(
     {
       clusterId: config.clusterId,
@@ -210,6 +212,7 @@ export async function startNode(
       }
       advancer.stop();
       stopWatches();
+      stopRuntimeWatch();
       stopBootstrap();
       const cut = setTimeout(() => app.server.closeAllConnections(), opts.drainMs ?? 2000);
       await app.close();

@@ -15,6 +15,7 @@ import { EtcdCluster, etcdVersion, findEtcd } from './etcd-cluster.js';
 import { EtcdGrpcSystem } from './etcd-grpc-system.js';
 import { EtcdHttpSystem } from './etcd-http-system.js';
 import { runCell, type MeasuredCell } from './measure.js';
+import type { RunStalls } from './stalls.js';
 import { parseCompareOptions, type CompareOptions, type SystemLabel } from './options.js';
 import { formatTable, summarise, type FailoverRun } from './report.js';
 import type { DrivenSystem, WorkloadId } from './system.js';
@@ -33,6 +34,13 @@ function cellOrder(o: CompareOptions): { workload: WorkloadId; clients: number }
       clients,
     })),
   );
+}
+
+/** The leader's stalls of a run, as printed after its figures ('' without them). */
+function stallsText(stalls: Readonly<Record<string, RunStalls>> | undefined): string {
+  const leader = Object.entries(stalls ?? {}).find(([id]) => id.endsWith('-leader'))?.[1];
+  if (leader === undefined) return '';
+  return ` leader loop delay p99 ${leader.loopDelayP99Ms} ms max ${leader.loopDelayMaxMs} ms GC ${leader.gcMsPerS} ms/s`;
 }
 
 /** Runs every cell of the round against one system, printing a line per run. */
@@ -56,7 +64,7 @@ async function runCells(
     const cell = await runCell(system, { workload, clients, seconds: o.seconds, round, tag });
     const r = cell.run;
     console.log(
-      `  ${system.label} ${workload} ×${clients}: ${r.opsPerSec} ops/s p50 ${r.p50Ms.toFixed(2)} ms p99 ${r.p99Ms.toFixed(1)} ms errors ${r.errors} cpu ${r.cpuUsPerOp.total} µs/op`,
+      `  ${system.label} ${workload} ×${clients}: ${r.opsPerSec} ops/s p50 ${r.p50Ms.toFixed(2)} ms p99 ${r.p99Ms.toFixed(1)} ms errors ${r.errors} cpu ${r.cpuUsPerOp.total} µs/op${stallsText(r.stalls)}`,
     );
     into.push(cell);
   }

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type * as hdr from 'hdr-histogram-js';
 import { latencyHistogram } from '@tenure/testkit';
+import { stallsBetween, type RunStalls, type StallReading } from './stalls.js';
 import type { DrivenSystem, WorkloadId } from './system.js';
 
 /** Latency histogram in microseconds, 1 µs … 60 s, 3 significant digits (testkit's one helper). */
@@ -37,6 +38,8 @@ export interface CellRun {
   readonly maxMs: number;
   /** Server CPU microseconds per successful op, per node, and summed over nodes. */
   readonly cpuUsPerOp: Readonly<Record<string, number>>;
+  /** Event-loop delay and GC pauses per node during the run (Tenure only). */
+  readonly stalls?: Readonly<Record<string, RunStalls>>;
 }
 
 /** A run's figures plus its latency histogram (kept in memory for pooling across rounds). */
@@ -67,6 +70,7 @@ export async function runCell(system: DrivenSystem, spec: CellSpec): Promise<Mea
   let count = 0;
   let errors = 0;
   const pids = system.pids();
+  const stallsBefore = await system.stalls?.();
   const cpuBefore = new Map([...pids].map(([id, pid]) => [id, cpuSeconds(pid)]));
   const start = performance.now();
   const until = start + spec.seconds * 1000;
@@ -82,6 +86,7 @@ export async function runCell(system: DrivenSystem, spec: CellSpec): Promise<Mea
     }),
   );
   const elapsedS = (performance.now() - start) / 1000;
+  const stallsAfter = await system.stalls?.();
   const cpuUsPerOp: Record<string, number> = {};
   let totalS = 0;
   for (const [id, pid] of pids) {
@@ -103,6 +108,23 @@ export async function runCell(system: DrivenSystem, spec: CellSpec): Promise<Mea
     p99Ms: histogram.getValueAtPercentile(99) / 1000,
     maxMs: histogram.maxValue / 1000,
     cpuUsPerOp,
+    ...(stallsBefore && stallsAfter
+      ? { stalls: runStalls(stallsBefore, stallsAfter, elapsedS) }
+      : {}),
   };
   return { run, histogram };
+}
+
+/** Each node's stalls over a run of `seconds`, for the nodes both scrapes reached. */
+function runStalls(
+  before: ReadonlyMap<string, StallReading>,
+  after: ReadonlyMap<string, StallReading>,
+  seconds: number,
+): Record<string, RunStalls> {
+  const out: Record<string, RunStalls> = {};
+  for (const [id, a] of after) {
+    const b = before.get(id);
+    if (b !== undefined) out[id] = stallsBetween(b, a, seconds);
+  }
+  return out;
 }

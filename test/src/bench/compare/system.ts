@@ -2,6 +2,7 @@
  * What the comparison bench drives: a running three-node cluster of one product, reached through
  * one client kind. Each system answers the same workloads (`WorkloadId`) with its own requests.
  */
+import type { StallReading } from './stalls.js';
 
 /** The workloads of the comparison, each one a loop body per simulated client. */
 export const WORKLOAD_IDS = ['pair', 'grant', 'renew', 'handoff', 'read'] as const;
@@ -31,6 +32,11 @@ export interface DrivenSystem {
    * renews) are not measured.
    */
   prepare(workload: WorkloadId, client: number, tag: string): Promise<Op>;
+  /**
+   * Scrapes each server's stall metrics (stalls.ts), keyed like `pids()`; a node that does not
+   * answer is left out. Absent when the product has no such metrics (etcd).
+   */
+  stalls?(): Promise<ReadonlyMap<string, StallReading>>;
   /** Releases client-side resources (connections). The cluster itself is stopped by its owner. */
   close(): Promise<void>;
 }

@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { LocalCluster } from '../../support/cluster.js';
 import { firstAcknowledgedMs } from './first-ack.js';
 import { JsonHttp } from './json-http.js';
+import { scrapeStalls, type StallReading } from './stalls.js';
 import type { DrivenSystem, FailoverCapable, Op, WorkloadId } from './system.js';
 
 /** TTL of the leases the workloads take, long enough never to expire during a run. */
@@ -55,6 +56,15 @@ export class TenureSystem implements DrivenSystem, FailoverCapable {
       if (pid !== null) pids.set(node.id === this.#leader ? `${node.id}-leader` : node.id, pid);
     }
     return pids;
+  }
+
+  async stalls(): Promise<ReadonlyMap<string, StallReading>> {
+    const readings = new Map<string, StallReading>();
+    for (const node of this.#cluster.nodes) {
+      const r = await scrapeStalls(node.url);
+      if (r !== null) readings.set(node.id === this.#leader ? `${node.id}-leader` : node.id, r);
+    }
+    return readings;
   }
 
   async prepare(workload: WorkloadId, client: number, tag: string): Promise<Op> {
