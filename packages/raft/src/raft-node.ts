@@ -929,7 +929,11 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (!result.ok) {
       if (result.reason === 'not_leader' || result.reason === 'transferring')
         throw new NotLeaderError(result.reason === 'not_leader' ? result.leaderHint : null);
-      throw new MembershipChangeError(result.reason, `membership change refused: ${result.reason}`);
+      const detail = result.detail === undefined ? '' : `: ${result.detail}`;
+      throw new MembershipChangeError(
+        result.reason,
+        `membership change refused: ${result.reason}${detail}`,
+      );
     }
     this.#log.info(
       { change: change.type, id: change.id, index: result.index },

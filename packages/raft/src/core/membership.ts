@@ -65,8 +65,9 @@ export type MembershipChange = {
  *   for the single-server bug; retry shortly);
  * - `reconfiguration_in_progress`: a previous change is not committed yet (§4.1: one at a time);
  * - `already_member` (addLearner), `not_a_learner` (promote), `not_a_member` (remove);
- * - `not_caught_up`: promote of a learner whose matchIndex lags the leader's last index by more than
- *   CoreConfig.catchUpEntriesMax (§4.2.1);
+ * - `not_caught_up`: promote of a learner that has not answered this leader within an election
+ *   timeout, does not hold the membership that added it, or whose matchIndex lags the leader's last
+ *   index by more than CoreConfig.catchUpEntriesMax (§4.2.1); `detail` says which;
  * - `last_voter`: removing the only voter would leave no one to commit anything.
  */
 export type MembershipRefusal =
@@ -92,6 +93,8 @@ export type MembershipChangeResult =
       readonly ok: false;
       readonly reason: MembershipRefusal;
       readonly leaderHint: NodeId | null;
+      /** Why, in words, where the code alone does not say (`not_caught_up`: lag or no contact). */
+      readonly detail?: string;
     };
 
 /** True if `id` is a voter of `m`. */

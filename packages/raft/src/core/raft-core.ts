@@ -420,10 +420,11 @@ export class RaftCore {
    * removal commits, then sends TimeoutNow to its most up-to-date voter and steps down for good.
    */
   proposeMembershipChange(change: MembershipChange): MembershipChangeResult {
-    const refused = (reason: MembershipRefusal): MembershipChangeResult => ({
+    const refused = (reason: MembershipRefusal, detail?: string): MembershipChangeResult => ({
       ok: false,
       reason,
       leaderHint: this.#role === 'leader' ? this.#id : this.#leaderId,
+      ...(detail === undefined ? {} : { detail }),
     });
     if (this.#role !== 'leader') return refused('not_leader');
     if (this.#transferTarget !== null) return refused('transferring');
@@ -435,7 +436,8 @@ export class RaftCore {
       return refused('reconfiguration_in_progress');
     const next = applyChange(current.membership, change);
     if (typeof next === 'string') return refused(next);
-    if (change.type === 'promote' && !this.#caughtUp(change.id)) return refused('not_caught_up');
+    const lag = change.type === 'promote' ? this.#notCaughtUp(change.id) : null;
+    if (lag !== null) return refused('not_caught_up', lag);
     const entry = this.#appendOwn('config', encodeMembership(next));
     return { ok: true, index: entry.index, term: entry.term, membership: next };
   }
@@ -1013,14 +1015,18 @@ export class RaftCore {
    * the membership in effect (the entry that names it: it was reached at least once), and its
    * matchIndex is within catchUpEntriesMax of our log end — so a learner never reached, or gone
    * silent, is not made a voter on a young log (docs/operations.md, `not_caught_up`).
+   * Returns null when caught up, else which of the three it missed, for the refusal's message.
    */
-  #caughtUp(id: NodeId): boolean {
+  #notCaughtUp(id: NodeId): string | null {
     const pr = this.#progress.get(id);
-    if (pr === undefined || pr.lastAckTick < 0) return false;
-    if (this.#tickCount - pr.lastAckTick >= this.#config.electionTimeoutTicks) return false;
-    if (pr.matchIndex < this.#configs.current().index) return false;
+    if (pr === undefined || pr.lastAckTick < 0) return `${id} has never answered this leader`;
+    if (this.#tickCount - pr.lastAckTick >= this.#config.electionTimeoutTicks)
+      return `${id} has not answered this leader within an election timeout`;
+    if (pr.matchIndex < this.#configs.current().index)
+      return `${id} does not hold the membership that added it yet`;
     const lagMax = this.#config.catchUpEntriesMax ?? catchUpEntriesMaxDefault;
-    return this.#log.lastIndex() - pr.matchIndex <= lagMax;
+    const behind = this.#log.lastIndex() - pr.matchIndex;
+    return behind <= lagMax ? null : `${id} is ${behind} entries behind (at most ${lagMax})`;
   }
 
   // ---------------------------------------------------------------------------------------------

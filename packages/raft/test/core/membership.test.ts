@@ -123,6 +123,7 @@ t.test(
     t.match(net.changeMembership('n1', { type: 'promote', id: 'n4' }), {
       ok: false,
       reason: 'not_caught_up',
+      detail: /^n4 is \d+ entries behind \(at most 2\)$/,
     });
     net.heal();
     net.tick('n1');
@@ -334,7 +335,10 @@ t.test('§4.2.1 a wiped learner counts as lagging: its promotion is refused', as
   net.deliver((m) => m.to === 'n4');
   net.deliver((m) => m.from === 'n4');
   t.equal(net.core('n1').progress().get('n4')!.matchIndex, 0, 'progress reset');
-  t.match(net.changeMembership('n1', { type: 'promote', id: 'n4' }), { reason: 'not_caught_up' });
+  t.match(net.changeMembership('n1', { type: 'promote', id: 'n4' }), {
+    reason: 'not_caught_up',
+    detail: /does not hold the membership/,
+  });
 });
 
 t.test(
@@ -346,7 +350,7 @@ t.test(
     net.stabilize();
     t.match(
       net.changeMembership('n1', { type: 'promote', id: 'n4' }),
-      { reason: 'not_caught_up' },
+      { reason: 'not_caught_up', detail: 'n4 has never answered this leader' },
       'never answered',
     );
     net.heal();
@@ -361,7 +365,7 @@ t.test(
     net.stabilize();
     t.match(
       net.changeMembership('n1', { type: 'promote', id: 'n4' }),
-      { reason: 'not_caught_up' },
+      { reason: 'not_caught_up', detail: /not answered this leader within an election timeout/ },
       'silent for an election timeout',
     );
     net.heal();
