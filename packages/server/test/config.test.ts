@@ -70,6 +70,9 @@ t.test('env and flags; flags win', async (t) => {
   t.equal(c.limits.ttlMsMax, 9000);
 });
 
+/** The addresses a `--join` node must give. */
+const JOINER = ['--http', '127.0.0.1:7304', '--raft', '127.0.0.1:7404'];
+
 t.test('every bad flag is reported by its flag', async (t) => {
   const bad: [string[], string][] = [
     [['--peers', PEERS], 'id'],
@@ -89,6 +92,9 @@ t.test('every bad flag is reported by its flag', async (t) => {
     [[...BASE, '--http', 'localhost'], 'http'],
     [[...BASE, '--http', '127.0.0.1:7301', '--raft', '127.0.0.1:7301'], 'http'],
     [[...BASE, '--bogus', '1'], 'bogus'],
+    [['--id', 'n4', '--join', 'http://127.0.0.1:7001/v1/cluster', ...JOINER], 'join'],
+    [['--id', 'n4', '--join', 'http://127.0.0.1:7001?x=1', ...JOINER], 'join'],
+    [['--id', 'n4', '--join', 'http://u:p@127.0.0.1:7001', ...JOINER], 'join'],
     [[...BASE, '--request-timeout-ms'], 'request-timeout-ms'],
   ];
   for (const [argv, setting] of bad) {
@@ -97,6 +103,11 @@ t.test('every bad flag is reported by its flag', async (t) => {
     t.equal(e.source, `--${setting}`);
     t.match(e.message, `invalid setting --${setting}: `);
   }
+  t.equal(
+    loadConfig(['--id', 'n4', '--join', 'http://127.0.0.1:7001/', ...JOINER], {}).join,
+    'http://127.0.0.1:7001',
+    'a trailing slash is fine',
+  );
   const stray = thrown(() => loadConfig([...BASE, 'n2'], {}));
   t.match(stray.message, 'unexpected "n2"');
 });

@@ -33,6 +33,10 @@ function joinUrl(text: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new SettingValueError(`"${text}" must start with http:// or https://`);
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '')
+    throw new SettingValueError(`"${text}": give the member's address only (e.g. ${url.origin})`);
+  if (url.username !== '' || url.password !== '')
+    throw new SettingValueError(`"${text}": no credentials in the URL`);
   return url.origin;
 }
 const D = DEFAULT_LIMITS;
