@@ -38,6 +38,20 @@ t.test('list, local view, idempotent add and promote, validation, refusals', asy
     t.equal(r.statusCode, 409, `${field} of n1 is taken`);
     t.match(r.json().error, { code: 'already_exists', field: `body.${field}`, member: 'n1' });
   }
+  const alias = await send(h.app, 'POST', '/v1/cluster/members', {
+    id: 'n9',
+    raftAddress: 'localhost:7101',
+    httpAddress: '127.0.0.1:7009',
+  });
+  t.equal(alias.statusCode, 409, "localhost:7101 is n1's 127.0.0.1:7101");
+  t.match(alias.json().error, { field: 'body.raftAddress', member: 'n1' });
+  const crossed = await send(h.app, 'POST', '/v1/cluster/members', {
+    id: 'n9',
+    raftAddress: '127.0.0.1:7109',
+    httpAddress: '127.0.0.1:7101',
+  });
+  t.equal(crossed.statusCode, 409, "an HTTP address on n1's Raft listener");
+  t.match(crossed.json().error, { field: 'body.httpAddress', member: 'n1' });
   t.equal(bad.statusCode, 400);
   t.equal(bad.json().error.field, 'body.httpAddress');
   t.equal((await send(h.app, 'POST', '/v1/cluster/members/n2/promote')).statusCode, 200);

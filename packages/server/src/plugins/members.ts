@@ -11,6 +11,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RaftStatus } from '@tenure/raft';
 import { NODE_ID_RULE } from '@tenure/coord-state';
 import { hostPortText } from '../config/addresses.js';
+import { cachedResolver, sameEndpoint, type Resolver } from '../cluster/endpoint-match.js';
 import { SettingValueError } from '../config/setting.js';
 import { HttpError, invalidArgument } from '../http-error.js';
 import { emptyBodyAsObject } from '../json-body.js';
@@ -201,7 +202,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async
             httpAddress: known.httpAddress ?? null,
           });
         }
-        refuseTakenAddress(raft.status().members, b.id, raftAddress, httpAddress);
+        await refuseTakenAddress(raft.status().members, b.id, { raftAddress, httpAddress });
         const s = await raft.changeMembership(
           { type: 'addLearner', id: b.id, address: { id: b.id, raftAddress, httpAddress } },
           { timeoutMs: remainingMs(request.tenure) },
@@ -279,28 +280,28 @@ export const memberRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async
 
 /**
  * Two members must never share an address: the Raft links of both would refuse each other's
- * handshakes for good (docs/operations.md). Throws 409 already_exists naming the member that has
- * `raftAddress` or `httpAddress` and the field.
+ * handshakes for good (docs/operations.md). An address of the new member matches another member's
+ * Raft or HTTP address when it names the same listener (cluster/endpoint-match.ts: `localhost:7001`
+ * is `127.0.0.1:7001`). Throws 409 already_exists naming the field and the member.
  */
-function refuseTakenAddress(
+async function refuseTakenAddress(
   members: readonly { id: string; raftAddress?: string; httpAddress?: string }[],
   id: string,
-  raftAddress: string,
-  httpAddress: string,
-): void {
+  wanted: { readonly raftAddress: string; readonly httpAddress: string },
+  resolve: Resolver = cachedResolver(),
+): Promise<void> {
   for (const m of members) {
     if (m.id === id) continue;
-    const field =
-      m.raftAddress === raftAddress
-        ? 'raftAddress'
-        : m.httpAddress === httpAddress
-          ? 'httpAddress'
-          : null;
-    if (field === null) continue;
-    const value = field === 'raftAddress' ? raftAddress : httpAddress;
-    throw new HttpError('already_exists', `${field} ${value} is member ${m.id}'s address`, {
-      field: `body.${field}`,
-      member: m.id,
-    });
+    const theirs = [m.raftAddress, m.httpAddress].filter((a): a is string => a !== undefined);
+    for (const field of ['raftAddress', 'httpAddress'] as const) {
+      for (const taken of theirs) {
+        if (!(await sameEndpoint(wanted[field], taken, resolve))) continue;
+        throw new HttpError(
+          'already_exists',
+          `${field} ${wanted[field]} is member ${m.id}'s address ${taken}`,
+          { field: `body.${field}`, member: m.id },
+        );
+      }
+    }
   }
 }
