@@ -929,10 +929,9 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     if (!result.ok) {
       if (result.reason === 'not_leader' || result.reason === 'transferring')
         throw new NotLeaderError(result.reason === 'not_leader' ? result.leaderHint : null);
-      const detail = result.detail === undefined ? '' : `: ${result.detail}`;
       throw new MembershipChangeError(
         result.reason,
-        `membership change refused: ${result.reason}${detail}`,
+        `membership change refused: ${result.detail ?? result.reason}`,
       );
     }
     this.#log.info(

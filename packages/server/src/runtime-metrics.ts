@@ -57,6 +57,7 @@ export function watchRuntime(registry: Registry): () => void {
     labelNames: ['kind'],
     registers: [registry],
   });
+  for (const kind of GC_KINDS.values()) gc.inc({ kind }, 0); // every series exists from the start
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       const kind = (entry as { readonly detail?: { readonly kind?: number } }).detail?.kind;

@@ -95,6 +95,8 @@ t.test('every bad flag is reported by its flag', async (t) => {
     [['--id', 'n4', '--join', 'http://127.0.0.1:7001/v1/cluster', ...JOINER], 'join'],
     [['--id', 'n4', '--join', 'http://127.0.0.1:7001?x=1', ...JOINER], 'join'],
     [['--id', 'n4', '--join', 'http://u:p@127.0.0.1:7001', ...JOINER], 'join'],
+    [['--id', 'n4', '--join', 'http://127.0.0.1:7001/?', ...JOINER], 'join'],
+    [['--id', 'n4', '--join', 'http://127.0.0.1:7001#', ...JOINER], 'join'],
     [[...BASE, '--request-timeout-ms'], 'request-timeout-ms'],
   ];
   for (const [argv, setting] of bad) {

@@ -52,6 +52,26 @@ t.test('list, local view, idempotent add and promote, validation, refusals', asy
   });
   t.equal(crossed.statusCode, 409, "an HTTP address on n1's Raft listener");
   t.match(crossed.json().error, { field: 'body.httpAddress', member: 'n1' });
+  const sameWritten = { id: 'n2', raftAddress: 'localhost:7102', httpAddress: 'LOCALHOST:7002' };
+  t.equal(
+    (await send(h.app, 'POST', '/v1/cluster/members', sameWritten)).statusCode,
+    200,
+    'a member at its own addresses written differently: no-op add',
+  );
+  for (const field of ['raftAddress', 'httpAddress'] as const) {
+    for (const wildcard of ['0.0.0.0:7109', '[::]:7109']) {
+      const body = { id: 'n9', raftAddress: '127.0.0.1:7109', httpAddress: '127.0.0.1:7009' };
+      const r = await send(h.app, 'POST', '/v1/cluster/members', { ...body, [field]: wildcard });
+      t.equal(r.statusCode, 400, `wildcard ${wildcard} in ${field}`);
+      t.match(r.json().error, { code: 'invalid_argument', field: `body.${field}` });
+    }
+  }
+  const oneListener = await send(h.app, 'POST', '/v1/cluster/members', {
+    id: 'n9',
+    raftAddress: 'localhost:7109',
+    httpAddress: '127.0.0.1:7109',
+  });
+  t.equal(oneListener.statusCode, 400, 'one listener for both, written differently');
   t.equal(bad.statusCode, 400);
   t.equal(bad.json().error.field, 'body.httpAddress');
   t.equal((await send(h.app, 'POST', '/v1/cluster/members/n2/promote')).statusCode, 200);

@@ -34,6 +34,12 @@ t.test('GC pauses are counted by kind', async (t) => {
   const registry = new Registry();
   const stop = watchRuntime(registry);
   t.teardown(stop);
+  for (const kind of ['minor', 'major', 'incremental', 'weakcb'])
+    t.not(
+      await value(registry, 'tenure_gc_pause_seconds_total', { kind }),
+      undefined,
+      `${kind} exists`,
+    );
   // Allocate until a minor GC has been reported (the observer is called asynchronously).
   let seen: number | undefined;
   let keep: unknown[] = [];

@@ -33,7 +33,7 @@ function joinUrl(text: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new SettingValueError(`"${text}" must start with http:// or https://`);
-  if (url.pathname !== '/' || url.search !== '' || url.hash !== '')
+  if (url.pathname !== '/' || /[?#]/.test(text))
     throw new SettingValueError(`"${text}": give the member's address only (e.g. ${url.origin})`);
   if (url.username !== '' || url.password !== '')
     throw new SettingValueError(`"${text}": no credentials in the URL`);

@@ -86,8 +86,8 @@ function membersBody(s: RaftStatus, opts: RoutePluginOptions) {
 }
 
 /**
- * `host:port` check of an address field (the one rule of config/addresses.ts), and a port the other
- * members can dial: port 0 (any port, when listening) names no address.
+ * `host:port` check of an address field (the one rule of config/addresses.ts), and an address the
+ * other members can dial: port 0 (any port) and a wildcard host (0.0.0.0, [::]) name no listener.
  */
 function address(field: string, text: string): string {
   let checked: string;
@@ -101,6 +101,11 @@ function address(field: string, text: string): string {
     throw invalidArgument(
       field,
       `"${text}": port 0 cannot be dialled; give the port the node listens on`,
+    );
+  if (/^(0+\.0+\.0+\.0+|\[[0:]+\]):/.test(checked))
+    throw invalidArgument(
+      field,
+      `"${text}": a wildcard address cannot be dialled; give the node's own address`,
     );
   return checked;
 }
@@ -187,7 +192,8 @@ export const memberRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async
       const b = request.body;
       const raftAddress = address('body.raftAddress', b.raftAddress);
       const httpAddress = address('body.httpAddress', b.httpAddress);
-      if (httpAddress === raftAddress)
+      const resolve = cachedResolver();
+      if (await sameEndpoint(httpAddress, raftAddress, resolve))
         throw invalidArgument(
           'body.httpAddress',
           'must differ from raftAddress (one port, one listener)',
@@ -195,14 +201,24 @@ export const memberRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async
       return gw.onLeader(request, reply, 0, async () => {
         const known = raft.status().members.find((m) => m.id === b.id);
         if (known !== undefined) {
-          if (known.raftAddress === raftAddress && known.httpAddress === httpAddress)
+          if (
+            known.raftAddress !== undefined &&
+            known.httpAddress !== undefined &&
+            (await sameEndpoint(known.raftAddress, raftAddress, resolve)) &&
+            (await sameEndpoint(known.httpAddress, httpAddress, resolve))
+          )
             return membersBody(raft.status(), opts);
           throw new HttpError('already_exists', `${b.id} is already a member at other addresses`, {
             raftAddress: known.raftAddress ?? null,
             httpAddress: known.httpAddress ?? null,
           });
         }
-        await refuseTakenAddress(raft.status().members, b.id, { raftAddress, httpAddress });
+        await refuseTakenAddress(
+          raft.status().members,
+          b.id,
+          { raftAddress, httpAddress },
+          resolve,
+        );
         const s = await raft.changeMembership(
           { type: 'addLearner', id: b.id, address: { id: b.id, raftAddress, httpAddress } },
           { timeoutMs: remainingMs(request.tenure) },
