@@ -41,6 +41,19 @@ export function cachedResolver(resolve: Resolver = systemResolver): Resolver {
   };
 }
 
+/** `ip` with an IPv4-mapped IPv6 form (`::ffff:127.0.0.1`, `::ffff:7f00:1`) as its IPv4 address. */
+export function unmappedIp(ip: string): string {
+  const m = /^(?:0{0,4}:){0,5}:?ffff:(.+)$/i.exec(ip);
+  if (m === null) return ip.toLowerCase();
+  const tail = m[1]!;
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(tail)) return tail;
+  const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(tail);
+  if (hex === null) return ip.toLowerCase();
+  const hi = parseInt(hex[1]!, 16);
+  const lo = parseInt(hex[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
 /** True when `a` and `b` (both valid `host:port`) name the same listener, as described above. */
 export async function sameEndpoint(a: string, b: string, resolve: Resolver): Promise<boolean> {
   if (a.toLowerCase() === b.toLowerCase()) return true;
@@ -52,5 +65,6 @@ export async function sameEndpoint(a: string, b: string, resolve: Resolver): Pro
     resolve(unbracket(x.host)).catch((): readonly string[] => []),
     resolve(unbracket(y.host)).catch((): readonly string[] => []),
   ]);
-  return ipsA.some((ip) => ipsB.includes(ip));
+  const setB = new Set(ipsB.map(unmappedIp));
+  return ipsA.some((ip) => setB.has(unmappedIp(ip)));
 }

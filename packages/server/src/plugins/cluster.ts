@@ -213,9 +213,10 @@ export const clusterRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = asyn
     },
     H,
   );
-  app.get('/metrics', { schema: metricsSchema }, async (_request, reply) => {
-    const text = await deps.metrics.registry.metrics();
+  app.get('/metrics', { schema: metricsSchema }, async (request, reply) => {
     void reply.header('content-type', deps.metrics.registry.contentType);
-    return text;
+    // A HEAD (a probe) is not a scrape: reading the registry would restart the stall window.
+    if (request.method === 'HEAD') return '';
+    return deps.metrics.registry.metrics();
   });
 };
