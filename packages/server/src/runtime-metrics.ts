@@ -39,18 +39,18 @@ const GC_KINDS: ReadonlyMap<number, string> = new Map([
 export function watchRuntime(registry: Registry): () => void {
   const delay = monitorEventLoopDelay({ resolution: EVENT_LOOP_RESOLUTION_MS });
   delay.enable();
+  /** Lateness (s) of a recorded timer interval of `ns`; 0 for a window without samples. */
   const lateS = (ns: number): number =>
-    Math.max(0, ns / NS_PER_S - EVENT_LOOP_RESOLUTION_MS / 1000);
+    delay.count === 0 ? 0 : Math.max(0, ns / NS_PER_S - EVENT_LOOP_RESOLUTION_MS / 1000);
   new Gauge({
     name: 'tenure_event_loop_delay_seconds',
     help: `How much later than scheduled a ${EVENT_LOOP_RESOLUTION_MS} ms timer ran since the previous scrape, by quantile (1 = the largest)`,
     labelNames: ['quantile'],
     registers: [registry],
     collect() {
-      const empty = delay.count === 0;
-      this.set({ quantile: '0.5' }, empty ? 0 : lateS(delay.percentile(50)));
-      this.set({ quantile: '0.99' }, empty ? 0 : lateS(delay.percentile(99)));
-      this.set({ quantile: '1' }, empty ? 0 : lateS(delay.max));
+      this.set({ quantile: '0.5' }, lateS(delay.percentile(50)));
+      this.set({ quantile: '0.99' }, lateS(delay.percentile(99)));
+      this.set({ quantile: '1' }, lateS(delay.max));
       delay.reset();
     },
   });

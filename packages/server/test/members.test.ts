@@ -38,34 +38,24 @@ t.test('list, local view, idempotent add and promote, validation, refusals', asy
     t.equal(r.statusCode, 409, `${field} of n1 is taken`);
     t.match(r.json().error, { code: 'already_exists', field: `body.${field}`, member: 'n1' });
   }
-  const alias = await send(h.app, 'POST', '/v1/cluster/members', {
-    id: 'n9',
-    raftAddress: 'localhost:7101',
-    httpAddress: '127.0.0.1:7009',
-  });
-  t.equal(alias.statusCode, 409, "localhost:7101 is n1's 127.0.0.1:7101");
-  t.match(alias.json().error, { field: 'body.raftAddress', member: 'n1' });
-  const crossed = await send(h.app, 'POST', '/v1/cluster/members', {
-    id: 'n9',
-    raftAddress: '127.0.0.1:7109',
-    httpAddress: '127.0.0.1:7101',
-  });
-  t.equal(crossed.statusCode, 409, "an HTTP address on n1's Raft listener");
-  t.match(crossed.json().error, { field: 'body.httpAddress', member: 'n1' });
+  for (const [raftAddress, httpAddress, field, why] of [
+    ['localhost:7101', '127.0.0.1:7009', 'raftAddress', "localhost:7101 is n1's 127.0.0.1:7101"],
+    ['127.0.0.1:7109', '127.0.0.1:7101', 'httpAddress', "an HTTP address on n1's Raft listener"],
+  ] as const) {
+    const r = await send(h.app, 'POST', '/v1/cluster/members', {
+      id: 'n9',
+      raftAddress,
+      httpAddress,
+    });
+    t.equal(r.statusCode, 409, why);
+    t.match(r.json().error, { field: `body.${field}`, member: 'n1' });
+  }
   const sameWritten = { id: 'n2', raftAddress: 'localhost:7102', httpAddress: 'LOCALHOST:7002' };
   t.equal(
     (await send(h.app, 'POST', '/v1/cluster/members', sameWritten)).statusCode,
     200,
     'a member at its own addresses written differently: no-op add',
   );
-  for (const field of ['raftAddress', 'httpAddress'] as const) {
-    for (const wildcard of ['0.0.0.0:7109', '[::]:7109']) {
-      const body = { id: 'n9', raftAddress: '127.0.0.1:7109', httpAddress: '127.0.0.1:7009' };
-      const r = await send(h.app, 'POST', '/v1/cluster/members', { ...body, [field]: wildcard });
-      t.equal(r.statusCode, 400, `wildcard ${wildcard} in ${field}`);
-      t.match(r.json().error, { code: 'invalid_argument', field: `body.${field}` });
-    }
-  }
   const oneListener = await send(h.app, 'POST', '/v1/cluster/members', {
     id: 'n9',
     raftAddress: 'localhost:7109',
@@ -83,10 +73,14 @@ t.test('list, local view, idempotent add and promote, validation, refusals', asy
   t.equal(clash.statusCode, 400, 'one address for both');
   t.match(clash.json().error, { code: 'invalid_argument', field: 'body.httpAddress' });
   for (const field of ['raftAddress', 'httpAddress'] as const) {
-    const zero = { id: 'n8', raftAddress: '127.0.0.1:7108', httpAddress: '127.0.0.1:7008' };
-    const r = await send(h.app, 'POST', '/v1/cluster/members', { ...zero, [field]: '127.0.0.1:0' });
-    t.equal(r.statusCode, 400, `port 0 in ${field}`);
-    t.match(r.json().error, { code: 'invalid_argument', field: `body.${field}` });
+    // Port 0 and wildcard hosts name no listener another member could dial.
+    for (const undiallable of ['127.0.0.1:0', '0.0.0.0:7109', '[::]:7109']) {
+      const ok = { id: 'n8', raftAddress: '127.0.0.1:7108', httpAddress: '127.0.0.1:7008' };
+      const body = { ...ok, [field]: undiallable };
+      const r = await send(h.app, 'POST', '/v1/cluster/members', body);
+      t.equal(r.statusCode, 400, `${undiallable} in ${field}`);
+      t.match(r.json().error, { code: 'invalid_argument', field: `body.${field}` });
+    }
   }
   h.raft.membershipAnswer = () => Promise.resolve(h.raft.status());
   const n4 = { id: 'n4', raftAddress: '127.0.0.1:7104', httpAddress: '127.0.0.1:7004' };

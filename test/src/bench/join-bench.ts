@@ -32,7 +32,8 @@
  *    long after n4 logged serving HTTP, and before it installed the snapshot, the reading was
  *    taken, and whether the leader, asked just after it, did not list n4 as a member yet (then it
  *    had sent n4 nothing); when it did, also n4's RSS at its last /proc sample before it logged
- *    serving HTTP (surely before it asked to join). RSS per live lease = (leader's RSS − n4's empty RSS) / N, in bytes.
+ *    serving HTTP (surely before it asked to join). RSS per live lease = (leader's RSS − n4's
+ *    empty RSS) / N, in bytes.
  * 5. Backup: once n4 is promoted, `GET /v1/cluster/snapshot` from the leader (an admin route; the
  *    bench's cluster runs without `--auth`, so no token), read to the end: ms from the request to
  *    the last byte, and its bytes (checked against its Content-Length). The writers' renewals
@@ -50,6 +51,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Command, Option } from 'commander';
 import {
   CoordStateMachine,
@@ -289,7 +291,6 @@ const mib = (bytes: number | null | undefined): number | null =>
   bytes == null ? null : Math.round(bytes / MIB);
 const secondsSince = (startMs: number): number => Math.round(performance.now() - startMs) / 1000;
 const msSince = (startMs: number): number => Math.round(performance.now() - startMs);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 /** Peak RSS (MiB) of some samples (null: none). */
 const peakRssMiB = (samples: readonly UsageSample[]): number | null =>
   samples.length === 0 ? null : mib(Math.max(...samples.map((s) => s.rssBytes)));
@@ -739,6 +740,12 @@ function joinRows(r: Result): [string, string][] {
   ];
 }
 
+/** Whether n4's "empty" reading could already include part of the snapshot, and the check then. */
+function emptyReadingNote(r: Result): string {
+  if (r.joinerEmptyRssBeforeAdded) return 'not yet a member then';
+  return `already a member then (the snapshot may have begun; ${r.joinerRssBeforeServingMiB} MiB before it served HTTP)`;
+}
+
 /** The rows of memory, backup and restart at N. */
 function scaleRows(r: Result): [string, string][] {
   const rss = Object.entries(r.rssHoldingLeasesMiB).map(([id, m]) => `${id} ${m}`);
@@ -747,7 +754,7 @@ function scaleRows(r: Result): [string, string][] {
     ['RSS holding the leases, before the join', `${rss.join(', ')} MiB (leader ${r.leader})`],
     [
       'n4 RSS at /healthz 200 (empty node)',
-      `${r.joinerEmptyRssMiB} MiB, read ${r.joinerEmptyRssAfterServingMs} ms after n4 served HTTP, ${r.joinerEmptyRssBeforeInstallMs} ms before it installed the snapshot; ${r.joinerEmptyRssBeforeAdded ? 'not yet a member then' : `already a member then (the snapshot may have begun; ${r.joinerRssBeforeServingMiB} MiB before it served HTTP)`}`,
+      `${r.joinerEmptyRssMiB} MiB, read ${r.joinerEmptyRssAfterServingMs} ms after n4 served HTTP, ${r.joinerEmptyRssBeforeInstallMs} ms before it installed the snapshot; ${emptyReadingNote(r)}`,
     ],
     ['RSS per live lease, (leader − empty) / N', `${r.rssPerLeaseBytes} bytes`],
     [

@@ -304,7 +304,7 @@ async function refuseTakenAddress(
   members: readonly { id: string; raftAddress?: string; httpAddress?: string }[],
   id: string,
   wanted: { readonly raftAddress: string; readonly httpAddress: string },
-  resolve: Resolver = cachedResolver(),
+  resolve: Resolver,
 ): Promise<void> {
   for (const m of members) {
     if (m.id === id) continue;

@@ -86,7 +86,6 @@ export async function runCell(system: DrivenSystem, spec: CellSpec): Promise<Mea
     }),
   );
   const elapsedS = (performance.now() - start) / 1000;
-  const stallsAfter = await system.stalls?.();
   const cpuUsPerOp: Record<string, number> = {};
   let totalS = 0;
   for (const [id, pid] of pids) {
@@ -95,6 +94,7 @@ export async function runCell(system: DrivenSystem, spec: CellSpec): Promise<Mea
     cpuUsPerOp[id] = count === 0 ? 0 : Math.round((usedS / count) * 1e6);
   }
   cpuUsPerOp.total = count === 0 ? 0 : Math.round((totalS / count) * 1e6);
+  const stallsAfter = await system.stalls?.(); // after the CPU reading: the scrape is not the run's
   const run: CellRun = {
     system: system.label,
     workload: spec.workload,
