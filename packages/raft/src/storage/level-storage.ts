@@ -349,14 +349,26 @@ export class LevelRaftStorage implements RaftStorage {
     const written = batch.hardState ?? this.#deferredHardState;
     const ops = this.#batchOps(batch);
     if (ops.length === 0) return this.#tail;
-    const write = this.#tail
-      .then(() => this.#db.batch(ops, { sync: true }))
-      .then(() => this.#noteDurable(written));
+    const write = this.#tail.then(() => this.#writeOps(ops)).then(() => this.#noteDurable(written));
     this.#tail =
       snapshot === null
         ? write
         : write.then(() => this.#clearBelow(snapshot.meta.index, snapshot.meta.index));
     return write;
+  }
+
+  /**
+   * Writes `ops` as one atomic LevelDB batch, fsynced. A chained batch, not `db.batch(array)`: the
+   * array form re-validates and copies every operation in JavaScript before the native call, which
+   * measured about twice the CPU per persisted batch (18 entries of 150 B: 640–700 µs against
+   * 345–380 µs; docs/architecture.md, Performance).
+   */
+  #writeOps(ops: readonly Op[]): Promise<void> {
+    const batch = this.#db.batch();
+    for (const op of ops)
+      if (op.type === 'put') batch.put(op.key, op.value);
+      else batch.del(op.key);
+    return batch.write({ sync: true });
   }
 
   /** commitIndex of the newest hard state on disk, fsynced (RaftStorage). Never decreases. */
