@@ -361,7 +361,7 @@ export class LevelRaftStorage implements RaftStorage {
    * Writes `ops` as one atomic LevelDB batch, fsynced. A chained batch, not `db.batch(array)`: the
    * array form re-validates and copies every operation in JavaScript before the native call, which
    * measured about twice the CPU per persisted batch (18 entries of 150 B: 640–700 µs against
-   * 345–380 µs; docs/architecture.md, Performance).
+   * 345–380 µs; docs/architecture.md, "Cost of a write").
    */
   #writeOps(ops: readonly Op[]): Promise<void> {
     const batch = this.#db.batch();
