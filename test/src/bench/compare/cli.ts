@@ -43,6 +43,9 @@ function stallsText(stalls: Readonly<Record<string, RunStalls>> | undefined): st
   return ` leader loop delay p99 ${leader.loopDelayP99Ms} ms max ${leader.loopDelayMaxMs} ms GC ${leader.gcMsPerS} ms/s`;
 }
 
+/** Clients of the unmeasured warm-up before each system's cells. */
+const WARMUP_CLIENTS = 16;
+
 /** Runs every cell of the round against one system, printing a line per run. */
 async function runCells(
   system: DrivenSystem,
@@ -51,9 +54,11 @@ async function runCells(
   into: MeasuredCell[],
 ): Promise<void> {
   // Unmeasured warm-up (JIT, connection pools, etcd's first compactions) before the first cell.
+  // 8 s at 16 clients: after 2 s of one client, a fresh Tenure's first cell ran about 1.4× slower
+  // than the same requests later in its round (grant ×1 before pair ×1 showed it was the order).
   const warmup = {
     workload: 'pair' as const,
-    clients: 1,
+    clients: WARMUP_CLIENTS,
     seconds: o.warmupSeconds,
     round,
     tag: `${system.label}-r${round}-warm`,

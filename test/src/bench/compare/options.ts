@@ -73,8 +73,11 @@ export function parseCompareOptions(argv: readonly string[]): CompareOptions {
       new Option('--seconds <n>', 'seconds per timed run').default(5).argParser(positiveNumber),
     )
     .addOption(
-      new Option('--warmup-seconds <n>', 'unmeasured acquire+release before each turn')
-        .default(2)
+      new Option(
+        '--warmup-seconds <n>',
+        'unmeasured acquire+release by 16 clients before each turn',
+      )
+        .default(8)
         .argParser(nonNegativeNumber),
     )
     .addOption(
