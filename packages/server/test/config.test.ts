@@ -1,7 +1,13 @@
 // Proves configuration from flags and TENURE_* env is read through the one settings table: defaults and ranges as declared, flags win over env, every bad value or relation is reported by the flag or env var the user gave, and the Raft timing rule is the raft package's.
 import t from 'tap';
 import { raftTimingTicks } from '@tenure/raft';
-import { ConfigError, loadConfig, parsePeers, type ServerConfig } from '../src/config.js';
+import {
+  ConfigError,
+  loadConfig,
+  parseHostPort,
+  parsePeers,
+  type ServerConfig,
+} from '../src/config.js';
 import { envName } from '../src/config/setting.js';
 import { SERVER_SETTINGS } from '../src/config/server-settings.js';
 
@@ -130,6 +136,25 @@ t.test('a bad env var is reported by its env name, not a flag', async (t) => {
   const peers = thrown(() => loadConfig([], { TENURE_ID: 'n1', TENURE_PEERS: 'garbage' }));
   t.equal(peers.source, 'TENURE_PEERS');
 });
+
+t.test(
+  'IPv6 addresses in brackets, IPv4-mapped ones included; a bracketed non-address is refused',
+  async (t) => {
+    const v6 = 'n1=[::1]:7101@[::ffff:127.0.0.1]:7001,n2=[::1]:7102@[::1]:7002';
+    const c = loadConfig(['--id', 'n1', '--peers', v6], {}, '/srv');
+    t.equal(c.raftAddress, '[::1]:7101');
+    t.equal(c.httpAddress, '[::ffff:127.0.0.1]:7001');
+    // What the listener is given: a socket takes the address without brackets (a bracketed host
+    // failed to start with getaddrinfo ENOTFOUND [::1]).
+    t.same(parseHostPort('http', c.httpAddress), { host: '::ffff:127.0.0.1', port: 7001 });
+    t.same(parseHostPort('http', 'localhost:7001'), { host: 'localhost', port: 7001 });
+    const bad = thrown(() =>
+      loadConfig(['--id', 'n1', '--peers', 'n1=[1.2.3.4]:7101@127.0.0.1:7001'], {}, '/srv'),
+    );
+    t.equal(bad.setting, 'peers');
+    t.match(bad.message, /\[1\.2\.3\.4\] is not an IPv6 address/);
+  },
+);
 
 t.test('the Raft timing rule is the raft package rule, not a copy', async (t) => {
   for (const [tickMs, heartbeatMs, electionTimeoutMs] of [

@@ -151,7 +151,7 @@ export class PeerLink {
    * last warning); the rest go to debug. A refusal (ECONNREFUSED) is also reported to onRefused.
    */
   #onConnectionError(err: Error & { code?: string }): void {
-    const { peer, host, port } = this.#o;
+    const { peer } = this.#o;
     const code = err.code ?? err.message;
     // errno codes start with E and are not TLS's; OpenSSL's are ERR_SSL_*, ERR_TLS_* or unprefixed.
     const tlsFailure =
@@ -172,7 +172,7 @@ export class PeerLink {
     this.#o.logger.warn(
       {
         peer,
-        address: `${host}:${port}`,
+        address: this.#address(),
         code: err.code,
         err: err.message,
         failures: this.#failuresUnlogged,
@@ -181,6 +181,12 @@ export class PeerLink {
     );
     this.#unreachableLoggedAtMs = nowMs;
     this.#failuresUnlogged = 0;
+  }
+
+  /** The peer's address as logged: host:port, an IPv6 host in brackets ([::1]:7001). */
+  #address(): string {
+    const { host, port } = this.#o;
+    return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   }
 
   #onFrame(socket: net.Socket, frame: Buffer): void {
@@ -193,7 +199,7 @@ export class PeerLink {
     if (mismatch !== null) {
       this.#handshakeRejections++;
       this.#o.logger.error(
-        { peer: this.#o.peer, address: `${this.#o.host}:${this.#o.port}`, reason: mismatch },
+        { peer: this.#o.peer, address: this.#address(), reason: mismatch },
         'peer handshake rejected',
       );
       socket.destroy();

@@ -2,6 +2,7 @@
  * Parsers of the address settings: `host:port` and the `--peers` list
  * `id=raftHost:port@httpHost:port,...`. Both throw SettingValueError saying what is wrong.
  */
+import { isIPv6 } from 'node:net';
 import { SettingValueError } from './setting.js';
 import { NODE_ID_RULE } from '@tenure/coord-state';
 
@@ -17,13 +18,18 @@ export interface PeerConfig {
 /** Node ids, from the one rule the state machine and the HTTP schemas also use (NODE_ID_RULE). */
 export const NODE_ID_RE = new RegExp(NODE_ID_RULE.pattern, 'u');
 
-/** `host:port` (host a name, IPv4 or [IPv6]; port 0..65535) split into its parts. */
+/**
+ * `host:port` (host a name, IPv4 or [IPv6], including IPv4-mapped [::ffff:127.0.0.1]; port
+ * 0..65535) split into its parts; `host` is what a socket takes (an IPv6 address without brackets).
+ */
 export function hostPort(text: string): { host: string; port: number } {
-  const m = /^([A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$/.exec(text);
+  const m = /^([A-Za-z0-9.-]+|\[([0-9a-fA-F:.]+)\]):(\d{1,5})$/.exec(text);
   if (!m) throw new SettingValueError(`"${text}" is not host:port`);
-  const port = Number(m[2]);
+  if (m[2] !== undefined && !isIPv6(m[2]))
+    throw new SettingValueError(`"${text}": [${m[2]}] is not an IPv6 address`);
+  const port = Number(m[3]);
   if (port > 65535) throw new SettingValueError(`port ${port} is outside 0..65535`);
-  return { host: m[1]!, port };
+  return { host: m[2] ?? m[1]!, port };
 }
 
 /** `text` when it is `host:port`. */
