@@ -78,7 +78,8 @@ export const SERVER_SETTINGS = {
     defaultText: '(required)',
     parse: peersList,
     doc:
-      'All voters of a NEW cluster: `id=raftHost:port@httpHost:port,...` (including this node). Once the ' +
+      'All voters of a NEW cluster: `id=raftHost:port@httpHost:port,...` (including this node; an IPv6 ' +
+      'host goes in brackets, `[::1]:7001`). Once the ' +
       'data directory holds data, the membership stored there wins (a differing list is logged as a warning). ' +
       'Not needed with `--join`.',
   }),
