@@ -7,7 +7,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { InvalidArgumentError, raftTimingTicks, type PeerTlsOptions } from '@tenure/raft';
 import type { Command } from 'commander';
-import { hostPort, peersList, type PeerConfig } from './config/addresses.js';
+import { addressKey, hostPort, peersList, type PeerConfig } from './config/addresses.js';
 import { ConfigError } from './config/config-error.js';
 import { commandFor, parseFlags, readSettings, type ReadSettings } from './config/read-settings.js';
 import { SERVER_SETTINGS } from './config/server-settings.js';
@@ -273,7 +273,9 @@ export function loadConfig(
   if (!self) throw r.error('peers', `does not contain this node's id "${v.nodeId}"`);
   const rootToken = env['TENURE_ROOT_TOKEN'] === '' ? null : (env['TENURE_ROOT_TOKEN'] ?? null);
   checkRelations(r, rootToken);
-  if ((v.httpAddress ?? self.httpAddress) === (v.raftAddress ?? self.raftAddress))
+  if (
+    addressKey(v.httpAddress ?? self.httpAddress) === addressKey(v.raftAddress ?? self.raftAddress)
+  )
     throw r.error(
       'httpAddress',
       'is the Raft address too: give the HTTP API and Raft their own ports',

@@ -156,6 +156,49 @@ t.test(
   },
 );
 
+t.test('--peers gives every listener its own address, IP spellings aside', async (t) => {
+  const refused = (peers: string): string =>
+    thrown(() => loadConfig(['--id', 'n1', '--peers', peers], {}, '/srv')).message;
+  t.match(
+    refused('n1=[::1]:7101@[::1]:7001,n2=[0::1]:7101@[::1]:7002'),
+    /n2's address \[0::1\]:7101 is n1's too/,
+  );
+  t.match(
+    refused('n1=127.0.0.1:7101@127.0.0.1:7001,n2=127.0.0.1:7102@[::ffff:127.0.0.1]:7001'),
+    /n2's address \[::ffff:127\.0\.0\.1\]:7001 is n1's too/,
+  );
+  t.match(refused('n1=127.0.0.1:7101@127.0.0.1:7101'), /Raft and HTTP addresses are one listener/);
+  t.match(
+    refused('n1=127.0.0.1:7101@127.0.0.1:7001,n2=127.0.0.1:7001@127.0.0.1:7002'),
+    /n2's address 127\.0\.0\.1:7001 is n1's too/,
+    "a Raft address that is another member's HTTP address",
+  );
+  // Names are not resolved at start: localhost and 127.0.0.1 may be two listeners.
+  t.ok(
+    loadConfig(
+      [
+        '--id',
+        'n1',
+        '--peers',
+        'n1=localhost:7101@localhost:7001,n2=127.0.0.1:7101@127.0.0.1:7002',
+      ],
+      {},
+      '/srv',
+    ),
+  );
+});
+
+t.test('a malformed address says what is wrong with it', async (t) => {
+  const message = (address: string): string =>
+    thrown(() => loadConfig(['--id', 'n1', '--peers', `n1=${address}@127.0.0.1:7001`], {}, '/srv'))
+      .message;
+  t.match(message('[zz::1]:7101'), /\[zz::1\] is not an IPv6 address/);
+  t.match(message('[::1:7101'), /the \[ of an IPv6 host is not closed/);
+  t.match(message('[::1]'), /the :port is missing/);
+  t.match(message('::1:7101'), /an IPv6 host goes in brackets, e.g. \[::1\]:7001/);
+  t.match(message('127.0.0.1:99999'), /port 99999 is outside 0\.\.65535/);
+});
+
 t.test('the Raft timing rule is the raft package rule, not a copy', async (t) => {
   for (const [tickMs, heartbeatMs, electionTimeoutMs] of [
     [10, 100, 1000],

@@ -92,20 +92,44 @@ export interface LevelStorageOptions {
 type Op = { type: 'put'; key: string; value: Uint8Array } | { type: 'del'; key: string };
 
 /**
+ * Opens the LevelDB in `dataDir` (utf8 keys, byte values). Throws an Error naming the directory and
+ * LevelDB's reason (its `cause`), e.g. "IO error: lock …/LOCK: already held by process" when
+ * another process runs on it.
+ */
+async function openLevel(
+  dataDir: string,
+  createIfMissing: boolean,
+): Promise<Level<string, Uint8Array>> {
+  const db = new Level<string, Uint8Array>(dataDir, {
+    keyEncoding: 'utf8',
+    valueEncoding: 'view',
+    createIfMissing,
+  });
+  try {
+    await db.open();
+  } catch (err) {
+    const reason =
+      (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
+    throw new Error(
+      `cannot open raft data directory ${dataDir}: ${reason}` +
+        (/lock/i.test(reason) ? ' (another process is running on it)' : ''),
+      { cause: err },
+    );
+  }
+  return db;
+}
+
+/**
  * The cluster id recorded in the LevelDB at `dataDir` (its identity record), or null when the
  * directory holds no Raft data yet (it is then left untouched). Opens and closes the database (not
  * while a node runs on it).
- * Throws the database's error when it cannot be opened for another reason (locked, corrupt).
+ * Throws openLevel's error when the database cannot be opened (locked by a running node, corrupt).
  */
 export async function storedClusterId(dataDir: string): Promise<string | null> {
   // No CURRENT file, no database: opening one would still create the directory and LevelDB's
   // LOCK and LOG files, and an empty data directory must stay empty (start-up checks read it).
   if (!existsSync(join(dataDir, 'CURRENT'))) return null;
-  const db = new Level<string, Uint8Array>(dataDir, {
-    valueEncoding: 'view',
-    createIfMissing: false,
-  });
-  await db.open();
+  const db = await openLevel(dataDir, false);
   try {
     const raw = await db.get(META_KEY);
     if (raw === undefined) return null;
@@ -152,20 +176,7 @@ export class LevelRaftStorage implements RaftStorage {
    * `cause` when LevelDB cannot open it (e.g. locked by another process).
    */
   static async open(options: LevelStorageOptions): Promise<LevelRaftStorage> {
-    const db = new Level<string, Uint8Array>(options.dataDir, {
-      keyEncoding: 'utf8',
-      valueEncoding: 'view',
-    });
-    try {
-      await db.open();
-    } catch (err) {
-      throw new Error(
-        `cannot open raft data directory ${options.dataDir} (in use by another process?)`,
-        {
-          cause: err,
-        },
-      );
-    }
+    const db = await openLevel(options.dataDir, true);
     const storage = new LevelRaftStorage(db, options.logger);
     try {
       await storage.#checkIdentity(options);

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { LevelRaftStorage, entryKey } from '../../src/storage/level-storage.js';
+import { LevelRaftStorage, entryKey, storedClusterId } from '../../src/storage/level-storage.js';
 import { MemoryRaftStorage } from '../../src/storage/raft-storage.js';
 import { StorageIdentityError } from '../../src/errors.js';
 import { asIndex, asTerm, type Entry } from '../../src/core/types.js';
@@ -169,10 +169,15 @@ t.test('identity mismatch: another cluster or node is refused with a clear error
 t.test('a directory held by another open storage is refused', async (t) => {
   const dataDir = t.testdir();
   const storage = await LevelRaftStorage.open({ dataDir, ...id });
-  await t.rejects(LevelRaftStorage.open({ dataDir, ...id }), {
-    message: /cannot open raft data directory/,
-  });
+  // Both ways in (the start-time identity read and the storage itself) name the directory and
+  // LevelDB's reason; the identity read used to say only "Database failed to open".
+  const held = new RegExp(
+    `cannot open raft data directory ${dataDir}: IO error: lock .*another process is running on it`,
+  );
+  await t.rejects(LevelRaftStorage.open({ dataDir, ...id }), { message: held });
+  await t.rejects(storedClusterId(dataDir), { message: held });
   await storage.close();
+  t.equal(await storedClusterId(dataDir), id.clusterId, 'readable once the holder closed it');
 });
 
 t.test('the in-memory storage follows the same truncation rule', async (t) => {

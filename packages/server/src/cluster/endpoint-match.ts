@@ -6,7 +6,8 @@
  * has not started) is not a reason to refuse.
  */
 import { lookup } from 'node:dns/promises';
-import { hostPort } from '../config/addresses.js';
+import { isIP } from 'node:net';
+import { canonicalIp, hostPort } from '../config/addresses.js';
 
 /** How long one host's resolution may take before it counts as unresolved (ms). */
 export const RESOLVE_MS = 2_000;
@@ -41,17 +42,10 @@ export function cachedResolver(resolve: Resolver = systemResolver): Resolver {
   };
 }
 
-/** `ip` with an IPv4-mapped IPv6 form (`::ffff:127.0.0.1`, `::ffff:7f00:1`) as its IPv4 address. */
-export function unmappedIp(ip: string): string {
-  const m = /^(?:0{0,4}:){0,5}:?ffff:(.+)$/i.exec(ip);
-  if (m === null) return ip.toLowerCase();
-  const tail = m[1]!;
-  if (/^\d+\.\d+\.\d+\.\d+$/.test(tail)) return tail;
-  const hex = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(tail);
-  if (hex === null) return ip.toLowerCase();
-  const hi = parseInt(hex[1]!, 16);
-  const lo = parseInt(hex[2]!, 16);
-  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+/** The IPs `host` stands for: an IP literal itself, a name what `resolve` answers ([] on failure). */
+function addressesOf(host: string, resolve: Resolver): Promise<readonly string[]> {
+  if (isIP(host) !== 0) return Promise.resolve([host]);
+  return resolve(host).catch((): readonly string[] => []);
 }
 
 /** True when `a` and `b` (both valid `host:port`) name the same listener, as described above. */
@@ -60,11 +54,10 @@ export async function sameEndpoint(a: string, b: string, resolve: Resolver): Pro
   const x = hostPort(a);
   const y = hostPort(b);
   if (x.port !== y.port) return false;
-  const unbracket = (host: string) => host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
   const [ipsA, ipsB] = await Promise.all([
-    resolve(unbracket(x.host)).catch((): readonly string[] => []),
-    resolve(unbracket(y.host)).catch((): readonly string[] => []),
+    addressesOf(x.host, resolve),
+    addressesOf(y.host, resolve),
   ]);
-  const setB = new Set(ipsB.map(unmappedIp));
-  return ipsA.some((ip) => setB.has(unmappedIp(ip)));
+  const setB = new Set(ipsB.map(canonicalIp));
+  return ipsA.some((ip) => setB.has(canonicalIp(ip)));
 }

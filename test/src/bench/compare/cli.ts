@@ -63,7 +63,12 @@ async function runCells(
     round,
     tag: `${system.label}-r${round}-warm`,
   };
-  if (o.warmupSeconds > 0) await runCell(system, warmup);
+  if (o.warmupSeconds > 0) {
+    const w = (await runCell(system, warmup)).run;
+    console.log(
+      `  ${system.label} warm-up (not measured): pair ×${WARMUP_CLIENTS} for ${o.warmupSeconds} s, ${w.opsPerSec} ops/s`,
+    );
+  }
   for (const { workload, clients } of cellOrder(o)) {
     const tag = `${system.label}-r${round}-c${clients}`;
     const cell = await runCell(system, { workload, clients, seconds: o.seconds, round, tag });
@@ -157,8 +162,9 @@ async function main(): Promise<void> {
   }
   const loadAfter = loadavg();
   const rows = summarise(cells, failovers, systems, cellOrder(o));
+  const against = systems.some((s) => s !== 'tenure');
   console.log(
-    `\nTenure vs etcd, 3 nodes each, loopback, fsync on, ${o.rounds} alternated round(s) × ${o.seconds} s; medians of ops/s, pooled p50/p99; ratios > 1 = Tenure better.`,
+    `\n${systems.join(' vs ')}, 3 nodes each, loopback, fsync on, ${o.rounds} ${against ? 'alternated ' : ''}round(s) × ${o.seconds} s; medians of ops/s, pooled p50/p99${against && systems.includes('tenure') ? '; ratios > 1 = Tenure better' : ''}.`,
   );
   console.log(`load average before ${loadBefore}, after ${loadAfter}; ${cpus().length} CPUs\n`);
   for (const line of formatTable(rows, systems)) console.log(line);

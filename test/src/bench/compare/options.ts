@@ -87,7 +87,7 @@ export function parseCompareOptions(argv: readonly string[]): CompareOptions {
     )
     .addOption(
       new Option('--clients <list>', 'client counts of pair, grant, renew, read')
-        .default([1, 16, 64])
+        .default([1, 16, 64], '1,16,64')
         .argParser(intList),
     )
     .addOption(
@@ -97,12 +97,12 @@ export function parseCompareOptions(argv: readonly string[]): CompareOptions {
     )
     .addOption(
       new Option('--workloads <list>', `among ${WORKLOAD_IDS.join(',')}`)
-        .default([...WORKLOAD_IDS])
+        .default([...WORKLOAD_IDS], WORKLOAD_IDS.join(','))
         .argParser(listOf(WORKLOAD_IDS)),
     )
     .addOption(
       new Option('--systems <list>', `among ${SYSTEM_LABELS.join(',')}`)
-        .default([...SYSTEM_LABELS])
+        .default([...SYSTEM_LABELS], SYSTEM_LABELS.join(','))
         .argParser(listOf(SYSTEM_LABELS)),
     )
     .option('--no-failover', 'skip the leader SIGKILL → first acknowledged write measure')
@@ -116,7 +116,10 @@ export function parseCompareOptions(argv: readonly string[]): CompareOptions {
       '--profile <dir>',
       'run the Tenure servers under the V8 CPU profiler, write .cpuprofile files into <dir> (implies --no-failover: a SIGKILLed leader writes none)',
     )
-    .option('--smoke', 'tiny run to keep the bench from rotting: 1 client, 1 s, 1 round')
+    .option(
+      '--smoke',
+      'tiny run to keep the bench from rotting: 1 client, 1 s, 1 round, no warm-up',
+    )
     .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2))
     .parse([...argv], { from: 'user' });
   const o = program.opts<{
