@@ -1,13 +1,14 @@
 /**
  * Whether two `host:port` addresses name one listener (docs/operations.md "Membership changes":
- * two members must never share an address). Equal text does; so do the same port and a common IP
+ * two members must never share an address). Equal text does (IP spellings aside: addressKey); so
+ * do the same port and a common IP
  * address once both hosts are resolved, so `localhost:7001` and `127.0.0.1:7001` match. A host that
  * does not resolve within RESOLVE_MS compares by its text only: a name not in DNS yet (a pod that
  * has not started) is not a reason to refuse.
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { canonicalIp, hostPort } from '../config/addresses.js';
+import { addressKey, canonicalIp, hostPort } from '../config/addresses.js';
 
 /** How long one host's resolution may take before it counts as unresolved (ms). */
 export const RESOLVE_MS = 2_000;
@@ -50,7 +51,7 @@ function addressesOf(host: string, resolve: Resolver): Promise<readonly string[]
 
 /** True when `a` and `b` (both valid `host:port`) name the same listener, as described above. */
 export async function sameEndpoint(a: string, b: string, resolve: Resolver): Promise<boolean> {
-  if (a.toLowerCase() === b.toLowerCase()) return true;
+  if (addressKey(a) === addressKey(b)) return true; // equal text, IP spellings aside
   const x = hostPort(a);
   const y = hostPort(b);
   if (x.port !== y.port) return false;

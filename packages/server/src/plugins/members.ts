@@ -10,7 +10,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RaftStatus } from '@tenure/raft';
 import { NODE_ID_RULE } from '@tenure/coord-state';
-import { hostPortText } from '../config/addresses.js';
+import { canonicalIp, hostPort } from '../config/addresses.js';
 import { cachedResolver, sameEndpoint, type Resolver } from '../cluster/endpoint-match.js';
 import { SettingValueError } from '../config/setting.js';
 import { HttpError, invalidArgument } from '../http-error.js';
@@ -85,29 +85,32 @@ function membersBody(s: RaftStatus, opts: RoutePluginOptions) {
   return { members, configIndex: s.configIndex };
 }
 
+/** Hosts that mean "every interface" when listening (canonicalIp form): nobody can dial them. */
+const WILDCARD_IPS: ReadonlySet<string> = new Set(['0.0.0.0', '::']);
+
 /**
  * `host:port` check of an address field (the one rule of config/addresses.ts), and an address the
  * other members can dial: port 0 (any port) and a wildcard host (0.0.0.0, [::]) name no listener.
  */
 function address(field: string, text: string): string {
-  let checked: string;
+  let parsed: { host: string; port: number };
   try {
-    checked = hostPortText(text);
+    parsed = hostPort(text);
   } catch (err) {
     if (err instanceof SettingValueError) throw invalidArgument(field, err.message);
     throw err;
   }
-  if (/:0+$/.test(checked))
+  if (parsed.port === 0)
     throw invalidArgument(
       field,
       `"${text}": port 0 cannot be dialled; give the port the node listens on`,
     );
-  if (/^(0+\.0+\.0+\.0+|\[[0:]+\]):/.test(checked))
+  if (WILDCARD_IPS.has(canonicalIp(parsed.host)))
     throw invalidArgument(
       field,
       `"${text}": a wildcard address cannot be dialled; give the node's own address`,
     );
-  return checked;
+  return text;
 }
 
 export const memberRoutes: FastifyPluginAsyncTypebox<RoutePluginOptions> = async (app, opts) => {

@@ -16,7 +16,12 @@ import { EtcdGrpcSystem } from './etcd-grpc-system.js';
 import { EtcdHttpSystem } from './etcd-http-system.js';
 import { runCell, type MeasuredCell } from './measure.js';
 import type { RunStalls } from './stalls.js';
-import { parseCompareOptions, type CompareOptions, type SystemLabel } from './options.js';
+import {
+  parseCompareOptions,
+  WARMUP_CLIENTS,
+  type CompareOptions,
+  type SystemLabel,
+} from './options.js';
 import { formatTable, summarise, type FailoverRun } from './report.js';
 import type { DrivenSystem, WorkloadId } from './system.js';
 import { TenureSystem } from './tenure-system.js';
@@ -42,9 +47,6 @@ function stallsText(stalls: Readonly<Record<string, RunStalls>> | undefined): st
   if (leader === undefined) return '';
   return ` leader loop delay p99 ${leader.loopDelayP99Ms} ms max ${leader.loopDelayMaxMs} ms GC ${leader.gcMsPerS} ms/s`;
 }
-
-/** Clients of the unmeasured warm-up before each system's cells. */
-const WARMUP_CLIENTS = 16;
 
 /** Runs every cell of the round against one system, printing a line per run. */
 async function runCells(

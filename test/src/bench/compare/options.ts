@@ -61,6 +61,9 @@ const listOf =
       return item as T;
     });
 
+/** Clients of the unmeasured warm-up before each system's cells (--warmup-seconds). */
+export const WARMUP_CLIENTS = 16;
+
 /** Parses `argv` (without node and script); exits on --help or a bad flag. */
 export function parseCompareOptions(argv: readonly string[]): CompareOptions {
   const program = new Command('bench:compare')
@@ -75,7 +78,7 @@ export function parseCompareOptions(argv: readonly string[]): CompareOptions {
     .addOption(
       new Option(
         '--warmup-seconds <n>',
-        'unmeasured acquire+release by 16 clients before each turn',
+        `unmeasured acquire+release by ${WARMUP_CLIENTS} clients before each turn`,
       )
         .default(8)
         .argParser(nonNegativeNumber),
