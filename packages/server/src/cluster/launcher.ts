@@ -211,8 +211,9 @@ async function startOrder(
 
 async function main(): Promise<void> {
   const p = planOrExit(process.argv.slice(2));
-  await checkPortsOrExit(p);
+  // The backup first: it reads files only, so its answer does not depend on who holds a port.
   if (p.restore !== undefined) await checkBackupOrExit(p.restore, p.selected);
+  await checkPortsOrExit(p);
   const clusterId = localClusterId(p.dataDir);
   const r: Running = { children: new Map(), stopping: false };
   log(`pid ${process.pid}; cluster id ${clusterId}; data ${p.dataDir}`);
