@@ -15,6 +15,8 @@ const clientCount = full ? 1000 : 100;
 const leasesPerClient = full ? 10 : 5;
 const ttlMs = 10_000;
 const steadyMs = full ? 300_000 : 30_000;
+/** Bound on one /v1/cluster probe under the load: it only bounds a broken node, never a slow machine. */
+const viewTimeoutMs = 15_000;
 /** Acquires in flight at once during the ramp-up. */
 const rampConcurrency = 25;
 
@@ -90,7 +92,7 @@ t.test(
       await Promise.allSettled(leases.map(({ lease }) => lease.release()));
     });
 
-    const before = await Promise.all(c.nodes.map((n) => c.clusterView(n.id)));
+    const before = await Promise.all(c.nodes.map((n) => c.clusterView(n.id, viewTimeoutMs)));
     const termBefore = before[0]?.term;
     t.ok(
       before.every((v) => v !== null && v.term === termBefore && v.leader === leader),
@@ -113,7 +115,7 @@ t.test(
         .join(' ')}`,
     );
 
-    const after = await Promise.all(c.nodes.map((n) => c.clusterView(n.id)));
+    const after = await Promise.all(c.nodes.map((n) => c.clusterView(n.id, viewTimeoutMs)));
     t.ok(
       after.every((v) => v !== null && v.term === termBefore && v.leader === leader),
       `no election under load: term ${after.map((v) => v?.term).join(',')} (was ${termBefore}), leader ${after.map((v) => v?.leader).join(',')}`,
