@@ -153,6 +153,11 @@ export class RaftCore {
   /** Leader: #tickCount when it became leader (check-quorum grace for peers not heard from yet). */
   #leaderSinceTick = 0;
 
+  /** The leader this node forgot on a refusal hint (peerRefused), until it hears a leader again. */
+  #refusedLeader: NodeId | null = null;
+  /** Term of the last split vote retried early (#retrySplitSoon: at most once per term). */
+  #splitRetryTerm = 0;
+
   /** Pre-vote or vote responses of the current campaign (voter → granted), self included. */
   readonly #votes = new Map<NodeId, boolean>();
   /** Leader only: one Progress per peer. */
@@ -392,6 +397,8 @@ export class RaftCore {
    * §9.6, lapses) — and brings its election timer forward so that it campaigns in 1 to
    * ⌈electionTimeoutTicks / 4⌉ ticks (a seeded random draw, so two followers rarely collide).
    * Ignored on leaders and (pre)candidates, on learners, and when `peer` is not the current leader.
+   * The follower remembers `peer` until it hears a leader: if the vote it then runs splits (another
+   * follower campaigned in the same term), it retries within the same quarter (#retrySplitSoon).
    *
    * Safe because it only starts the ordinary election earlier (docs/architecture.md, Failover): the
    * campaign begins with a pre-vote that needs a majority which also lost the leader (a follower
@@ -403,11 +410,38 @@ export class RaftCore {
     if (this.#role !== 'follower' || !this.isVoter()) return;
     if (this.#leaderId === null || this.#leaderId !== peer) return;
     this.#leaderId = null;
+    this.#refusedLeader = peer;
+    this.#campaignSoon();
+  }
+
+  /** Brings the election timer forward: campaign in 1 to ⌈electionTimeoutTicks / 4⌉ ticks (a random draw). */
+  #campaignSoon(): void {
     const delayTicks = 1 + this.#random.intBelow(Math.ceil(this.#config.electionTimeoutTicks / 4));
     this.#electionElapsed = Math.max(
       this.#electionElapsed,
       this.#randomizedElectionTimeoutTicks - delayTicks,
     );
+  }
+
+  /**
+   * Candidate, after a refusal hint (peerRefused): the vote split when it cannot be won even if every
+   * voter that has not answered, except the refused leader, grants — typically both followers of a
+   * crashed three-node leader campaigned in the same term and each voted for itself. Without this the
+   * split waits out a full randomized election timeout (1–2 s by default); with it, each candidate
+   * draws again from the quarter, once per term. Timing only: the next round is an ordinary pre-vote
+   * and vote (docs/architecture.md, Failover).
+   */
+  #retrySplitSoon(): void {
+    const refused = this.#refusedLeader;
+    if (refused === null || this.#splitRetryTerm === this.#term) return;
+    let reachable = 0;
+    for (const voter of this.#voters) {
+      const vote = this.#votes.get(voter);
+      if (vote === true || (vote === undefined && voter !== refused)) reachable++;
+    }
+    if (reachable >= quorumSize(this.#voters.size)) return;
+    this.#splitRetryTerm = this.#term;
+    this.#campaignSoon();
   }
 
   /**
@@ -897,6 +931,7 @@ export class RaftCore {
     assert.equal(this.#role, 'candidate');
     this.#role = 'leader';
     this.#leaderId = this.#id;
+    this.#refusedLeader = null;
     this.#votes.clear();
     this.#resetElectionTimer();
     this.#heartbeatSeq = 0;
@@ -1103,6 +1138,7 @@ export class RaftCore {
     const result = tallyVotes(this.#votes, this.#voters.size);
     if (result === 'won') this.#becomeLeader();
     else if (result === 'lost') this.#becomeFollower(this.#term, null);
+    else this.#retrySplitSoon();
   }
 
   /** TimeoutNow (§3.10): campaign at once, bypassing pre-vote and the receivers' stickiness. */
@@ -1157,6 +1193,7 @@ export class RaftCore {
     assert.notEqual(this.#role, 'leader', 'two leaders in one term');
     if (this.#role !== 'follower') this.#becomeFollower(msg.term, msg.from);
     this.#leaderId = msg.from;
+    this.#refusedLeader = null;
     this.#electionElapsed = 0;
     this.#time.observe(msg.term, msg.clusterTimeMs);
     this.#noteLeaderCommit(msg.term, msg.leaderCommit);
@@ -1200,6 +1237,7 @@ export class RaftCore {
     assert.notEqual(this.#role, 'leader', 'two leaders in one term');
     if (this.#role !== 'follower') this.#becomeFollower(msg.term, msg.from);
     this.#leaderId = msg.from;
+    this.#refusedLeader = null;
     this.#electionElapsed = 0;
     this.#time.observe(msg.term, msg.clusterTimeMs); // ≥ the snapshot's stamp: the leader's log holds it
     const meta = msg.snapshot;

@@ -109,3 +109,57 @@ t.test("a spurious hint: the live leader's next heartbeat restores the follower"
   t.equal(net.leader(), 'n1', 'n1 still leads');
   for (const id of three) t.equal(net.core(id).softState().term, 1, `${id} still at term 1`);
 });
+
+t.test(
+  'a vote split after the hint is retried within the quarter, not an election timeout',
+  async (t) => {
+    // 100-tick timeouts: the hint draws from 25 ticks, so equal draws (both followers campaign in the
+    // same tick, each votes for itself, the vote splits) happen in a few seeds of 300.
+    const electionTimeoutTicks = 100;
+    const config = { ...options.config, electionTimeoutTicks };
+    let splits = 0;
+    let worstTicks = 0;
+    for (let seed = 1; seed <= 300; seed++) {
+      const net = new ScriptedNetwork(three, { config, draws: 'seeded', seed });
+      while (net.leader() === null) {
+        net.tickAll();
+        net.stabilize();
+      }
+      const crashed = net.leader()!;
+      const termBefore = net.core(crashed).softState().term;
+      const survivors = three.filter((id) => id !== crashed);
+      net.crash(crashed);
+      for (const id of survivors) net.core(id).peerRefused(crashed);
+      let ticks = 0;
+      while (net.leader() === null || net.leader() === crashed) {
+        for (const id of survivors) net.tick(id);
+        net.stabilize();
+        if (++ticks > 3 * electionTimeoutTicks) break;
+      }
+      if (net.core(net.leader()!).softState().term > termBefore + 1) splits++;
+      worstTicks = Math.max(worstTicks, ticks);
+    }
+    t.ok(splits > 0, `${splits} of 300 crashes split the first vote`);
+    t.ok(
+      worstTicks < electionTimeoutTicks,
+      `every crash had a new leader within ${worstTicks} ticks (one election timeout is ${electionTimeoutTicks})`,
+    );
+  },
+);
+
+t.test(
+  'a split without a hint, or after a leader was heard again, waits a full timeout',
+  async (t) => {
+    const net = new ScriptedNetwork(three, { ...options, draws: { n1: 0, n2: 1, n3: 1 } });
+    net.elect('n1');
+    net.core('n2').peerRefused('n1'); // spurious: n1's heartbeat clears it
+    net.tick('n1');
+    net.stabilize();
+    net.crash('n1');
+    // Equal draws: n2 and n3 time out in the same tick and split the vote at term 2.
+    const ticks = ticksToNewLeader(net, ['n2', 'n3'], 100);
+    t.equal(ticks, Number.POSITIVE_INFINITY, 'equal fixed draws split every round');
+    t.equal(net.core('n2').softState().role, 'candidate');
+    t.ok(net.core('n2').ticksUntilDue() >= 10, 'the split waits a full randomized timeout');
+  },
+);
