@@ -1,11 +1,15 @@
 // Proves `--join` refuses at once, saying why, where it used to wait forever (docs/operations.md,
-// docs/security.md): a member that answers 401 (auth on, no admin token in TENURE_ROOT_TOKEN), and
+// docs/security.md): a member that answers 401 (auth on, no admin token in TENURE_ROOT_TOKEN), an
+// https:// --join to a member serving plain HTTP (an http:// one to a TLS member is retried with a
+// hint: a restarting member also closes the connection), and
 // a cluster whose id is not this node's (its Raft peers would refuse each other for good); and data
 // of a member removed while it was down (the cluster's membership no longer lists it); an empty node
 // under a voter's id (it lost its vote and log). A joined node with data starts on its own data
 // when nobody answers. Without --cluster-id, a joining node takes the cluster's id; stored data keeps its own.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +17,7 @@ import { LevelRaftStorage, storedClusterId } from '@tenure/raft';
 import { pino } from 'pino';
 import t from 'tap';
 import { loadConfig } from '../src/config.js';
+import { createCa, issueNodeCert } from '../src/cluster/certificates.js';
 import {
   joinPeers,
   peerCalls,
@@ -67,6 +72,41 @@ t.test('a cluster with another id: refused, naming the id to use', async (t) => 
   t.ok(err instanceof StartRefusedError, 'refused at once');
   t.match((err as Error).message, /has cluster id "[^"]+" and this node "not-theirs"/);
   t.match((err as Error).message, /--cluster-id /);
+});
+
+t.test(
+  'an https:// join to a member serving plain HTTP: refused, naming the http:// URL',
+  async (t) => {
+    const m = await member([]);
+    t.teardown(m.close);
+    const https = m.url.replace(/^http:/, 'https:');
+    const err = await refusal(joiner(https, []));
+    t.ok(err instanceof StartRefusedError, 'refused at once');
+    t.match((err as Error).message, `the member answered in plain HTTP, not TLS; use ${m.url}`);
+  },
+);
+
+t.test('an http:// join to a TLS member: retried, with an https:// hint in the log', async (t) => {
+  const ca = createCa('join CA');
+  const cert = issueNodeCert(ca, { commonName: 'm1', hosts: ['127.0.0.1'] });
+  const server = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, (_req, res) =>
+    res.end('{}'),
+  );
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const config = joiner(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, []);
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  const calls = peerCalls(config);
+  t.teardown(() => calls.dispatcher.close());
+  const peers = await joinPeers(config, calls, log, { empty: true, attemptsMax: 1 });
+  t.equal(peers, null, 'no member answered: not refused (a restarting member closes too)');
+  t.match(lines[0], {
+    msg: 'waiting for the cluster',
+    failure: 'other side closed',
+    hint: /use https:\/\//,
+  });
 });
 
 /** A member that answers GET /v1/cluster/members with `members` at `configIndex`. */

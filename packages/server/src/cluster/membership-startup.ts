@@ -44,7 +44,7 @@ export const JOIN_ATTEMPTS_MAX = 600;
 /** A peer's answer, or why there was none (unreachable, refused, TLS, timeout). */
 type JsonAnswer =
   | { readonly status: number; readonly body: Record<string, unknown> }
-  | { readonly status: null; readonly failure: string };
+  | { readonly status: null; readonly failure: string; readonly code?: string };
 
 /**
  * How this node calls its peers' HTTP APIs: the scheme every node serves, an agent that trusts
@@ -95,8 +95,10 @@ async function callJson(
     const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
     return { status: res.status, body };
   } catch (err) {
-    const cause = (err as { cause?: { message?: string } }).cause?.message;
-    return { status: null, failure: cause ?? (err as Error).message }; // the caller decides
+    const cause = (err as { cause?: { message?: string; code?: unknown } }).cause;
+    const failure = cause?.message ?? (err as Error).message;
+    const code = typeof cause?.code === 'string' ? cause.code : undefined;
+    return { status: null, failure, ...(code === undefined ? {} : { code }) }; // the caller decides
   }
 }
 
@@ -117,17 +119,43 @@ function wayBack(id: string): string {
   );
 }
 
+/** OpenSSL's code when an https:// call is answered by a server speaking plain HTTP. */
+const PLAIN_HTTP_ON_TLS = 'ERR_SSL_WRONG_VERSION_NUMBER';
+
 /**
- * A join call answered 401 or 403: joining needs an admin token in TENURE_ROOT_TOKEN.
- * Throws StartRefusedError naming it; otherwise returns.
+ * A join call's answer that retrying cannot change: 401 or 403 (joining needs an admin token in
+ * TENURE_ROOT_TOKEN), or an https:// `--join` answered in plain HTTP (the member has no
+ * `--tls-cert`). Throws StartRefusedError naming it; otherwise returns. (A plain http:// call to a
+ * TLS member only sees the connection closed, which a restarting member also shows: that one is
+ * retried, with a hint in the log: joinFailure.)
  */
-function refuseOnAuth(answer: JsonAnswer, config: ServerConfig): void {
+function refuseUnretryable(answer: JsonAnswer, config: ServerConfig): void {
+  if (answer.status === null && answer.code === PLAIN_HTTP_ON_TLS)
+    throw new StartRefusedError(
+      `cannot join through ${config.join}: the member answered in plain HTTP, not TLS; ` +
+        `use ${config.join?.replace(/^https:/, 'http:')} (or serve that member with --tls-cert)`,
+    );
   if (answer.status !== 401 && answer.status !== 403) return;
   const error = answer.body.error as { message?: string } | undefined;
   throw new StartRefusedError(
     `cannot join through ${config.join}: ${answer.status} ${error?.message ?? ''}; with auth on, ` +
       'give this node an admin token in TENURE_ROOT_TOKEN (docs/security.md)',
   );
+}
+
+/**
+ * Log fields of a join call that got no answer: the failure, and for an http:// `--join` whose
+ * connection was closed without an answer a hint (a TLS member closes a plain-HTTP connection so;
+ * a restarting member too, so the call is retried, not refused).
+ */
+function joinFailure(
+  answer: { readonly failure: string; readonly code?: string },
+  config: ServerConfig,
+): { failure: string; hint?: string } {
+  const closed = answer.code === 'UND_ERR_SOCKET' && config.join?.startsWith('http:') === true;
+  return closed
+    ? { failure: answer.failure, hint: 'if that member serves HTTPS (--tls-cert), use https://' }
+    : { failure: answer.failure };
 }
 
 /**
@@ -183,7 +211,7 @@ export async function joinPeers(
   };
   for (let attempt = 1; attempt <= attemptsMax; attempt++) {
     const answer = await callJson(via, `${config.join}/v1/cluster/members`, { method: 'GET' });
-    refuseOnAuth(answer, config);
+    refuseUnretryable(answer, config);
     if (answer.status === 200 && Array.isArray(answer.body.members)) {
       await checkClusterId(config, via);
       const all = answer.body.members as MemberAnswer[];
@@ -202,7 +230,7 @@ export async function joinPeers(
         {
           join: config.join,
           attempt,
-          ...(answer.status === null ? { failure: answer.failure } : { status: answer.status }),
+          ...(answer.status === null ? joinFailure(answer, config) : { status: answer.status }),
         },
         'waiting for the cluster',
       );
@@ -251,7 +279,7 @@ export async function requestJoin(
       );
       return configIndex;
     }
-    refuseOnAuth(answer, config);
+    refuseUnretryable(answer, config);
     const error =
       answer.status === null
         ? undefined
@@ -262,7 +290,7 @@ export async function requestJoin(
     if (attempt % 10 === 1)
       log.warn(
         answer.status === null
-          ? { join: config.join, attempt, failure: answer.failure }
+          ? { join: config.join, attempt, ...joinFailure(answer, config) }
           : { join: config.join, attempt, status: answer.status, error },
         'join not done yet; retrying',
       );
