@@ -116,7 +116,10 @@ export interface Applied<R> {
  */
 export interface RaftNodeApi<R> {
   readonly id: NodeId;
-  /** Leader only: replicate `data`, resolve once applied locally with the state machine's result. */
+  /**
+   * Leader only: replicate `data`, resolve once applied locally with the state machine's result.
+   * Pending when the node stops: rejects with TimeoutError (the entry may still commit elsewhere).
+   */
   propose(data: Uint8Array, opts?: RequestOptions): Promise<Applied<R>>;
   /** Linearizable read barrier (ReadIndex, §6.4): resolves once this node has applied ≥ the read index. */
   readBarrier(opts?: RequestOptions): Promise<LogIndex>;

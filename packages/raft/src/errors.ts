@@ -61,7 +61,11 @@ export class TimeoutError extends RaftError {
   }
 }
 
-/** The node was stopped (or failed fatally) while the request was pending or before it started. */
+/**
+ * The node was stopped (or failed fatally) before the request started, or while a read or a
+ * transfer was pending. A proposal pending at stop rejects with TimeoutError instead: its entry
+ * may already be on other nodes and commit without this one.
+ */
 export class StoppedError extends RaftError {
   readonly code = 'stopped' as const;
   constructor(message = 'raft node is stopped', options?: ErrorOptions) {

@@ -72,6 +72,7 @@ import {
   NotLeaderError,
   RemovedMemberError,
   StoppedError,
+  TimeoutError,
 } from './errors.js';
 import {
   isMember,
@@ -1012,14 +1013,20 @@ export class RaftNode<R> implements RaftNodeApi<R> {
     void this.stop().finally(() => this.#onFatalError(err));
   }
 
-  /** See RaftNodeApi.stop: stops ticker and transport, fails waiters with StoppedError, closes storage. */
+  /**
+   * See RaftNodeApi.stop: stops ticker and transport, fails pending proposals with TimeoutError
+   * (outcome unknown) and reads and transfers with StoppedError, closes storage.
+   */
   stop(): Promise<void> {
     if (this.#stopPromise !== null) return this.#stopPromise;
     this.#stopped = true;
     this.#stopSignal.abort(new StoppedError());
     this.#ticker.stop();
     const stopped = new StoppedError();
-    this.#proposals.failAll(stopped);
+    // A pending entry may already be on other nodes and commit without this one: outcome unknown.
+    this.#proposals.failAll(
+      new TimeoutError('the node stopped with the entry pending; outcome unknown'),
+    );
     this.#reads.failAll(stopped);
     this.#transfers.failAll(stopped);
     this.#stopPromise = (async () => {

@@ -151,6 +151,21 @@ t.test('a leader cut off from the quorum times out proposals (outcome unknown)',
   await next.node.propose(encode('after'));
 });
 
+t.test('stopping a leader with a proposal pending rejects it as an unknown outcome', async (t) => {
+  const { members, network } = await cluster(t);
+  const leader = await until(() => leaderOf(members), 'a leader');
+  network.isolate(leader.node.id);
+  const pending = leader.node.propose(encode('maybe'), { timeoutMs: 60_000 });
+  await leader.node.stop();
+  // The entry is in the stopped leader's log and could reach a majority through it: not refused.
+  await t.rejects(pending, { code: 'timeout', message: /outcome unknown/ });
+  await t.rejects(
+    leader.node.propose(encode('after stop')),
+    StoppedError,
+    'nothing pending: stopped',
+  );
+});
+
 t.test(
   'a deposed leader settles its proposal by what lands at its index: another term → NotLeaderError',
   async (t) => {
