@@ -24,7 +24,7 @@ import { ConnectionGuard } from './connection-guard.js';
 import { LongPolls } from './long-polls.js';
 import { httpAddressOf } from './member-view.js';
 import { nodeServerFactory } from './node-server.js';
-import { errorBody, internalError } from './http-error.js';
+import { errorBody, internalError, noLeader } from './http-error.js';
 import { parseJsonBody } from './json-body.js';
 import { openapiOptions } from './openapi.js';
 import { installArrivalChecks } from './arrival-headers.js';
@@ -121,6 +121,9 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
     // `constructor.prototype` key inside a value is ordinary data and is stored as is.
     onProtoPoisoning: 'ignore',
     onConstructorPoisoning: 'ignore',
+    // A stopping node answers new requests itself, in the error shape (the onRequest hook below),
+    // not with Fastify's own 503 body.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler());
   // Only application/json bodies, in UTF-8 (other content types get 415).
@@ -133,6 +136,17 @@ export async function buildApp(deps: ServerDeps): Promise<FastifyInstance> {
     }
   });
   const gateway = new Gateway(deps);
+  // Graceful stop (app.close): requests that arrive on open connections during the drain are
+  // refused before routing — 503 no_leader, nothing applied, retry on another node (docs/api.md);
+  // the ones already running finish.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, _reply, done) => {
+    done(closing ? noLeader('this node is stopping; retry on another node') : undefined);
+  });
 
   app.decorateRequest('tenure', null as never);
   installArrivalChecks(app as unknown as FastifyInstance, {

@@ -105,7 +105,25 @@ t.test('an http:// join to a TLS member: retried, with an https:// hint in the l
   t.match(lines[0], {
     msg: 'waiting for the cluster',
     failure: 'other side closed',
-    hint: /use https:\/\//,
+    hint: /not its Raft address.*use https:\/\//,
+  });
+});
+
+t.test('a join to an address where nothing listens: retried, with a hint in the log', async (t) => {
+  const closed = createServer();
+  closed.listen(0, '127.0.0.1');
+  await once(closed, 'listening');
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((r) => closed.close(() => r()));
+  const config = joiner(`http://127.0.0.1:${port}`, []);
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+  const calls = peerCalls(config);
+  t.teardown(() => calls.dispatcher.close());
+  t.equal(await joinPeers(config, calls, log, { empty: true, attemptsMax: 1 }), null);
+  t.match(lines[0], {
+    failure: /ECONNREFUSED/,
+    hint: /^nothing listens there: check that --join is a member's HTTP address/,
   });
 });
 

@@ -144,18 +144,24 @@ function refuseUnretryable(answer: JsonAnswer, config: ServerConfig): void {
 }
 
 /**
- * Log fields of a join call that got no answer: the failure, and for an http:// `--join` whose
- * connection was closed without an answer a hint (a TLS member closes a plain-HTTP connection so;
- * a restarting member too, so the call is retried, not refused).
+ * Log fields of a join call that got no answer: the failure, and a hint for the two common address
+ * mistakes — nothing listening there (ECONNREFUSED), or a connection closed without an answer (a
+ * member's Raft port, or a TLS member reached by http://). Both are retried, not refused: a
+ * restarting member shows the same.
  */
 function joinFailure(
   answer: { readonly failure: string; readonly code?: string },
   config: ServerConfig,
 ): { failure: string; hint?: string } {
-  const closed = answer.code === 'UND_ERR_SOCKET' && config.join?.startsWith('http:') === true;
-  return closed
-    ? { failure: answer.failure, hint: 'if that member serves HTTPS (--tls-cert), use https://' }
-    : { failure: answer.failure };
+  const check = "check that --join is a member's HTTP address (not its Raft address)";
+  if (answer.code === 'ECONNREFUSED')
+    return { failure: answer.failure, hint: `nothing listens there: ${check}` };
+  if (answer.code === 'UND_ERR_SOCKET' && config.join?.startsWith('http:') === true)
+    return {
+      failure: answer.failure,
+      hint: `closed without an answer: ${check}; if that member serves HTTPS (--tls-cert), use https://`,
+    };
+  return { failure: answer.failure };
 }
 
 /**
