@@ -7,10 +7,11 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { harness } from './fixtures/harness.js';
 
-const post = (path: string, body: unknown): string => {
+/** One HTTP/1.1 request with a JSON body, as raw text for a pipelined write. */
+const raw = (method: 'POST' | 'PUT', path: string, body: unknown): string => {
   const text = JSON.stringify(body);
   return (
-    `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n` +
+    `${method} ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n` +
     `content-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`
   );
 };
@@ -30,8 +31,8 @@ t.test('a request pipelined behind a running one during close gets 503 no_leader
   socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
   // The first waits for the held lease (its own waitMs ends it); the second is parsed only then.
   socket.write(
-    post('/v1/leases/a/acquire', { holder: 'B', ttlMs: 60_000, waitMs: 300 }) +
-      post('/v1/kv/k', { value: 'v' }).replace('POST', 'PUT'),
+    raw('POST', '/v1/leases/a/acquire', { holder: 'B', ttlMs: 60_000, waitMs: 300 }) +
+      raw('PUT', '/v1/kv/k', { value: 'v' }),
   );
   // Close once the first request is running (parsed and routed; it waits for the lease).
   await once(h.app.server, 'request');

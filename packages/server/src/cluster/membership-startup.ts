@@ -42,9 +42,9 @@ const JOIN_RETRY_MS = 1000;
 export const JOIN_ATTEMPTS_MAX = 600;
 
 /** A peer's answer, or why there was none (unreachable, refused, TLS, timeout). */
-type JsonAnswer =
-  | { readonly status: number; readonly body: Record<string, unknown> }
-  | { readonly status: null; readonly failure: string; readonly code?: string };
+type JsonAnswer = { readonly status: number; readonly body: Record<string, unknown> } | NoAnswer;
+/** No HTTP answer: the failure's text and, when there is one, its code (ECONNREFUSED, …). */
+type NoAnswer = { readonly status: null; readonly failure: string; readonly code?: string };
 
 /**
  * How this node calls its peers' HTTP APIs: the scheme every node serves, an agent that trusts
@@ -149,10 +149,7 @@ function refuseUnretryable(answer: JsonAnswer, config: ServerConfig): void {
  * member's Raft port, or a TLS member reached by http://). Both are retried, not refused: a
  * restarting member shows the same.
  */
-function joinFailure(
-  answer: { readonly failure: string; readonly code?: string },
-  config: ServerConfig,
-): { failure: string; hint?: string } {
+function joinFailure(answer: NoAnswer, config: ServerConfig): { failure: string; hint?: string } {
   const check = "check that --join is a member's HTTP address (not its Raft address)";
   if (answer.code === 'ECONNREFUSED')
     return { failure: answer.failure, hint: `nothing listens there: ${check}` };
